@@ -1,0 +1,44 @@
+// Diagnostics are collected, never printed-and-exited: the front end reports every error it can
+// find in one run. Rendering gives `file:line:col: error: message`, the source line and a caret.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "lang/source.h"
+
+namespace grape {
+
+enum class Severity { Error, Warning, Note };
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  Span span;
+  std::string message;
+  std::vector<std::pair<Span, std::string>> notes;  // e.g. "declared here"
+};
+
+class Diagnostics {
+ public:
+  // Identical (span, message) pairs are reported once: a function inlined at several call sites
+  // must not repeat its errors.
+  Diagnostic& error(Span span, std::string message);
+  void warning(Span span, std::string message);
+  bool has_errors() const { return num_errors_ > 0; }
+  int num_errors() const { return num_errors_; }
+  const std::vector<Diagnostic>& all() const { return diags_; }
+  // A cap keeps pathological inputs (fuzzers) from producing unbounded output.
+  static constexpr int kMaxErrors = 100;
+  std::string render(const SourceManager& sm) const;
+
+ private:
+  std::vector<Diagnostic> diags_;
+  Diagnostic overflow_;
+  int num_errors_ = 0;
+};
+
+std::string render_diagnostic(const SourceManager& sm, const Diagnostic& d);
+
+// "did you mean" helper: the candidate closest to `name` by edit distance, or "" if none is close.
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
+
+}  // namespace grape
