@@ -27,8 +27,6 @@ class Lexer {
   Parser::symbol_type next();
   // True once the input was abandoned (nesting too deep): further syntax errors are noise.
   bool aborted() const { return aborted_; }
-  // Number of tokens handed out so far; the parser uses it to make sure error recovery advances.
-  uint64_t tokens() const { return tokens_; }
 
  private:
   using Cursor = const unsigned char*;
@@ -61,7 +59,6 @@ class Lexer {
   Prev prev_ = Prev::Start;
   Cursor skip_newlines_until_ = nullptr;  // newlines before an `else` found by else_follows
   bool aborted_ = false;
-  uint64_t tokens_ = 0;
 };
 
 }  // namespace grape

@@ -44,11 +44,11 @@ Span Lexer::span(Cursor b, Cursor e) const {
 }
 
 Parser::symbol_type Lexer::next() {
-  ++tokens_;
   Parser::symbol_type t = lex();
   switch (t.kind()) {
     case Parser::symbol_kind::S_NEWLINE:
     case Parser::symbol_kind::S_SEMI:
+    case Parser::symbol_kind::S_IMPLICIT_SEP:
       prev_ = Prev::Separator;
       break;
     case Parser::symbol_kind::S_IDENT:
@@ -219,8 +219,9 @@ Parser::symbol_type Lexer::lex() {
     }
     /*!re2c
       $ {
-        Span s = span(tok, tok);
-        return Parser::make_END(s);
+        // Every declaration ends with a separator, also the last one.
+        if (prev_ != Prev::Separator && prev_ != Prev::Start) return Parser::make_IMPLICIT_SEP(span(tok, tok));
+        return Parser::make_END(span(tok, tok));
       }
       [ \t\r\f\v]+ { continue; }
       "#" [^\n]* { continue; }
@@ -268,7 +269,15 @@ Parser::symbol_type Lexer::lex() {
       "{"   { return open('{', tok); }
       ")"   { close(')'); return Parser::make_RPAREN(span(tok, cur_)); }
       "]"   { close(']'); return Parser::make_RBRACKET(span(tok, cur_)); }
-      "}"   { close('}'); return Parser::make_RBRACE(span(tok, cur_)); }
+      "}" {
+        // `{ x }` ends the statement x: a separator goes before the brace, which is lexed again.
+        if (prev_ != Prev::Separator && prev_ != Prev::Start) {
+          cur_ = tok;
+          return Parser::make_IMPLICIT_SEP(span(tok, tok + 1));
+        }
+        close('}');
+        return Parser::make_RBRACE(span(tok, cur_));
+      }
       ","   { return Parser::make_COMMA(span(tok, cur_)); }
       ":"   { return Parser::make_COLON(span(tok, cur_)); }
       ";"   { return Parser::make_SEMI(span(tok, cur_)); }

@@ -31,15 +31,6 @@ struct ParseContext {
   ast::StmtPtr stmt(ast::StmtPtr s);
   std::shared_ptr<ast::Block> block(std::shared_ptr<ast::Block> b);
 
-  // Called when an `error` rule is reduced: true when the parser may leave recovery mode (report
-  // new errors right away). Only when the lexer moved on since the last time, so recovery always
-  // makes progress.
-  bool resume(uint64_t tokens_read) {
-    if (tokens_read == last_resume_) return false;
-    last_resume_ = tokens_read;
-    return true;
-  }
-
   const SourceFile& src;
   int file;
   Diagnostics& diags;
@@ -54,7 +45,6 @@ struct ParseContext {
 
   std::unordered_map<const void*, int> depth_;
   bool reported_too_deep_ = false;
-  uint64_t last_resume_ = UINT64_MAX;
 };
 
 }  // namespace grape
