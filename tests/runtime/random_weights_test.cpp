@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "runtime/error.h"
+#include "runtime/npy.h"
+#include "tests/runtime/rt_test_util.h"
 
 namespace grape {
 namespace {
@@ -120,6 +122,46 @@ TEST(RandomWeights, ScalarsEmptyAndErrors) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(std::string(e.what()).find("'bad'"), std::string::npos);
   }
+}
+
+// An independent implementation of the documented formula (Python integers + IEEE doubles) gives
+// bit-identical values: the generator is exactly what random_weights.h documents.
+TEST(RandomWeightsPython, MatchesDocumentedFormula) {
+  GRAPE_REQUIRE_PYTHON();
+  testing::TempDir dir;
+  write_npy(dir.file("w.npy"), random_tensor(DType::F32, {3, 50}, 1234, "h.3.mlp.c_fc.weight"));
+  write_npy(dir.file("g.npy"), random_tensor(DType::F32, {40}, 99, "ln_f.weight"));
+  write_npy(dir.file("i.npy"), random_tensor(DType::I64, {40}, 7, "ids"));
+  write_npy(dir.file("b.npy"), random_tensor(DType::Bool, {40}, 7, "mask"));
+  auto r = testing::run_python(dir, R"PY(
+import numpy as np
+M = 2**64 - 1
+def mix(x):
+    x ^= x >> 30; x = (x * 0xbf58476d1ce4e5b9) & M
+    x ^= x >> 27; x = (x * 0x94d049bb133111eb) & M
+    return x ^ (x >> 31)
+def fnv(s):
+    h = 0xcbf29ce484222325
+    for b in s.encode():
+        h = ((h ^ b) * 0x100000001b3) & M
+    return h
+def bits(seed, name, n):
+    key = mix(mix(seed) ^ fnv(name))
+    return [mix((key + (i + 1) * 0x9E3779B97F4A7C15) & M) for i in range(n)]
+def floats(seed, name, n, gain):
+    out = []
+    for b in bits(seed, name, n):
+        s = (b & 0xffff) + ((b >> 16) & 0xffff) + ((b >> 32) & 0xffff) + (b >> 48) - 2 * 65535
+        v = np.float32(s * (0.02 / 37837.22723720648))
+        out.append(np.float32(1) + v if gain else v)
+    return np.array(out, dtype=np.float32)
+np.testing.assert_array_equal(np.load("w.npy").ravel().view(np.uint32), floats(1234, "h.3.mlp.c_fc.weight", 150, False).view(np.uint32))
+np.testing.assert_array_equal(np.load("g.npy").view(np.uint32), floats(99, "ln_f.weight", 40, True).view(np.uint32))
+np.testing.assert_array_equal(np.load("i.npy"), [b >> 60 for b in bits(7, "ids", 40)])
+np.testing.assert_array_equal(np.load("b.npy"), [b >> 63 == 1 for b in bits(7, "mask", 40)])
+print("ok")
+)PY");
+  EXPECT_EQ(r.rc, 0) << r.output;
 }
 
 }  // namespace
