@@ -140,10 +140,23 @@ bool have_numpy() {
   return ok;
 }
 
+// A fresh temporary directory, removed (with its files) when the test ends, pass or fail.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "grape_numpy_ref_XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 void check_against_numpy(const std::vector<Case>& cases) {
-  char tmpl[] = "/tmp/grape_numpy_ref_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  fs::path dir = tmpl;
+  TempDir tmp;
+  const fs::path& dir = tmp.path;
   for (size_t i = 0; i < cases.size(); ++i) write_case(dir, i, cases[i]);
   std::string cmd = "python3 '" GRAPE_SOURCE_DIR "/tests/kernels/numpy_ref.py' '" + dir.string() + "' " +
                     std::to_string(cases.size()) + " 2>&1";
@@ -172,7 +185,6 @@ void check_against_numpy(const std::vector<Case>& cases) {
     }
   }
   EXPECT_GE(compared, cases.size());
-  fs::remove_all(dir);
 }
 
 #define REQUIRE_NUMPY()                                                        \
