@@ -1,0 +1,85 @@
+#include "cli/args.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+namespace grape::cli {
+
+static int64_t parse_int(const std::string& s, const std::string& what) {
+  if (s.empty()) throw UsageError(what + ": expected an integer, got an empty value");
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') throw UsageError(what + ": expected an integer, got '" + s + "'");
+  return v;
+}
+
+static bool valid_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& allowed) {
+  Options o;
+  auto accepts = [&](const std::string& f) { return std::find(allowed.begin(), allowed.end(), f) != allowed.end(); };
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string value;
+    bool inline_value = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      inline_value = true;
+    } else if (a.rfind("-D", 0) == 0 && a.size() > 2) {
+      value = a.substr(2);
+      a = "-D";
+      inline_value = true;
+    }
+    auto next = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+      continue;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      if (!accepts(a)) throw UsageError("unknown option '" + args[i] + "'");
+      if (a == "--entry") o.entry = next();
+      else if (a == "-D") {
+        std::string kv = next();
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || !valid_identifier(kv.substr(0, eq)))
+          throw UsageError("-D expects NAME=VALUE, got '" + kv + "'");
+        o.defines[kv.substr(0, eq)] = parse_int(kv.substr(eq + 1), "-D " + kv.substr(0, eq));
+      } else if (a == "--weights") o.weights = next();
+      else if (a == "--random-weights") {
+        o.random_weights = true;
+        int64_t s = parse_int(next(), "--random-weights");
+        if (s < 0) throw UsageError("--random-weights: the seed must not be negative");
+        o.seed = static_cast<uint64_t>(s);
+      } else if (a == "--input") {
+        std::string kv = next();
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+          throw UsageError("--input expects NAME=FILE.npy, got '" + kv + "'");
+        o.inputs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      } else if (a == "--output") o.output_dir = next();
+      else if (a == "--backend") {
+        o.backend = next();
+        if (o.backend != "cpu" && o.backend != "auto" && o.backend != "cuda")
+          throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
+      } else if (a == "--no-optimize") o.no_optimize = true;
+      else throw UsageError("unknown option '" + args[i] + "'");
+      continue;
+    }
+    o.files.push_back(args[i]);
+  }
+  if (!o.weights.empty() && o.random_weights) throw UsageError("--weights and --random-weights are mutually exclusive");
+  return o;
+}
+
+}  // namespace grape::cli

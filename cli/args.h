@@ -1,0 +1,33 @@
+// Command-line parsing for the grape CLI. Usage errors throw UsageError (exit status 2).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace grape::cli {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::vector<std::string> files;
+  std::string entry;
+  std::map<std::string, int64_t> defines;
+  std::string weights;
+  bool random_weights = false;
+  uint64_t seed = 0;
+  std::vector<std::pair<std::string, std::string>> inputs;  // name -> .npy path
+  std::string output_dir;
+  std::string backend = "auto";
+  bool no_optimize = false;
+  bool help = false;
+};
+
+// Parses the arguments after the command name. `allowed` lists the flags the command accepts.
+Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& allowed);
+
+}  // namespace grape::cli

@@ -1,0 +1,255 @@
+#include "frontend/globals.h"
+
+#include <cmath>
+#include <limits>
+
+namespace grape::frontend {
+
+bool Globals::is_weight_prefix(const std::string& path) const {
+  if (weights.count(path) || groups.count(path)) return true;
+  auto it = weights.lower_bound(path + ".");
+  return it != weights.end() && it->first.compare(0, path.size() + 1, path + ".") == 0;
+}
+
+std::vector<std::string> Globals::all_names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, v] : consts) out.push_back(n);
+  for (const auto& n : state_order) out.push_back(n);
+  for (const auto& [n, f] : fns) out.push_back(n);
+  for (const auto& [n, c] : groups)
+    if (n.find('.') == std::string::npos) out.push_back(n);
+  for (const auto& [n, w] : weights) out.push_back(n.substr(0, n.find('.')));
+  return out;
+}
+
+static bool checked_op(int64_t a, int64_t b, ast::BinaryOp op, int64_t& out) {
+  switch (op) {
+    case ast::BinaryOp::Add: return !__builtin_add_overflow(a, b, &out);
+    case ast::BinaryOp::Sub: return !__builtin_sub_overflow(a, b, &out);
+    case ast::BinaryOp::Mul: return !__builtin_mul_overflow(a, b, &out);
+    case ast::BinaryOp::Div:
+    case ast::BinaryOp::Mod: {
+      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return false;
+      int64_t q = a / b, r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) {  // floor semantics, like the runtime
+        q -= 1;
+        r += b;
+      }
+      out = op == ast::BinaryOp::Div ? q : r;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::string, int64_t>& consts,
+                                      Diagnostics& diags) {
+  using K = ast::ExprKind;
+  switch (e.kind) {
+    case K::IntLit: return e.int_value;
+    case K::Name: {
+      auto it = consts.find(e.text);
+      if (it != consts.end()) return it->second;
+      std::vector<std::string> names;
+      for (const auto& [n, v] : consts) names.push_back(n);
+      std::string msg = "'" + e.text + "' is not a const; a compile-time integer is required here";
+      std::string best = closest_name(e.text, names);
+      if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+      diags.error(e.span, msg);
+      return std::nullopt;
+    }
+    case K::Unary:
+      if (e.unary_op == ast::UnaryOp::Neg) {
+        auto v = eval_const_int(*e.args[0], consts, diags);
+        if (!v || *v == std::numeric_limits<int64_t>::min()) return std::nullopt;
+        return -*v;
+      }
+      break;
+    case K::Binary: {
+      auto a = eval_const_int(*e.args[0], consts, diags);
+      auto b = eval_const_int(*e.args[1], consts, diags);
+      if (!a || !b) return std::nullopt;
+      auto op = e.binary_op;
+      if (op != ast::BinaryOp::Add && op != ast::BinaryOp::Sub && op != ast::BinaryOp::Mul &&
+          op != ast::BinaryOp::Div && op != ast::BinaryOp::Mod)
+        break;
+      int64_t out;
+      if (!checked_op(*a, *b, op, out)) {
+        diags.error(e.span, *b == 0 && (op == ast::BinaryOp::Div || op == ast::BinaryOp::Mod)
+                                ? "division by zero in a compile-time integer expression"
+                                : "integer overflow in a compile-time integer expression");
+        return std::nullopt;
+      }
+      return out;
+    }
+    default: break;
+  }
+  diags.error(e.span, "expected a compile-time integer expression (integers, consts and + - * / %)");
+  return std::nullopt;
+}
+
+// A dim of a state's type: consts fold to numbers, other names become symbols bound per session.
+static std::optional<ir::Dim> state_dim(const ast::Expr& e, const Globals& g, Diagnostics& diags) {
+  using K = ast::ExprKind;
+  if (e.kind == K::IntLit) return ir::Dim(e.int_value);
+  if (e.kind == K::Name) {
+    auto it = g.consts.find(e.text);
+    return it != g.consts.end() ? ir::Dim(it->second) : ir::Dim::sym(e.text);
+  }
+  if (e.kind == K::Binary) {
+    auto a = state_dim(*e.args[0], g, diags), b = state_dim(*e.args[1], g, diags);
+    if (!a || !b) return std::nullopt;
+    switch (e.binary_op) {
+      case ast::BinaryOp::Add: return *a + *b;
+      case ast::BinaryOp::Sub: return *a - *b;
+      case ast::BinaryOp::Mul: return *a * *b;
+      case ast::BinaryOp::Div: {
+        auto q = ir::Dim::div(*a, *b);
+        if (!q) diags.error(e.span, "dimension " + a->str() + " is not divisible by " + b->str());
+        return q;
+      }
+      default: break;
+    }
+  }
+  diags.error(e.span, "expected a dimension (an integer, a const, a symbolic name, or + - * / of those)");
+  return std::nullopt;
+}
+
+static std::optional<double> const_number(const ast::Expr& e, const Globals& g, Diagnostics& diags) {
+  using K = ast::ExprKind;
+  if (e.kind == K::FloatLit) return e.float_value;
+  if (e.kind == K::BoolLit) return e.bool_value ? 1.0 : 0.0;
+  if (e.kind == K::Unary && e.unary_op == ast::UnaryOp::Neg) {
+    auto v = const_number(*e.args[0], g, diags);
+    if (v) return -*v;
+    return std::nullopt;
+  }
+  auto v = eval_const_int(e, g.consts, diags);
+  if (v) return static_cast<double>(*v);
+  return std::nullopt;
+}
+
+namespace {
+
+class GlobalsBuilder {
+ public:
+  GlobalsBuilder(const CompileOptions& opts, Diagnostics& diags, Globals& g) : opts_(opts), diags_(diags), g_(g) {}
+
+  void run(const ast::Program& p) {
+    for (const auto& c : p.consts) {
+      if (!claim(c.name, c.name_span, "const")) continue;
+      auto v = eval_const_int(*c.value, g_.consts, diags_);
+      auto over = opts_.defines.find(c.name);
+      if (over != opts_.defines.end()) v = over->second;
+      if (v) g_.consts[c.name] = *v;
+    }
+    for (const auto& w : p.weights)
+      for (const auto& e : w.entries) weight_entry(e, "", w.prefix.value_or(""));
+    for (const auto& s : p.states) state(s);
+    for (const auto& f : p.fns)
+      if (claim(f.name, f.name_span, "function")) g_.fns[f.name] = &f;
+  }
+
+ private:
+  const CompileOptions& opts_;
+  Diagnostics& diags_;
+  Globals& g_;
+  std::map<std::string, std::pair<Span, std::string>> claimed_;
+
+  bool claim(const std::string& name, Span span, const std::string& kind) {
+    auto [it, fresh] = claimed_.emplace(name, std::make_pair(span, kind));
+    if (!fresh) {
+      auto& d = diags_.error(span, "'" + name + "' is already declared as a " + it->second.second);
+      d.notes.push_back({it->second.first, "previous declaration is here"});
+    }
+    return fresh;
+  }
+
+  static std::string join(const std::vector<std::string>& parts) {
+    std::string s;
+    for (size_t i = 0; i < parts.size(); ++i) s += (i ? "." : "") + parts[i];
+    return s;
+  }
+
+  void weight_entry(const ast::WeightEntry& e, const std::string& path, const std::string& prefix) {
+    std::string name = path + join(e.name_parts);
+    if (path.empty()) {
+      auto it = claimed_.find(e.name_parts[0]);
+      bool shared_root = it != claimed_.end() && it->second.second == "weight";  // fc1.weight, fc1.bias
+      if (!shared_root && !claim(e.name_parts[0], e.name_span, "weight")) return;
+    }
+    if (e.is_group()) {
+      auto n = eval_const_int(*e.count, g_.consts, diags_);
+      if (!n) return;
+      if (*n < 0 || *n > 100000) {
+        diags_.error(e.count->span, "weight group size must be between 0 and 100000, got " + std::to_string(*n));
+        return;
+      }
+      g_.groups[name] = *n;
+      for (int64_t i = 0; i < *n; ++i)
+        for (const auto& c : e.children) weight_entry(c, name + "." + std::to_string(i) + ".", prefix);
+      return;
+    }
+    if (g_.weights.count(name)) {
+      diags_.error(e.name_span, "weight '" + name + "' is declared twice");
+      return;
+    }
+    const ast::TypeExpr& t = *e.type;
+    auto dt = parse_dtype(t.dtype);
+    if (!dt) {
+      diags_.error(t.dtype_span, "unknown element type '" + t.dtype + "' (expected f32, f16, bf16, i32, i64 or bool)");
+      return;
+    }
+    ir::Type type{*dt, {}};
+    for (const auto& d : t.dims) {
+      auto v = eval_const_int(*d, g_.consts, diags_);
+      if (!v) return;
+      if (*v < 0) {
+        diags_.error(d->span, "weight dimension must not be negative, got " + std::to_string(*v));
+        return;
+      }
+      type.shape.push_back(ir::Dim(*v));
+    }
+    g_.weights[name] = WeightDecl{prefix + name, type, e.span};
+    g_.weight_order.push_back(name);
+  }
+
+  void state(const ast::StateDecl& s) {
+    if (!claim(s.name, s.name_span, "state")) return;
+    auto dt = parse_dtype(s.type.dtype);
+    if (!dt) {
+      diags_.error(s.type.dtype_span, "unknown element type '" + s.type.dtype + "'");
+      return;
+    }
+    ir::StateInfo info;
+    info.name = s.name;
+    info.type.dtype = *dt;
+    info.loc = s.span;
+    for (const auto& d : s.type.dims) {
+      auto dim = state_dim(*d, g_, diags_);
+      if (!dim) return;
+      info.type.shape.push_back(*dim);
+    }
+    info.init = s.init == ast::StateDecl::Init::Zeros  ? ir::StateInfo::Init::Zeros
+                : s.init == ast::StateDecl::Init::Ones ? ir::StateInfo::Init::Ones
+                                                       : ir::StateInfo::Init::Full;
+    if (s.init == ast::StateDecl::Init::Full) {
+      auto v = const_number(*s.fill_value, g_, diags_);
+      if (!v) return;
+      info.fill = *v;
+    }
+    g_.states[s.name] = &s;
+    g_.state_order.push_back(s.name);
+    g_.state_info[s.name] = info;
+  }
+};
+
+}  // namespace
+
+bool build_globals(const ast::Program& p, const CompileOptions& opts, Diagnostics& diags, Globals& g) {
+  int before = diags.num_errors();
+  GlobalsBuilder(opts, diags, g).run(p);
+  return diags.num_errors() == before;
+}
+
+}  // namespace grape::frontend

@@ -1,0 +1,52 @@
+// Symbolic dimensions: integer polynomials over named symbols (B, S, ...) in a canonical form, so
+// that `S+1` written twice, or `3*E` and `E*3`, compare equal. Division that is not exact
+// symbolically becomes an opaque atom "(num)/(den)" evaluated (and checked for exactness) at run
+// time.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace grape::ir {
+
+class Dim {
+ public:
+  Dim() = default;  // the constant 0
+  Dim(int64_t c);   // NOLINT: implicit from integers is the natural spelling
+  static Dim sym(const std::string& name);
+
+  bool is_const() const;
+  int64_t const_value() const;  // requires is_const()
+  bool is_const(int64_t v) const { return is_const() && const_value() == v; }
+
+  friend Dim operator+(const Dim& a, const Dim& b);
+  friend Dim operator-(const Dim& a, const Dim& b);
+  friend Dim operator*(const Dim& a, const Dim& b);
+  // Exact division; symbolic non-exact division yields an atom. Returns nullopt for division by a
+  // constant that does not divide a constant numerator, or by zero.
+  static std::optional<Dim> div(const Dim& a, const Dim& b);
+  friend bool operator==(const Dim& a, const Dim& b) { return a.terms_ == b.terms_; }
+  friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
+  friend bool operator<(const Dim& a, const Dim& b) { return a.terms_ < b.terms_; }
+
+  // Value under a binding of every symbol; throws std::runtime_error naming the symbol if one is
+  // unbound, or if a division atom is not exact.
+  int64_t eval(const std::map<std::string, int64_t>& env) const;
+  void collect_symbols(std::set<std::string>& out) const;
+  std::string str() const;
+
+ private:
+  using Monomial = std::vector<std::string>;  // sorted atom names, repeated for powers
+  std::map<Monomial, int64_t> terms_;         // no zero coefficients
+  // Division atoms referenced by terms_, by their printed name.
+  std::map<std::string, std::shared_ptr<const std::pair<Dim, Dim>>> atoms_;
+  void normalize();
+};
+
+std::string dims_to_string(const std::vector<Dim>& dims);  // "B, 768"
+
+}  // namespace grape::ir

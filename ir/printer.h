@@ -1,0 +1,13 @@
+// The stable textual form of the IR (`grape ir`). Values are renumbered in print order so that
+// dumps are stable across compiler changes that only shift internal ids; golden tests rely on it.
+#pragma once
+#include <string>
+
+#include "ir/ir.h"
+
+namespace grape::ir {
+
+std::string print_function(const Function& f);
+std::string print_module(const Module& m);
+
+}  // namespace grape::ir

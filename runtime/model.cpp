@@ -1,0 +1,290 @@
+#include "runtime/model.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "frontend/compile.h"
+#include "ir/ir.h"
+#include "lang/parse.h"
+#include "runtime/cpu/executor.h"
+#include "runtime/random_weights.h"
+#include "runtime/safetensors.h"
+
+namespace grape {
+
+std::string TensorSignature::to_string() const {
+  std::string s = std::string(dtype_name(dtype)) + "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i];
+  return s + "]";
+}
+
+static TensorSignature signature_of(const std::string& name, const ir::Type& t) {
+  TensorSignature s;
+  s.name = name;
+  s.dtype = t.dtype;
+  for (const auto& d : t.shape) s.dims.push_back(d.str());
+  return s;
+}
+
+struct Model::Impl {
+  SourceManager sm;
+  ir::Module module;
+  std::shared_ptr<const std::map<std::string, Tensor>> weights;
+  std::string locate(Span s) const {
+    if (!s.valid() || static_cast<size_t>(s.file) >= sm.size()) return "";
+    return sm.file(s.file).path + ":" + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column);
+  }
+};
+
+Model::Model() : impl_(std::make_unique<Impl>()) {}
+Model::~Model() = default;
+
+// Files larger than this are not .grp programs (and would only exhaust memory).
+static constexpr size_t kMaxSourceBytes = 64u << 20;
+
+std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOptions& opts) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::IO, "cannot open '" + path + "': " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw Error(ErrorCode::IO, "cannot read '" + path + "'");
+  std::string text = ss.str();
+  if (text.size() > kMaxSourceBytes) throw Error(ErrorCode::IO, "'" + path + "' is too large for a .grp program");
+  return load_source(text, path, opts);
+}
+
+std::shared_ptr<Model> Model::load_source(const std::string& source, const std::string& name, const ModelOptions& opts) {
+  std::shared_ptr<Model> m(new Model());
+  Impl& impl = *m->impl_;
+  int file = impl.sm.add(name, source);
+  Diagnostics diags;
+  ast::Program program = parse_program(impl.sm, file, diags);
+  if (diags.has_errors()) throw Error(ErrorCode::Syntax, diags.render(impl.sm));
+  std::vector<std::string> consts;
+  for (const auto& c : program.consts) consts.push_back(c.name);
+  for (const auto& [k, v] : opts.defines) {
+    if (std::find(consts.begin(), consts.end(), k) != consts.end()) continue;
+    std::string best = closest_name(k, consts);
+    throw Error(ErrorCode::InvalidArgument, "-D " + k + "=" + std::to_string(v) + ": " + name +
+                                                " declares no const '" + k + "'" +
+                                                (best.empty() ? "" : "; did you mean '" + best + "'?"));
+  }
+  CompileOptions copts;
+  copts.defines = opts.defines;
+  copts.optimize = opts.optimize;
+  auto module = compile_program(program, impl.sm, copts, diags);
+  if (!module) throw Error(ErrorCode::Type, diags.render(impl.sm));
+  impl.module = std::move(*module);
+  return m;
+}
+
+const ir::Module& Model::module() const { return impl_->module; }
+
+std::vector<std::string> Model::entry_names() const {
+  std::vector<std::string> out;
+  for (const auto& f : impl_->module.functions) out.push_back(f.name);
+  return out;
+}
+
+std::vector<TensorSignature> Model::weight_signatures() const {
+  std::vector<TensorSignature> out;
+  for (const auto& w : impl_->module.weights) {
+    TensorSignature s;
+    s.name = w.name;
+    s.dtype = w.dtype;
+    for (int64_t d : w.shape) s.dims.push_back(std::to_string(d));
+    out.push_back(s);
+  }
+  return out;
+}
+
+bool Model::has_weights() const { return impl_->weights != nullptr || impl_->module.weights.empty(); }
+
+void Model::set_weights(const std::map<std::string, Tensor>& given) {
+  auto chosen = std::make_shared<std::map<std::string, Tensor>>();
+  std::vector<std::string> problems, available;
+  for (const auto& [n, t] : given) available.push_back(n);
+  for (const auto& w : impl_->module.weights) {
+    auto it = given.find(w.name);
+    std::string decl = "(declared at " + impl_->locate(w.loc) + ")";
+    if (it == given.end()) {
+      std::string best = closest_name(w.name, available);
+      problems.push_back("missing tensor '" + w.name + "' " + decl +
+                         (best.empty() ? "" : "; the file has '" + best + "'"));
+      continue;
+    }
+    const Tensor& t = it->second;
+    if (t.dtype() != w.dtype) {
+      problems.push_back("tensor '" + w.name + "' is " + dtype_name(t.dtype()) + " but the model declares " +
+                         dtype_name(w.dtype) + " " + decl);
+      continue;
+    }
+    if (t.shape() != w.shape) {
+      problems.push_back("tensor '" + w.name + "' has shape " + shape_to_string(t.shape()) +
+                         " but the model declares " + shape_to_string(w.shape) + " " + decl);
+      continue;
+    }
+    (*chosen)[w.name] = t;
+  }
+  if (!problems.empty()) {
+    std::string msg = std::to_string(problems.size()) + " weight problem" + (problems.size() > 1 ? "s" : "") + ":";
+    for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
+    throw Error(ErrorCode::Format, msg);
+  }
+  impl_->weights = chosen;
+}
+
+void Model::set_weights_file(const std::string& path) {
+  std::map<std::string, Tensor> tensors = read_safetensors(path);
+  try {
+    set_weights(tensors);
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+void Model::set_random_weights(uint64_t seed) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& w : impl_->module.weights) tensors[w.name] = random_tensor(w.dtype, w.shape, seed, w.name);
+  set_weights(tensors);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Session::Impl {
+  std::shared_ptr<const Model> model;
+  const ir::Function* fn = nullptr;
+  std::shared_ptr<const std::map<std::string, Tensor>> weights;
+  std::map<std::string, Tensor> state;
+  std::map<std::string, int64_t> state_dims;  // the symbol values the state was created with
+  std::vector<TensorSignature> inputs, outputs;
+};
+
+Session::Session(std::shared_ptr<const Model> model, const std::string& entry) : impl_(std::make_unique<Impl>()) {
+  if (!model) throw Error(ErrorCode::InvalidArgument, "session: model is null");
+  std::string name = entry.empty() ? "main" : entry;
+  const ir::Function* fn = model->module().find(name);
+  if (!fn) {
+    std::string list;
+    for (const auto& n : model->entry_names()) list += (list.empty() ? "" : ", ") + n;
+    auto names = model->entry_names();
+    std::string best = closest_name(name, names);
+    throw Error(ErrorCode::InvalidArgument, "no entry point '" + name + "'" +
+                                                (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+                                                "; entries: " + (list.empty() ? "(none)" : list));
+  }
+  if (!model->has_weights())
+    throw Error(ErrorCode::InvalidArgument, "the model declares " + std::to_string(model->module().weights.size()) +
+                                                " weights but none are loaded; load a safetensors file or use random weights");
+  impl_->model = model;
+  impl_->fn = fn;
+  impl_->weights = model->impl().weights;
+  for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
+  for (size_t i = 0; i < fn->result_types.size(); ++i)
+    impl_->outputs.push_back(signature_of("out" + std::to_string(i), fn->result_types[i]));
+}
+
+Session::~Session() = default;
+
+const std::vector<TensorSignature>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorSignature>& Session::outputs() const { return impl_->outputs; }
+
+void Session::reset_state() {
+  impl_->state.clear();
+  impl_->state_dims.clear();
+}
+
+Tensor Session::state(const std::string& name) const {
+  auto it = impl_->state.find(name);
+  return it == impl_->state.end() ? Tensor() : it->second;
+}
+
+std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor>>& given) {
+  const ir::Function& f = *impl_->fn;
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [n, t] : given) {
+    bool known = std::any_of(f.params.begin(), f.params.end(), [&](const ir::Param& p) { return p.name == n; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& p : f.params) names.push_back(p.name);
+      std::string best = closest_name(n, names);
+      throw Error(ErrorCode::InvalidArgument, "unknown input '" + n + "' for entry '" + f.name + "'" +
+                                                  (best.empty() ? "" : "; did you mean '" + best + "'?"));
+    }
+    if (!by_name.emplace(n, &t).second) throw Error(ErrorCode::InvalidArgument, "input '" + n + "' given twice");
+    if (!t.defined()) throw Error(ErrorCode::InvalidArgument, "input '" + n + "' has no data");
+  }
+  std::vector<Tensor> inputs;
+  std::map<std::string, int64_t> dims;
+  std::map<std::string, std::string> bound_by;
+  for (const auto& p : f.params) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end())
+      throw Error(ErrorCode::InvalidArgument, "missing input '" + p.name + "' (" + p.type.str() + ") for entry '" +
+                                                  f.name + "'");
+    const Tensor& t = *it->second;
+    std::string got = std::string(dtype_name(t.dtype())) + shape_to_string(t.shape());
+    if (t.dtype() != p.type.dtype || t.rank() != p.type.rank())
+      throw Error(ErrorCode::Type, "input '" + p.name + "': expected " + p.type.str() + ", got " + got);
+    for (size_t k = 0; k < t.rank(); ++k)
+      for (const auto& s : f.symbols)
+        if (p.type.shape[k] == ir::Dim::sym(s)) {
+          auto [b, fresh] = dims.emplace(s, t.dim(k));
+          if (!fresh && b->second != t.dim(k))
+            throw Error(ErrorCode::Type, "input '" + p.name + "': dim " + std::to_string(k) + " is " +
+                                             std::to_string(t.dim(k)) + ", but " + s + " = " + std::to_string(b->second) +
+                                             " from input '" + bound_by[s] + "'");
+          if (fresh) bound_by[s] = p.name;
+        }
+    inputs.push_back(t);
+  }
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const auto& p = f.params[i];
+    for (size_t k = 0; k < p.type.rank(); ++k) {
+      int64_t want = p.type.shape[k].eval(dims);
+      if (want != inputs[i].dim(k))
+        throw Error(ErrorCode::Type, "input '" + p.name + "': dim " + std::to_string(k) + " is " +
+                                         std::to_string(inputs[i].dim(k)) + ", expected " + p.type.shape[k].str() +
+                                         " = " + std::to_string(want) + " (declared " + p.type.str() + ")");
+    }
+  }
+  // States this entry uses are created on first use with the shapes this call binds.
+  std::map<std::string, Tensor> state = impl_->state;
+  for (const auto& s : impl_->model->module().states) {
+    std::set<std::string> syms;
+    for (const auto& d : s.type.shape) d.collect_symbols(syms);
+    bool bound = std::all_of(syms.begin(), syms.end(), [&](const std::string& x) { return dims.count(x) > 0; });
+    if (!bound) continue;
+    Shape shape;
+    for (const auto& d : s.type.shape) shape.push_back(d.eval(dims));
+    auto it = state.find(s.name);
+    if (it != state.end()) {
+      if (it->second.shape() != shape)
+        throw Error(ErrorCode::Type, "state '" + s.name + "' was created as " + s.type.str() + " = " +
+                                         shape_to_string(it->second.shape()) + " by an earlier call; this call needs " +
+                                         shape_to_string(shape) + " (reset the session's state to change it)");
+      continue;
+    }
+    Tensor t(s.type.dtype, shape);
+    double fill = s.init == ir::StateInfo::Init::Zeros ? 0 : s.init == ir::StateInfo::Init::Ones ? 1 : s.fill;
+    if (fill != 0)
+      for (int64_t i = 0; i < t.numel(); ++i) t.set(i, fill);
+    state[s.name] = t;
+  }
+  cpu::ExecEnv env;
+  env.weights = impl_->weights.get();
+  env.state = &state;
+  env.dims = dims;
+  const Model::Impl& mi = impl_->model->impl();
+  env.locate = [&mi](Span s) { return mi.locate(s); };
+  std::vector<Tensor> out = cpu::execute(f, inputs, env);
+  impl_->state = std::move(state);
+  return out;
+}
+
+}  // namespace grape
