@@ -85,7 +85,15 @@ class Gen {
       --indent_;
       line("}");
     }
-    std::string ret = "return (out, cnt";
+    // Fold every variable of main's top scope into the results, so that their values matter.
+    std::string fo = "out", ci = "cnt";
+    for (const auto& v : scopes_.back()) {
+      if (v.name == "out" || v.name == "cnt" || v.name == "x" || v.name == "y" || v.name == "n") continue;
+      if (v.ty == Ty::F4 || v.ty == Ty::F) fo += " + " + v.name;
+      if (v.ty == Ty::I) ci += " + " + v.name;
+      if (v.ty == Ty::B) ci += " + cast(" + v.name + ", i32) * 7";
+    }
+    std::string ret = "return (" + fo + ", " + ci;
     if (with_y_) ret += ", " + gen(Ty::F, 2);
     line(ret + ")");
     scopes_.pop_back();
@@ -288,7 +296,7 @@ class Gen {
     if (loop_depth_ == 0 && !in_helper_) return e;
     switch (t) {
       case Ty::F4: case Ty::F: return "minimum(maximum(" + e + ", (-50.0)), 50.0)";
-      case Ty::I: return "minimum(maximum(" + e + ", (-50)), 50)";
+      case Ty::I: return "minimum(maximum(" + e + ", (-1000)), 1000)";
       case Ty::B: return e;
     }
     return e;
@@ -415,7 +423,7 @@ class Gen {
       scopes_.emplace_back();
       if (chance(0.4)) gen_assign();
     }
-    line("if " + gen_cond(pick(0, 2)) + " {");
+    line("if " + jump_cond() + " {");
     ++indent_;
     scopes_.emplace_back();
     if (chance(0.5)) {
@@ -438,6 +446,30 @@ class Gen {
       --indent_;
       line("}");
     }
+  }
+
+  // A condition for break/continue that is true on some iterations and false on others.
+  std::string jump_cond() {
+    if (!loop_vars_.empty() && chance(0.4)) {
+      const std::string& i = loop_vars_[static_cast<size_t>(pick(0, static_cast<int>(loop_vars_.size()) - 1))];
+      const char* ops[] = {" == ", " >= ", " > "};
+      return "(" + i + ops[pick(0, 2)] + std::to_string(pick(0, 3)) + ")";
+    }
+    if (chance(0.3)) {
+      auto vs = visible(Ty::F4, true);
+      if (!vs.empty()) {
+        const Var& v = *vs[static_cast<size_t>(pick(0, static_cast<int>(vs.size()) - 1))];
+        return chance(0.5) ? "(sum(" + v.name + ") > " + flit() + ")" : "any(" + v.name + " > " + flit() + ")";
+      }
+    }
+    return gen_cond(pick(0, 2));
+  }
+
+  // Counts trips in the function's trace variable, so that every change in how often a loop
+  // body runs shows in the results.
+  void trace_trip() {
+    if (in_helper_) line("r = " + clamped(Ty::F4, "r + 0.5"));
+    else line("cnt = " + clamped(Ty::I, "cnt + " + (loop_vars_.empty() || chance(0.5) ? std::string("1") : loop_vars_.back())));
   }
 
   std::string loop_bound() {
@@ -509,6 +541,7 @@ class Gen {
       if (k == jump_at) gen_jump();
       if (k < count) gen_stmt();
     }
+    if (chance(0.5)) trace_trip();
     if (chance(0.05)) line(chance(0.5) ? "break" : "continue");
   }
 
