@@ -61,9 +61,10 @@ def expect_close(name, got, want, tol=REL_TOL):
 
 def expect_tokens(name, got, want):
     if got.shape != want.shape or got.dtype.kind not in "iu" or not np.array_equal(got, want):
-        raise Failure(f"{name}: tokens differ\n  got      {got.dtype}{list(got.shape)}:\n"
-                      f"{np.array2string(got, prefix='    ')}\n  expected {want.dtype}{list(want.shape)}:\n"
-                      f"{np.array2string(want, prefix='    ')}")
+        def show(a):
+            return "\n".join("    " + line for line in str(a).splitlines())
+        raise Failure(f"{name}: tokens differ\n  got {got.dtype}{list(got.shape)}:\n{show(got)}\n"
+                      f"  expected {want.dtype}{list(want.shape)}:\n{show(want)}")
 
 
 class Runner:
