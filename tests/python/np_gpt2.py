@@ -109,16 +109,17 @@ class Hypotheses:
             self.items.append((score, tokens))
 
 
-def beam_search(model, prompt, NB, N, EOS, PAD, V):
+def beam_search(model, prompt, NB, N, EOS, PAD, V, steps=None):
     """Beam search as documented in examples/gpt2.grp (HF BeamSearchScorer, length_penalty = 0,
     stop when NB hypotheses are finished and the worst beats the best live beam, or after N
     tokens). prompt [1, S]. Returns (tokens [NB, N] int32, scores [NB] float32, margin): margin
-    is the smallest gap between two values whose order decided anything (a near-tie guard)."""
+    is the smallest gap between two values whose order decided anything (a near-tie guard).
+    steps: at most this many tokens (default N)."""
     beams = [([], F32(0.0) if i == 0 else F32(-1e9)) for i in range(NB)]
     hyps = Hypotheses(NB)
     gaps = []
     stopped = False
-    for t in range(N):
+    for t in range(N if steps is None else min(steps, N)):
         seqs = np.array([list(prompt[0]) + toks for toks, _ in beams], dtype=np.int64)
         logp = log_softmax32(model.last_logits(seqs))
         beam_scores = np.array([s for _, s in beams], dtype=F32)

@@ -160,6 +160,15 @@ class Gpt2Setup:
         if self.seed is None or self.eos_seed is None:
             raise Failure("no weight seed in 0..99 gives tie-free greedy and beam decisions")
 
+    def mixed_eos(self):
+        """An EOS for the main weights with which some, not all, hypotheses end in EOS and the
+        search runs all N steps: finalize then merges live beams into the finished set."""
+        for eos in range(self.V):
+            res = np_gpt2.beam_search(self.model, self.prompt[:1], self.NB, self.N, eos, self.PAD, self.V)
+            if res[2] >= MARGIN and not res[3]["stopped_early"] and 0 < res[3]["finished_eos"] < self.NB:
+                return eos, res
+        return None
+
     def model_for(self, seed, eos_scale=None):
         D = GPT2_D
         w = np_gpt2.random_weights(np.random.default_rng(seed), D["L"], D["E"], D["V"], D["P"])
@@ -194,11 +203,13 @@ def gpt2_decode(r, s):
     return f"rel L2 {expect_close('gpt2 decode logits', got, s.model.last_logits(tok[:, None])):.1e}"
 
 
-def gpt2_generate(r, s, prompt, max_new, eos):
+def gpt2_generate(r, s, prompt, max_new, eos, T=None):
+    extra = {"T": T} if T else {}
     (got,) = s.run(r, "generate", {"prompt": prompt, "max_new": np.array(max_new, dtype=np.int32)},
-                   EOS=eos, PAD=s.PAD)
-    want, _ = np_gpt2.greedy(s.model, prompt, max_new, s.N, EOS=eos, PAD=s.PAD)
-    expect_tokens(f"gpt2 generate (B={prompt.shape[0]}, max_new={max_new}, EOS={eos})", got, want)
+                   EOS=eos, PAD=s.PAD, **extra)
+    limit = max_new if T is None else min(max_new, T - prompt.shape[1] + 1)
+    want, _ = np_gpt2.greedy(s.model, prompt, limit, s.N, EOS=eos, PAD=s.PAD)
+    expect_tokens(f"gpt2 generate (B={prompt.shape[0]}, max_new={max_new}, EOS={eos}, T={T})", got, want)
     return f"{want.tolist()}"
 
 
@@ -213,7 +224,8 @@ def fresh_token(row, start):
 def gpt2_generate_cases(r, s):
     free = s.greedy_free
     cases = [("full length, EOS never produced", s.prompt, s.N, s.V),
-             ("max_new < N", s.prompt, 5, s.V)]
+             ("max_new < N", s.prompt, 5, s.V),
+             ("the KV cache fills up (T=8)", s.prompt, s.N, s.V, 8)]
     eos = fresh_token(free[0], 2)  # row 0 stops mid-way, row 1 goes on (unless it meets it too)
     if eos is not None:
         cases.append(("one row ends early", s.prompt, s.N, eos))
@@ -223,9 +235,10 @@ def gpt2_generate_cases(r, s):
     return cases
 
 
-def gpt2_beam(r, s, eos, want, weights):
+def gpt2_beam(r, s, eos, want, weights, T=None):
     toks, scores, _, info = want
-    got = s.run(r, "beam_search", {"prompt": s.prompt[:1]}, weights=weights, EOS=eos, PAD=s.PAD)
+    extra = {"T": T} if T else {}
+    got = s.run(r, "beam_search", {"prompt": s.prompt[:1]}, weights=weights, EOS=eos, PAD=s.PAD, **extra)
     if len(got) != 2:
         raise Failure(f"gpt2 beam_search: {len(got)} outputs, expected 2 (tokens, scores)")
     expect_tokens(f"gpt2 beam_search tokens (EOS={eos}, {info})", got[0], toks)
@@ -304,11 +317,23 @@ def main():
             r.case("gpt2 forward", gpt2_forward, r, s)
             r.case("gpt2 prefill", gpt2_prefill, r, s)
             r.case("gpt2 decode", gpt2_decode, r, s)
-            for label, prompt, max_new, eos in gpt2_generate_cases(r, s):
-                r.case(f"gpt2 generate: {label}", gpt2_generate, r, s, prompt, max_new, eos)
+            for label, *args in gpt2_generate_cases(r, s):
+                r.case(f"gpt2 generate: {label}", gpt2_generate, r, s, *args)
             r.case("gpt2 beam_search: EOS never produced", gpt2_beam, r, s, s.V, s.beam_free, s.path)
             r.case("gpt2 beam_search: EOS ends it early", gpt2_beam, r, s, s.beam_eos, s.beam_with_eos,
                    s.eos_path)
+            T = 8
+            short = np_gpt2.beam_search(s.model, s.prompt[:1], s.NB, s.N, s.V, s.PAD, s.V,
+                                        steps=T - s.prompt.shape[1] + 1)
+            r.case("gpt2 beam_search: the KV cache fills up (T=8)", gpt2_beam, r, s, s.V, short,
+                   s.path, T)
+            mixed = s.mixed_eos()
+            if mixed is None:
+                print("note  gpt2 beam_search: no tie-free EOS gives a mix of finished and live "
+                      "hypotheses; case skipped")
+            else:
+                r.case("gpt2 beam_search: finished and live hypotheses", gpt2_beam, r, s, mixed[0],
+                       mixed[1], s.path)
         r.case("README commands (--random-weights 1)", readme_smoke, r)
     print(f"{len(r.passed)} passed, {len(r.failed)} failed")
     if r.failed:
