@@ -73,6 +73,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         if (o.backend != "cpu" && o.backend != "auto" && o.backend != "cuda")
           throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
       } else if (a == "--no-optimize") o.no_optimize = true;
+      else if (a == "--require-loop-bounds") o.require_loop_bounds = true;
       else throw UsageError("unknown option '" + args[i] + "'");
       continue;
     }

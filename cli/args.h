@@ -24,6 +24,7 @@ struct Options {
   std::string output_dir;
   std::string backend = "auto";
   bool no_optimize = false;
+  bool require_loop_bounds = false;
   bool help = false;
 };
 

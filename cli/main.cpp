@@ -29,8 +29,9 @@ const char* kUsage =
     "exit status: 0 success, 1 an error in the program or the data, 2 a usage error\n";
 
 const char* kCheckUsage =
-    "usage: grape check FILE... [-D NAME=VALUE]...\n"
-    "Parses and type-checks each file and lowers every entry point; prints all errors found.\n";
+    "usage: grape check FILE... [-D NAME=VALUE]... [--require-loop-bounds]\n"
+    "Parses and type-checks each file and lowers every entry point; prints all errors found.\n"
+    "--require-loop-bounds rejects loops without a compile-time trip bound (`while ... max N`).\n";
 
 const char* kIrUsage =
     "usage: grape ir FILE [--entry NAME] [-D NAME=VALUE]... [--no-optimize]\n"
@@ -49,6 +50,7 @@ std::shared_ptr<Model> load(const std::string& file, const Options& o) {
   ModelOptions mo;
   mo.defines = o.defines;
   mo.optimize = !o.no_optimize;
+  mo.require_loop_bounds = o.require_loop_bounds;
   return Model::load_file(file, mo);
 }
 
@@ -154,7 +156,7 @@ int main_impl(int argc, char** argv) {
   int (*fn)(const Options&) = nullptr;
   if (cmd == "check") {
     usage = kCheckUsage;
-    allowed = {"-D"};
+    allowed = {"-D", "--require-loop-bounds"};
     fn = cmd_check;
   } else if (cmd == "ir") {
     usage = kIrUsage;

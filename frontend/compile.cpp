@@ -65,7 +65,7 @@ std::optional<ir::Module> compile_program(const ast::Program& program, const Sou
     auto it = g.fns.find(f.name);
     if (!is_entry_candidate(f) || it == g.fns.end() || it->second != &f) continue;
     ir::Function fn;
-    frontend::Lowerer lowerer(g, diags);
+    frontend::Lowerer lowerer(g, opts, diags);
     if (!lowerer.lower_entry(f, fn)) continue;
     if (opts.optimize) optimize_function(fn, opts.verify);
     else if (opts.verify) ir::verify_or_throw(fn, "lowering");

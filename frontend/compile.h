@@ -15,6 +15,9 @@ struct CompileOptions {
   std::map<std::string, int64_t> defines;  // -D NAME=VALUE: overrides of `const NAME`
   bool optimize = true;                    // run DCE, CSE, constant folding
   bool verify = true;                      // run the IR verifier after lowering and each pass
+  // Reject device loops without a trip bound (`while` without `max N`, `for` over a run-time
+  // range): executors that run loops by pure predication need one.
+  bool require_loop_bounds = false;
 };
 
 // Lowers every function whose parameters and results are all tensors into an entry of the module.

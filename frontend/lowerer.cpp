@@ -558,6 +558,9 @@ void Lowerer::device_for(const ast::Stmt& s, const Val& a, const Val& b, int loo
   if (type_of(*end).dtype != DType::I32)
     end = emit(ir::Op::Cast, {*end}, ir::Type{DType::I32, {}}, [] { ir::Attrs x; x.dtype = DType::I32; return x; }(), s.range_end->span);
   int64_t max_trips = (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) ? std::max<int64_t>(0, b.i - a.i) : -1;
+  if (max_trips < 0 && opts_.require_loop_bounds)
+    error(s.span, "this for loop runs over a run-time range and has no compile-time trip bound (required when "
+                  "loops must be unrolled by predication); use compile-time bounds");
   ir::Type i32{DType::I32, {}};
   ValueId cond0 = emit(ir::Op::Lt, {*start, *end}, ir::Type{DType::Bool, {}}, {}, s.span);
   ValueId init = pred_and(pred_, cond0, s.span);
@@ -583,6 +586,9 @@ void Lowerer::device_for(const ast::Stmt& s, const Val& a, const Val& b, int loo
 
 void Lowerer::lower_while(const ast::Stmt& s) {
   int64_t max_trips = -1;
+  if (!s.max_trips && opts_.require_loop_bounds)
+    error(s.span, "this while loop has no trip bound; write `while COND max N { ... }` (required when loops "
+                  "must be unrolled by predication)");
   if (s.max_trips) {
     auto m = require_int(lower_expr(*s.max_trips), "the `max` trip bound of a while loop");
     if (m && *m < 0) error(s.max_trips->span, "the `max` trip bound must not be negative");

@@ -28,7 +28,8 @@ struct AbortEntry {};
 
 class Lowerer {
  public:
-  Lowerer(const Globals& globals, Diagnostics& diags) : g_(globals), diags_(&diags) {}
+  Lowerer(const Globals& globals, const CompileOptions& opts, Diagnostics& diags)
+      : g_(globals), opts_(opts), diags_(&diags) {}
   // Lowers `fn` as an entry point. Returns false if errors were reported.
   bool lower_entry(const ast::FnDecl& fn, ir::Function& out);
 
@@ -77,6 +78,7 @@ class Lowerer {
 
  private:
   const Globals& g_;
+  const CompileOptions& opts_;
   Diagnostics* diags_;
   ir::Function* fn_ = nullptr;
   ir::Block* cur_ = nullptr;

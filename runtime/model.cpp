@@ -76,6 +76,7 @@ std::shared_ptr<Model> Model::load_source(const std::string& source, const std::
   CompileOptions copts;
   copts.defines = opts.defines;
   copts.optimize = opts.optimize;
+  copts.require_loop_bounds = opts.require_loop_bounds;
   auto module = compile_program(program, impl.sm, copts, diags);
   if (!module) throw Error(ErrorCode::Type, diags.render(impl.sm));
   impl.module = std::move(*module);
@@ -207,7 +208,9 @@ Tensor Session::state(const std::string& name) const {
 std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor>>& given) {
   const ir::Function& f = *impl_->fn;
   std::map<std::string, const Tensor*> by_name;
-  for (const auto& [n, t] : given) {
+  for (const auto& input : given) {
+    const std::string& n = input.first;
+    const Tensor& t = input.second;
     bool known = std::any_of(f.params.begin(), f.params.end(), [&](const ir::Param& p) { return p.name == n; });
     if (!known) {
       std::vector<std::string> names;

@@ -20,6 +20,7 @@ namespace ir { struct Module; }
 struct ModelOptions {
   std::map<std::string, int64_t> defines;  // -D NAME=VALUE const overrides
   bool optimize = true;                     // false: the IR exactly as lowered (for `grape ir --no-optimize`)
+  bool require_loop_bounds = false;         // reject device loops without a trip bound
 };
 
 // A tensor type as declared: dtype plus dims, each dim either a number or a symbolic expression.

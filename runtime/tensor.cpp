@@ -4,13 +4,16 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runtime/error.h"
 #include "runtime/half.h"
 
 namespace grape {
 
 int64_t num_elements(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(ErrorCode::OutOfMemory, "tensor shape " + shape_to_string(s) + " has too many elements");
   return n;
 }
 
@@ -25,7 +28,10 @@ std::string shape_to_string(const Shape& s) {
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
-    if (d < 0) throw std::invalid_argument("negative dimension in shape " + shape_to_string(shape_));
+    if (d < 0) throw Error(ErrorCode::Internal, "negative dimension in shape " + shape_to_string(shape_));
+  int64_t n = numel(), bytes;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    throw Error(ErrorCode::OutOfMemory, "tensor shape " + shape_to_string(shape_) + " is too large");
   // At least one byte so that raw() of an empty tensor is a valid pointer.
   storage_ = std::make_shared<std::vector<uint8_t>>(std::max<size_t>(1, nbytes()), 0);
 }
@@ -92,7 +98,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::reshaped(Shape shape) const {
   if (num_elements(shape) != numel())
-    throw std::invalid_argument("cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
+    throw Error(ErrorCode::Internal, "cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;
