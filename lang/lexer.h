@@ -48,7 +48,6 @@ class Lexer {
   Parser::symbol_type lex_float(Cursor tok);
   void bad_chars(Cursor tok);
 
-  const SourceFile& src_;
   int file_;
   Diagnostics& diags_;
   Cursor cur_;

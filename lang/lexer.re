@@ -28,8 +28,7 @@ std::string describe_byte(unsigned char c) {
 }  // namespace
 
 Lexer::Lexer(const SourceFile& src, int file, Diagnostics& diags)
-    : src_(src),
-      file_(file),
+    : file_(file),
       diags_(diags),
       cur_(reinterpret_cast<Cursor>(src.text.c_str())),
       lim_(cur_ + src.text.size()),

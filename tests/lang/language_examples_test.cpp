@@ -102,3 +102,31 @@ fn f(x: f16[B, 768], i: int) -> (f16[B, 3072], f32[]) {
 
 }  // namespace
 }  // namespace grape::testing
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace grape::testing {
+namespace {
+
+TEST(LanguageExamples, ExampleModelsParse) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(GRAPE_SOURCE_DIR) / "examples";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no examples/";
+  int n = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".grp") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto p = parse(text.str());
+    EXPECT_EQ(p->errors(), "") << entry.path();
+    EXPECT_FALSE(p->program.fns.empty()) << entry.path();
+    ++n;
+  }
+  EXPECT_GT(n, 0);
+}
+
+}  // namespace
+}  // namespace grape::testing
