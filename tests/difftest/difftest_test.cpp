@@ -32,6 +32,7 @@ using Inputs = std::vector<std::pair<std::string, Tensor>>;
 std::string tensor_str(const Tensor& t) {
   if (!t.defined()) return "<undefined>";
   std::ostringstream os;
+  os.precision(9);
   os << dtype_name(t.dtype()) << shape_to_string(t.shape()) << " {";
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (i) os << ", ";
