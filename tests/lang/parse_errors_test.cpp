@@ -22,7 +22,7 @@ TEST(ParseErrors, Catalogue) {
       {"fn f(x: f16[B) -> f16[B] {\n  return x\n}\n", "1:14: unexpected ')', expected an operator, ']' or ','\n"},
       {"fnn main(x: f16[B]) -> f16[B] {\n  let y = 1\n}\n",
        "1:1: unexpected identifier 'fnn', expected a declaration ('model', 'const', 'weights', 'state' or 'fn')\n"},
-      {"weights {\n  a.b f16[N]\n}\n", "2:7: unexpected identifier 'f16', expected ':' or '.'\n"},
+      {"weights {\n  a.b f16[N]\n}\n", "2:7: unexpected identifier 'f16', expected '[', ':' or '.'\n"},
       {"weights {\n  d: f17[N]\n}\n",
        "2:6: unknown element type 'f17', expected f32, f16, bf16, i32, i64 or bool (did you mean 'f16'?)\n"},
       {"fn f() {\n  while x foo 3 { }\n}\n", "2:11: unexpected identifier 'foo', expected 'max' or '{'\n"},
@@ -97,7 +97,7 @@ fn g() {
 )");
   EXPECT_EQ(p->errors(),
             "2:14: unexpected end of line, expected an expression\n"
-            "4:7: unexpected identifier 'f16', expected ':' or '.'\n"
+            "4:7: unexpected identifier 'f16', expected '[', ':' or '.'\n"
             "7:3: unexpected identifier 'd', expected an operator, ']' or ','\n"
             "10:7: unexpected '=', expected a name\n"
             "12:14: unexpected '*', expected an expression\n"

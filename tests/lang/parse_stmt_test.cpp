@@ -156,3 +156,19 @@ TEST(ParseDecl, EmptyAndBlankFiles) {
 
 }  // namespace
 }  // namespace grape::testing
+
+namespace grape::testing {
+// Regression: a weight group may have a dotted name (BERT's `encoder.layer[L] { ... }`); it was
+// rejected with "unexpected '['".
+TEST(ParseWeights, DottedGroupName) {
+  auto p = parse("weights prefix \"bert.\" {\n  encoder.layer[2] { w: f32[4] }\n}\n");
+  EXPECT_EQ(p->errors(), "");
+  ASSERT_EQ(p->program.weights.size(), 1u);
+  ASSERT_EQ(p->program.weights[0].entries.size(), 1u);
+  const auto& g = p->program.weights[0].entries[0];
+  EXPECT_TRUE(g.is_group());
+  EXPECT_EQ(g.name_parts, (std::vector<std::string>{"encoder", "layer"}));
+  ASSERT_EQ(g.children.size(), 1u);
+  EXPECT_EQ(g.children[0].name_parts, std::vector<std::string>{"w"});
+}
+}  // namespace grape::testing
