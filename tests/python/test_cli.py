@@ -314,6 +314,14 @@ def program_file_missing():
 
 
 @test
+@xfail("a directory given as the program is read as an empty program: `grape check DIR` says ok, exit 0")
+def program_is_a_directory():
+    d = path("somedir.grp")
+    os.makedirs(d, exist_ok=True)
+    expect(["check", d], 1, "somedir.grp")
+
+
+@test
 def check_ok_lists_entries():
     expect(["check", PROG], 0, "ok", "main", "pair", stream="stdout")
 
