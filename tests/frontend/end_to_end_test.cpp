@@ -360,3 +360,29 @@ fn main(x: f32[1]) -> f32[1] {
 
 }  // namespace
 }  // namespace grape
+
+namespace grape {
+namespace {
+
+// 2049 is not an f16 value: it rounds (ties to even) to 2048, so `a == 2048.0` holds for
+// `a: f16[] = 2049.0`, with or without optimization.
+TEST(EndToEnd, FoldedF16ComparisonMatchesUnfolded) {
+  const char* src = R"(
+fn main(x: f32[1]) -> f32[1] {
+  var a: f16[] = 2049.0
+  var y = x
+  if a == 2048.0 { y = y + 1.0 }
+  return y
+}
+)";
+  ModelOptions no;
+  no.optimize = false;
+  Session plain(Model::load_source(src, "test.grp", no), "main");
+  Session opt(Model::load_source(src, "test.grp"), "main");
+  Tensor x(DType::F32, {1});
+  EXPECT_EQ(plain.run({{"x", x}})[0].get(0), 1.0);
+  EXPECT_EQ(opt.run({{"x", x}})[0].get(0), 1.0);
+}
+
+}  // namespace
+}  // namespace grape
