@@ -1,0 +1,326 @@
+/* grape.h: the stable C API of Grape, the only public header.
+ *
+ * Grape compiles `.grp` model programs and runs them. A grp_model is a compiled program plus its
+ * weights; a grp_session runs one entry point of a model and owns that entry's inputs, outputs and
+ * the model's state (KV caches, counters) between runs.
+ *
+ * ERRORS. Every fallible function returns a grp_error*: NULL means success. On failure the caller
+ * owns the returned error and frees it with grp_error_free(). grp_error_code() classifies it,
+ * grp_error_message() is the complete human-readable text (every diagnostic, each with
+ * `file:line:col`), grp_error_location() gives the position of the first diagnostic of a source
+ * error. Invariants of every fallible function:
+ *   - on failure, out-parameters are left untouched and no object is half-made;
+ *   - a rejected call changes nothing: a session stays usable after it (inputs, state and the
+ *     previous outputs are as they were);
+ *   - no C++ exception ever crosses this boundary; out of memory is GRP_ERR_OUT_OF_MEMORY (the
+ *     error object itself then is a static one; grp_error_free() on it is still correct).
+ * Non-fallible accessors given a NULL handle or an index out of range return 0, NULL or "" as
+ * stated for each, and never crash.
+ *
+ * OWNERSHIP. A pointer result marked GRP_OWN belongs to the caller, who releases it with the
+ * function named beside it. Every other pointer the library returns is borrowed: it stays valid
+ * for as long as the text beside it says (typically "as long as the model/session lives"). The
+ * library never keeps a caller's pointer beyond the call, except where a function says it does
+ * (grp_session_bind_input, grp_session_bind_output).
+ *
+ * THREADS. A grp_model is immutable once its weights are set and may be shared by any number of
+ * threads and sessions. Setting weights is itself thread-safe: a session takes a snapshot of the
+ * model's weights when it is created and keeps using that snapshot; sessions created later see
+ * the new weights. A grp_session must be used by one thread at a time (it may move between
+ * threads); any number of sessions, of the same model or not, may run concurrently. A model may
+ * be destroyed while sessions of it still exist: each session keeps what it needs alive.
+ * grp_error objects are independent values usable from any thread.
+ *
+ * ABI. Option structs begin with `size_t struct_size` and only ever grow at the end: initialise
+ * them with the matching *_default_options() function (which sets struct_size to the size this
+ * header knows) and then change fields. The library reads only the first struct_size bytes;
+ * fields beyond them take their defaults, and every field added later has zero/NULL as its
+ * default, so a zero-initialised tail is always the default. Functions are only ever appended,
+ * never removed or changed. GRAPE_VERSION_NUMBER is the version of this header;
+ * grp_version_number() is the version of the library actually loaded: a program may refuse to run
+ * when grp_version_number() < GRAPE_VERSION_NUMBER (the library predates the header).
+ *
+ * BACKENDS. This build has the CPU reference backend only. Backend "cuda" is reported as
+ * GRP_ERR_NO_DEVICE; "auto" selects the CPU. Where this header speaks of device memory, it is host
+ * memory on the CPU backend.
+ */
+#ifndef GRAPE_H
+#define GRAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GRAPE_VERSION_MAJOR 0
+#define GRAPE_VERSION_MINOR 1
+#define GRAPE_VERSION_PATCH 0
+/* major*1000000 + minor*1000 + patch */
+#define GRAPE_VERSION_NUMBER 1000
+#define GRAPE_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32) && !defined(GRAPE_STATIC)
+#if defined(GRAPE_BUILDING_LIBRARY)
+#define GRAPE_API __declspec(dllexport)
+#else
+#define GRAPE_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define GRAPE_API __attribute__((visibility("default")))
+#else
+#define GRAPE_API
+#endif
+
+/* Marks a result the caller owns (see OWNERSHIP above). Expands to nothing. */
+#define GRP_OWN
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version ------------------------------------------------------------------------------- */
+
+/* The version of the loaded library, as GRAPE_VERSION_NUMBER. */
+GRAPE_API uint32_t grp_version_number(void);
+/* "0.1.0"; static storage. */
+GRAPE_API const char* grp_version_string(void);
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+typedef struct grp_error grp_error;
+
+typedef enum grp_code {
+  GRP_OK = 0,                /* only grp_error_code(NULL) returns it */
+  GRP_ERR_INVALID_ARGUMENT,  /* NULL/invalid argument, unknown name (entry, input, const, state),
+                                byte count that does not match the shape, call out of order */
+  GRP_ERR_SYNTAX,            /* the .grp text does not parse */
+  GRP_ERR_TYPE,              /* the program does not type-check; an input or state of the wrong
+                                dtype, rank or shape */
+  GRP_ERR_IO,                /* a file cannot be opened, read or written */
+  GRP_ERR_FORMAT,            /* a malformed file (.npy, safetensors) or weights that do not match
+                                the model's declarations */
+  GRP_ERR_UNSUPPORTED,       /* valid, but not supported by this build or backend */
+  GRP_ERR_NO_DEVICE,         /* the requested backend or device is not available */
+  GRP_ERR_DEVICE,            /* the device failed */
+  GRP_ERR_OUT_OF_MEMORY,
+  GRP_ERR_INTERNAL           /* a bug in Grape */
+} grp_code;
+
+/* GRP_OK for NULL. */
+GRAPE_API grp_code grp_error_code(const grp_error* e);
+/* The full message: every diagnostic, `file:line:col` included. "" for NULL. Valid until the
+ * error is freed. */
+GRAPE_API const char* grp_error_message(const grp_error* e);
+/* The position of the first diagnostic of a source error (GRP_ERR_SYNTAX, GRP_ERR_TYPE from
+ * loading a program). Returns 1 and fills the non-NULL out-pointers when the error has a
+ * position; returns 0 and leaves them untouched otherwise (and for NULL). `file` is the name the
+ * source was loaded under, valid until the error is freed; line and column are 1-based (column
+ * in bytes). */
+GRAPE_API int grp_error_location(const grp_error* e, const char** file, uint32_t* line, uint32_t* column);
+/* NULL is a no-op. */
+GRAPE_API void grp_error_free(grp_error* e);
+
+/* Releases memory the library handed to the caller as GRP_OWN char* or void* (IR text, ...).
+ * NULL is a no-op. */
+GRAPE_API void grp_free(void* p);
+
+/* ---- element types ------------------------------------------------------------------------- */
+
+typedef enum grp_dtype { GRP_F32, GRP_F16, GRP_BF16, GRP_I32, GRP_I64, GRP_BOOL } grp_dtype;
+
+/* Bytes per element (bool: 1 byte, 0 or 1); 0 for a value outside the enum. */
+GRAPE_API size_t grp_dtype_size(grp_dtype dtype);
+/* "f32", "f16", "bf16", "i32", "i64", "bool"; "" for a value outside the enum. */
+GRAPE_API const char* grp_dtype_name(grp_dtype dtype);
+
+/* ---- models -------------------------------------------------------------------------------- */
+
+typedef struct grp_model grp_model;
+
+typedef struct grp_model_options {
+  size_t struct_size;         /* sizeof(grp_model_options) */
+  /* const overrides, each "NAME=VALUE" with VALUE a decimal integer (as `-D NAME=VALUE`). NAME
+   * must be a const the program declares. A later entry for the same NAME wins. */
+  const char* const* defines;
+  size_t num_defines;
+  /* nonzero: keep the IR exactly as lowered (no constant folding, CSE, dead-code elimination) */
+  int no_optimize;
+  /* nonzero: reject device loops without a compile-time trip bound (`while ... max N`) */
+  int require_loop_bounds;
+} grp_model_options;
+
+GRAPE_API grp_model_options grp_model_default_options(void);
+
+/* Loads, checks and compiles a .grp file. opts NULL: defaults. */
+GRAPE_API grp_error* grp_model_load_file(const char* path, const grp_model_options* opts,
+                                         GRP_OWN grp_model** out);
+/* The same from memory: `src` holds `len` bytes (no terminator needed). `name` is the file name
+ * diagnostics use (NULL: "<source>"). */
+GRAPE_API grp_error* grp_model_load_source(const char* src, size_t len, const char* name,
+                                           const grp_model_options* opts, GRP_OWN grp_model** out);
+/* Weights from a safetensors file; every declared weight must be present with its declared dtype
+ * and shape (extra tensors are ignored). On failure the previous weights stay. */
+GRAPE_API grp_error* grp_model_set_weights_file(grp_model* m, const char* safetensors_path);
+/* Weights from the bytes of a safetensors file in memory (copied; the buffer may be freed after
+ * the call). `name` is used in error messages (NULL: "<memory>"). */
+GRAPE_API grp_error* grp_model_set_weights_memory(grp_model* m, const void* data, size_t nbytes,
+                                                  const char* name);
+/* Deterministic random weights: each element a function of (seed, weight name, index). */
+GRAPE_API grp_error* grp_model_set_random_weights(grp_model* m, uint64_t seed);
+/* NULL is a no-op. Sessions of the model stay valid. */
+GRAPE_API void grp_model_destroy(grp_model* m);
+
+/* Entry points (functions callable from outside), in declaration order. 0 / NULL for NULL or out
+ * of range; names are valid as long as the model lives. */
+GRAPE_API size_t grp_model_num_entries(const grp_model* m);
+GRAPE_API const char* grp_model_entry_name(const grp_model* m, size_t i);
+/* Declared weights, in declaration order, with their full names (prefix applied) and concrete
+ * shapes. 0 / NULL for NULL or out of range. */
+GRAPE_API size_t grp_model_num_weights(const grp_model* m);
+GRAPE_API const char* grp_model_weight_name(const grp_model* m, size_t i);
+/* dtype/shape/rank of weight i; NULL out-pointers are skipped; *shape valid while the model
+ * lives. */
+GRAPE_API grp_error* grp_model_weight_info(const grp_model* m, size_t i, grp_dtype* dtype,
+                                           const int64_t** shape, size_t* rank);
+/* 1 if sessions can be created: weights are set, or the model declares none. 0 for NULL. */
+GRAPE_API int grp_model_has_weights(const grp_model* m);
+/* The predicated IR as text (what `grape ir` prints): of one entry, or of the whole module when
+ * entry is NULL. *out is NUL-terminated; free it with grp_free(). */
+GRAPE_API grp_error* grp_model_ir_text(const grp_model* m, const char* entry, GRP_OWN char** out);
+
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+typedef struct grp_session grp_session;
+
+typedef struct grp_session_options {
+  size_t struct_size;    /* sizeof(grp_session_options) */
+  const char* entry;     /* NULL: "main" */
+  const char* backend;   /* "auto" | "cpu" | "cuda"; NULL: "auto" */
+  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". The CPU backend has one
+   * executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
+  const char* executor;
+  int device;            /* CUDA device ordinal; must be 0 on the CPU backend */
+} grp_session_options;
+
+GRAPE_API grp_session_options grp_session_default_options(void);
+
+/* A session of one entry point. opts NULL: defaults. Fails with GRP_ERR_INVALID_ARGUMENT when
+ * the entry does not exist or the model declares weights but none are set. */
+GRAPE_API grp_error* grp_session_create(grp_model* m, const grp_session_options* opts,
+                                        GRP_OWN grp_session** out);
+/* NULL is a no-op. */
+GRAPE_API void grp_session_destroy(grp_session* s);
+
+/* Inputs are the entry's parameters, in order; outputs its results, named "out0", "out1", ...
+ * Counts are 0 and names NULL for NULL or out of range; names are valid while the session
+ * lives. */
+GRAPE_API size_t grp_session_num_inputs(const grp_session* s);
+GRAPE_API const char* grp_session_input_name(const grp_session* s, size_t i);
+GRAPE_API size_t grp_session_num_outputs(const grp_session* s);
+GRAPE_API const char* grp_session_output_name(const grp_session* s, size_t i);
+/* The index of the input called `name`. */
+GRAPE_API grp_error* grp_session_input_index(const grp_session* s, const char* name, size_t* out);
+
+/* Declared type of input/output i. NULL out-pointers are skipped. dims[k] is the size of dim k,
+ * or -1 where the dim is symbolic; dim_exprs[k] is dim k as declared ("768", "B", "S+1"). Arrays
+ * have *rank elements and stay valid while the session lives. */
+GRAPE_API grp_error* grp_session_input_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank,
+                                            const int64_t** dims, const char* const** dim_exprs);
+GRAPE_API grp_error* grp_session_output_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank,
+                                             const int64_t** dims, const char* const** dim_exprs);
+
+/* Sets input `name` to a copy of `data` (nbytes = product(shape) * grp_dtype_size(dtype); data
+ * may be NULL only when nbytes is 0). The dtype and rank must be the declared ones and every
+ * fixed dim must match (GRP_ERR_TYPE otherwise); symbolic dims are checked across inputs by
+ * grp_session_run. An input keeps its value across runs until it is set again. */
+GRAPE_API grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dtype,
+                                           const int64_t* shape, size_t rank, const void* data,
+                                           size_t nbytes);
+/* Zero-copy input: the session allocates input `name` with this dtype and shape (checked as by
+ * grp_session_set_input), zero-filled, and returns the buffer it lives in (host memory on the
+ * CPU backend, device memory on CUDA) and its size. The caller writes the input straight into it.
+ * The buffer stays the input's value, and valid, until the input is set, bound or allocated
+ * again, or the session is destroyed; the caller may rewrite it between runs. */
+GRAPE_API grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype,
+                                              const int64_t* shape, size_t rank, void** data,
+                                              size_t* nbytes);
+/* Binds caller memory as input `name` without copying (host memory on the CPU backend, a device
+ * pointer on CUDA). The session keeps the pointer: the memory must stay valid, and must not be
+ * written during grp_session_run, until the input is set or bound again or the session is
+ * destroyed. The session never writes to it. */
+GRAPE_API grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype,
+                                            const int64_t* shape, size_t rank, const void* data,
+                                            size_t nbytes);
+/* Binds caller memory of `capacity` bytes as the destination of output i (data NULL unbinds).
+ * After each successful run the output's value is in that memory and grp_session_get_output
+ * returns that pointer. The memory must stay valid until the output is unbound or the session is
+ * destroyed. If the output of a run needs more than `capacity` bytes, grp_session_run fails with
+ * GRP_ERR_INVALID_ARGUMENT before executing anything. On the CPU backend the reference executor
+ * computes into its own buffer and the result is copied into the bound memory once per run; on
+ * CUDA the kernels write into it directly. */
+GRAPE_API grp_error* grp_session_bind_output(grp_session* s, size_t i, void* data, size_t capacity);
+/* The stream runs are issued on (a CUstream / cudaStream_t; NULL: the default stream). The CPU
+ * backend has no streams: NULL is accepted, anything else is GRP_ERR_UNSUPPORTED. */
+GRAPE_API grp_error* grp_session_set_stream(grp_session* s, void* stream);
+
+/* Runs the entry on the current inputs (every input must be set). On success the outputs and
+ * the state are updated; on failure nothing changes. */
+GRAPE_API grp_error* grp_session_run(grp_session* s);
+/* Output i of the last successful run. NULL out-pointers are skipped. The pointers stay valid
+ * until the next run, grp_session_reset_state or the session is destroyed (bound outputs: the
+ * bound memory). GRP_ERR_INVALID_ARGUMENT before the first successful run. */
+GRAPE_API grp_error* grp_session_get_output(grp_session* s, size_t i, grp_dtype* dtype, const int64_t** shape,
+                                            size_t* rank, const void** data, size_t* nbytes);
+/* Forgets the state (the next run starts fresh, as a new session would) and the outputs of the
+ * last run. Inputs are kept. */
+GRAPE_API grp_error* grp_session_reset_state(grp_session* s);
+
+/* The model's state tensors (shared by all entries of one session), in declaration order. */
+GRAPE_API size_t grp_session_num_states(const grp_session* s);
+GRAPE_API const char* grp_session_state_name(const grp_session* s, size_t i);
+/* The current value of state `name`. A state is created by the first run that binds the
+ * symbolic dims of its shape; before that this is GRP_ERR_INVALID_ARGUMENT. Pointers valid until
+ * the next run, reset or set_state. NULL out-pointers are skipped. */
+GRAPE_API grp_error* grp_session_get_state(grp_session* s, const char* name, grp_dtype* dtype,
+                                           const int64_t** shape, size_t* rank, const void** data,
+                                           size_t* nbytes);
+/* Replaces state `name` with a copy of `data` (declared dtype and rank, fixed dims matching;
+ * GRP_ERR_TYPE otherwise). Later runs must bind its symbolic dims to the same sizes. */
+GRAPE_API grp_error* grp_session_set_state(grp_session* s, const char* name, grp_dtype dtype,
+                                           const int64_t* shape, size_t rank, const void* data,
+                                           size_t nbytes);
+
+/* ---- backends ------------------------------------------------------------------------------ */
+
+/* 1 if this build and machine can run `backend` ("cpu", "cuda", "auto"), else 0. */
+GRAPE_API int grp_backend_available(const char* backend);
+
+/* ---- host tensors and .npy files ----------------------------------------------------------- */
+
+/* An owned, immutable host tensor (dense, C order), e.g. read from a .npy file. */
+typedef struct grp_tensor grp_tensor;
+
+/* Reads a .npy file (numpy dtypes <f4 <f2 <i4 <i8 |b1, C order; see docs/c-api.md). Errors:
+ * GRP_ERR_IO (cannot open/read), GRP_ERR_FORMAT (anything malformed or unsupported), naming the
+ * file. */
+GRAPE_API grp_error* grp_tensor_read_npy(const char* path, GRP_OWN grp_tensor** out);
+/* A tensor holding a copy of `data` (NULL only when nbytes is 0). */
+GRAPE_API grp_error* grp_tensor_create(grp_dtype dtype, const int64_t* shape, size_t rank, const void* data,
+                                       size_t nbytes, GRP_OWN grp_tensor** out);
+/* NULL is a no-op. */
+GRAPE_API void grp_tensor_destroy(grp_tensor* t);
+/* Accessors; for NULL: GRP_F32, 0, NULL, NULL, 0. Pointers valid while the tensor lives. */
+GRAPE_API grp_dtype grp_tensor_dtype(const grp_tensor* t);
+GRAPE_API size_t grp_tensor_rank(const grp_tensor* t);
+GRAPE_API const int64_t* grp_tensor_shape(const grp_tensor* t);
+GRAPE_API const void* grp_tensor_data(const grp_tensor* t);
+GRAPE_API size_t grp_tensor_nbytes(const grp_tensor* t);
+
+/* Writes a .npy file (version 1.0, C order) atomically. bf16 has no numpy dtype and is written
+ * as float32 (exact). */
+GRAPE_API grp_error* grp_npy_write(const char* path, grp_dtype dtype, const int64_t* shape, size_t rank,
+                                   const void* data, size_t nbytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GRAPE_H */
