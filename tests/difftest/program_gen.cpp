@@ -115,6 +115,7 @@ class Gen {
   bool in_helper_ = false;
   std::string xn_ = "x", nn_ = "n";  // the f32[4] and i32[] parameters of the current function
   std::vector<std::string> helpers_;
+  std::vector<bool> helper_tuple_;  // the helper returns (f32[4], i32[])
   std::vector<std::string> loop_vars_;  // enclosing loop variables, innermost last
 
   // ---------------------------------------------------------------- randomness
@@ -182,9 +183,13 @@ class Gen {
 
   // A device-scalar index: always reads a variable, so it is never a (possibly out-of-range)
   // compile-time index; out-of-range values wrap once and clamp at run time.
+  // Only vars, loop variables and the input are used: the front end folds a `let` of a literal
+  // to a compile-time integer and then rejects an out-of-range index at compile time.
   std::string dyn_index() {
-    std::string v = var_of(Ty::I);
-    if (v.empty()) v = nn_;
+    std::vector<std::string> cands = loop_vars_;
+    cands.push_back(nn_);
+    for (const Var* v : visible(Ty::I, true)) cands.push_back(v->name);
+    std::string v = one_of(cands);
     switch (pick(0, 4)) {
       case 0: return "(" + v + " + " + ilit() + ")";
       case 1: return "(" + v + " - 1)";
@@ -372,7 +377,12 @@ class Gen {
     auto vs = visible(Ty::F4, true);
     if (vs.empty()) return false;
     const Var& v = *vs[static_cast<size_t>(pick(0, static_cast<int>(vs.size()) - 1))];
-    switch (pick(0, 3)) {
+    switch (pick(0, 4)) {
+      case 4: {  // a scalar broadcast into a static range
+        int a = pick(0, 2);
+        line(v.name + "[" + std::to_string(a) + ":" + std::to_string(a + 2) + "] = " + clamped(Ty::F, gen(Ty::F, 1)));
+        break;
+      }
       case 0:  // static single element
         line(v.name + "[" + std::to_string(pick(-4, 3)) + "] = " + clamped(Ty::F, gen(Ty::F, 2)));
         break;
@@ -547,8 +557,16 @@ class Gen {
 
   void gen_call() {
     auto vs = visible(Ty::F4, true);
-    std::string h = one_of(helpers_);
+    size_t hi = static_cast<size_t>(pick(0, static_cast<int>(helpers_.size()) - 1));
+    std::string h = helpers_[hi];
     std::string call = h + "(" + gen(Ty::F4, 1) + ", " + gen(Ty::I, 1) + ")";
+    if (helper_tuple_[hi]) {
+      std::string a = fresh("l"), b = fresh("l");
+      line("let " + a + ", " + b + " = " + call);
+      declare(a, Ty::F4, false);
+      declare(b, Ty::I, false);
+      return;
+    }
     if (vs.empty() || chance(0.3)) {
       std::string n = fresh("l");
       line("let " + n + " = " + call);
@@ -599,7 +617,7 @@ class Gen {
           if (loop_depth_ > 0) { gen_jump(); return; }
           break;
         case 13:
-          if (!helpers_.empty() && !in_helper_) { gen_call(); return; }
+          if (!helpers_.empty()) { gen_call(); return; }
           break;
         case 14:
           if (has_state() && !in_helper_) {
@@ -626,7 +644,8 @@ class Gen {
 
   void gen_helper(int h) {
     std::string name = "h" + std::to_string(h);
-    out_ << "fn " << name << "(a: f32[4], k: i32[]) -> f32[4] {\n";
+    bool tuple = chance(0.4);
+    out_ << "fn " << name << "(a: f32[4], k: i32[]) -> " << (tuple ? "(f32[4], i32[])" : "f32[4]") << " {\n";
     // Helpers see only their parameters and the states.
     std::vector<std::vector<Var>> saved;
     saved.swap(scopes_);
@@ -640,9 +659,13 @@ class Gen {
     nn_ = "k";
     line("var r = a");
     declare("r", Ty::F4, true);
+    if (tuple) {
+      line("var q = k");
+      declare("q", Ty::I, true);
+    }
     budget_ = pick(2, 6);
     gen_stmts(pick(1, 3));
-    line("return r");
+    line(tuple ? "return (r, q)" : "return r");
     in_helper_ = false;
     xn_ = "x";
     nn_ = "n";
@@ -650,6 +673,7 @@ class Gen {
     scopes_.front() = saved.front();
     out_ << "}\n\n";
     helpers_.push_back(name);
+    helper_tuple_.push_back(tuple);
   }
 };
 
