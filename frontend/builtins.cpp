@@ -78,13 +78,19 @@ class BuiltinLowering {
   BuiltinLowering(Lowerer& l, const std::string& name, const ast::Expr& e) : l_(l), name_(name), e_(e) {
     for (const auto& a : e.args) pos_.push_back(l.lower_expr(*a));
     for (const auto& k : e.kwargs) {
-      if (kw_.count(k.name)) l.error(k.name_span, "keyword argument '" + k.name + "' given twice");
-      kw_[k.name] = {l.lower_expr(*k.value), k.value->span};
+      Val v = l.lower_expr(*k.value);
+      if (kw_.count(k.name)) {
+        l.error(k.name_span, "keyword argument '" + k.name + "' given twice");
+        duplicate_ = true;
+        continue;
+      }
+      kw_[k.name] = {v, k.value->span};
       kw_spans_[k.name] = k.name_span;
     }
   }
 
   bool any_error() const {
+    if (duplicate_) return true;
     for (const auto& v : pos_)
       if (v.is_error()) return true;
     for (const auto& [k, v] : kw_)
@@ -213,6 +219,7 @@ class BuiltinLowering {
   std::vector<Val> pos_;
   std::map<std::string, std::pair<Val, Span>> kw_;
   std::map<std::string, Span> kw_spans_;
+  bool duplicate_ = false;
 };
 
 static ir::Attrs attrs_with_dtype(DType t) {

@@ -60,7 +60,7 @@ std::optional<ir::Module> compile_program(const ast::Program& program, const Sou
     m.weights.push_back(info);
   }
   for (const auto& name : g.state_order) m.states.push_back(g.state_info.at(name));
-  if (diags.has_errors()) return std::nullopt;
+  // Errors in declarations do not stop the functions from being checked: report everything.
   for (const auto& f : program.fns) {
     auto it = g.fns.find(f.name);
     if (!is_entry_candidate(f) || it == g.fns.end() || it->second != &f) continue;

@@ -120,6 +120,7 @@ std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e, std::map<st
     case K::Name: {
       auto c = g_.consts.find(e.text);
       if (c != g_.consts.end()) return ir::Dim(c->second);
+      if (g_.poisoned.count(e.text)) return std::nullopt;
       auto& dims = ctx_.back().dims;
       auto d = dims.find(e.text);
       if (d != dims.end()) return d->second;
@@ -264,6 +265,17 @@ Val Lowerer::weight_path(const std::string& path, Span span) {
     r.text = path;
     return r;
   }
+  // `h.w` where h is a group: the index is missing.
+  for (size_t dot = path.rfind('.'); dot != std::string::npos && dot > 0; dot = path.rfind('.', dot - 1)) {
+    std::string prefix = path.substr(0, dot);
+    auto g = g_.groups.find(prefix);
+    if (g != g_.groups.end()) {
+      error(span, "'" + prefix + "' is a group of " + std::to_string(g->second) + " weights; index it first, e.g. " +
+                      prefix + "[0]" + path.substr(dot));
+      return Val::error();
+    }
+    if (dot == 0) break;
+  }
   std::string best = closest_name(path, g_.weight_order);
   error(span, "unknown weight '" + path + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
   return Val::error();
@@ -279,6 +291,7 @@ Val Lowerer::lower_name(const ast::Expr& e) {
   }
   auto c = g_.consts.find(n);
   if (c != g_.consts.end()) return Val::integer(c->second);
+  if (g_.poisoned.count(n)) return Val::error();
   auto d = ctx_.back().dims.find(n);
   if (d != ctx_.back().dims.end()) return Val::dimension(d->second);
   if (g_.is_weight_prefix(n)) return weight_path(n, e.span);
@@ -462,7 +475,12 @@ Val Lowerer::lower_binary(ast::BinaryOp op, const Val& a, const Val& b, Span spa
       default: break;
     }
   }
-  if (a.kind == Val::Kind::Tuple || b.kind == Val::Kind::Tuple || a.kind == Val::Kind::String ||
+  if (a.kind == Val::Kind::Tuple || b.kind == Val::Kind::Tuple) {
+    error(span, std::string("operator `") + ast::to_string(op) +
+                    "` got a tuple; take it apart first with `let a, b = ...` or index it with t[0]");
+    return Val::error();
+  }
+  if (a.kind == Val::Kind::String ||
       b.kind == Val::Kind::String || a.kind == Val::Kind::DType || b.kind == Val::Kind::DType ||
       a.kind == Val::Kind::WeightPath || b.kind == Val::Kind::WeightPath) {
     error(span, std::string("operator `") + ast::to_string(op) + "` needs tensor or number operands");
@@ -579,6 +597,8 @@ Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<a
       return k < 0 ? dim + ir::Dim(k) : ir::Dim(k);
     }
     if (v.kind == Val::Kind::Dim) return v.dim;
+    // A static loop index used as a slice bound: the loop must be unrolled.
+    if (!is_index && v.is_tensor() && v.loop_index >= 0) throw NeedsUnroll{v.loop_index};
     return std::nullopt;
   };
 
@@ -688,8 +708,9 @@ Val Lowerer::lower_index(const ast::Expr& e) {
     }
     auto g = g_.groups.find(base.text);
     if (g != g_.groups.end() && (*k < 0 || *k >= g->second)) {
-      error(e.items[0].span, "index " + std::to_string(*k) + " is out of range for the weight group " + base.text + "[" +
-                                 std::to_string(g->second) + "]");
+      error(e.items[0].span, "weight group '" + base.text + "' has " + std::to_string(g->second) +
+                                 " entries (valid indices 0.." + std::to_string(g->second - 1) + "); index " +
+                                 std::to_string(*k) + " is out of range");
       return Val::error();
     }
     return weight_path(base.text + "." + std::to_string(*k), e.span);
@@ -713,6 +734,28 @@ Val Lowerer::lower_index(const ast::Expr& e) {
 // ---------------------------------------------------------------------------------------------
 // Calls
 
+// A dimension expression as written in the source (`E/NH`, `3*E`).
+static std::string dim_text(const ast::Expr& e) {
+  switch (e.kind) {
+    case ast::ExprKind::IntLit: return std::to_string(e.int_value);
+    case ast::ExprKind::Name: return e.text;
+    case ast::ExprKind::Unary: return "-" + dim_text(*e.args[0]);
+    case ast::ExprKind::Binary: {
+      auto side = [](const ast::Expr& x) {
+        return x.kind == ast::ExprKind::Binary ? "(" + dim_text(x) + ")" : dim_text(x);
+      };
+      return side(*e.args[0]) + ast::to_string(e.binary_op) + side(*e.args[1]);
+    }
+    default: return "?";
+  }
+}
+
+std::string type_text(const ast::TypeExpr& t) {
+  std::string s = t.dtype + "[";
+  for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + dim_text(*t.dims[i]);
+  return s + "]";
+}
+
 Val Lowerer::lower_call(const ast::Expr& e) {
   auto f = g_.fns.find(e.text);
   if (f != g_.fns.end()) {
@@ -734,10 +777,10 @@ Val Lowerer::lower_call(const ast::Expr& e) {
 }
 
 Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::vector<Val> args) {
-  for (const auto& c : ctx_) {
-    if (c.decl == &fn) {
+  for (size_t ci = 0; ci < ctx_.size(); ++ci) {
+    if (ctx_[ci].decl == &fn) {
       std::string chain;
-      for (const auto& c2 : ctx_) chain += c2.decl->name + " -> ";
+      for (size_t k = ci; k < ctx_.size(); ++k) chain += ctx_[k].decl->name + " -> ";
       error(call.span, "recursive call of '" + fn.name + "' (" + chain + fn.name +
                            "); functions are inlined, so recursion is not supported");
       return Val::error();
@@ -756,6 +799,7 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
     if (a.is_error()) return Val::error();
 
   FnContext callee{&fn, {{}}, {}, {}};
+  std::map<std::string, size_t> bound_from;  // symbolic dim -> the argument that bound it
   // Pass 1: plain-name dims of the parameters bind to the arguments' dims.
   std::vector<std::optional<ValueId>> tensors(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -768,8 +812,10 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
     if (at.rank() != p.type.dims.size()) continue;  // reported in pass 2
     for (size_t k = 0; k < at.rank(); ++k) {
       const ast::Expr& d = *p.type.dims[k];
-      if (d.kind == ast::ExprKind::Name && !g_.consts.count(d.text) && !callee.dims.count(d.text))
+      if (d.kind == ast::ExprKind::Name && !g_.consts.count(d.text) && !callee.dims.count(d.text)) {
         callee.dims[d.text] = at.shape[k];
+        bound_from[d.text] = i;
+      }
     }
   }
   ctx_.push_back(std::move(callee));
@@ -798,8 +844,20 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
     }
     const ir::Type& have = type_of(*tensors[i]);
     if (have != *want) {
-      error(call.args[i]->span, "argument " + std::to_string(i + 1) + " of '" + fn.name + "' has type " + have.str() +
-                                    ", but parameter '" + p.name + "' is declared " + want->str());
+      std::string msg = "argument " + std::to_string(i + 1) + " of '" + fn.name + "' has type " + have.str() +
+                        ", but parameter '" + p.name + "' is declared " + type_text(p.type);
+      std::string why;
+      for (size_t k = 0; k < have.rank() && k < want->rank(); ++k) {
+        const ast::Expr& d = *p.type.dims[k];
+        if (have.shape[k] == want->shape[k] || d.kind != ast::ExprKind::Name) continue;
+        auto from = bound_from.find(d.text);
+        if (from != bound_from.end() && from->second != i)
+          why = " with " + d.text + " = " + want->shape[k].str() + " from argument " + std::to_string(from->second + 1) +
+                " ('" + fn.params[from->second].name + "')";
+        break;
+      }
+      if (why.empty() && type_text(p.type) != want->str()) why = " (here " + want->str() + ")";
+      error(call.args[i]->span, msg + why);
       ok = false;
       continue;
     }

@@ -1,5 +1,6 @@
 #include "frontend/globals.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -42,32 +43,30 @@ static bool checked_op(int64_t a, int64_t b, ast::BinaryOp op, int64_t& out) {
   }
 }
 
-std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::string, int64_t>& consts,
-                                      Diagnostics& diags) {
+std::optional<int64_t> eval_const_int(const ast::Expr& e, const ConstLookup& lookup,
+                                      const std::vector<std::string>& candidates, Diagnostics& diags) {
   using K = ast::ExprKind;
   switch (e.kind) {
     case K::IntLit: return e.int_value;
     case K::Name: {
-      auto it = consts.find(e.text);
-      if (it != consts.end()) return it->second;
-      std::vector<std::string> names;
-      for (const auto& [n, v] : consts) names.push_back(n);
+      auto found = lookup(e.text);
+      if (found) return *found;
       std::string msg = "'" + e.text + "' is not a const; a compile-time integer is required here";
-      std::string best = closest_name(e.text, names);
+      std::string best = closest_name(e.text, candidates);
       if (!best.empty()) msg += " (did you mean '" + best + "'?)";
       diags.error(e.span, msg);
       return std::nullopt;
     }
     case K::Unary:
       if (e.unary_op == ast::UnaryOp::Neg) {
-        auto v = eval_const_int(*e.args[0], consts, diags);
+        auto v = eval_const_int(*e.args[0], lookup, candidates, diags);
         if (!v || *v == std::numeric_limits<int64_t>::min()) return std::nullopt;
         return -*v;
       }
       break;
     case K::Binary: {
-      auto a = eval_const_int(*e.args[0], consts, diags);
-      auto b = eval_const_int(*e.args[1], consts, diags);
+      auto a = eval_const_int(*e.args[0], lookup, candidates, diags);
+      auto b = eval_const_int(*e.args[1], lookup, candidates, diags);
       if (!a || !b) return std::nullopt;
       auto op = e.binary_op;
       if (op != ast::BinaryOp::Add && op != ast::BinaryOp::Sub && op != ast::BinaryOp::Mul &&
@@ -86,6 +85,18 @@ std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::st
   }
   diags.error(e.span, "expected a compile-time integer expression (integers, consts and + - * / %)");
   return std::nullopt;
+}
+
+std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::string, int64_t>& consts,
+                                      Diagnostics& diags) {
+  std::vector<std::string> names;
+  for (const auto& [n, v] : consts) names.push_back(n);
+  ConstLookup lookup = [&](const std::string& n) -> std::optional<std::optional<int64_t>> {
+    auto it = consts.find(n);
+    if (it == consts.end()) return std::nullopt;
+    return std::optional<int64_t>(it->second);
+  };
+  return eval_const_int(e, lookup, names, diags);
 }
 
 // A dim of a state's type: consts fold to numbers, other names become symbols bound per session.
@@ -136,13 +147,11 @@ class GlobalsBuilder {
   GlobalsBuilder(const CompileOptions& opts, Diagnostics& diags, Globals& g) : opts_(opts), diags_(diags), g_(g) {}
 
   void run(const ast::Program& p) {
-    for (const auto& c : p.consts) {
-      if (!claim(c.name, c.name_span, "const")) continue;
-      auto v = eval_const_int(*c.value, g_.consts, diags_);
-      auto over = opts_.defines.find(c.name);
-      if (over != opts_.defines.end()) v = over->second;
-      if (v) g_.consts[c.name] = *v;
-    }
+    // Consts may refer to consts declared later; cycles are errors naming the cycle.
+    for (const auto& c : p.consts)
+      if (claim(c.name, c.name_span, "const")) const_decls_[c.name] = &c;
+    for (const auto& c : p.consts)
+      if (const_decls_.count(c.name) && const_decls_.at(c.name) == &c) resolve_const(c.name);
     for (const auto& w : p.weights)
       for (const auto& e : w.entries) weight_entry(e, "", w.prefix.value_or(""));
     for (const auto& s : p.states) state(s);
@@ -155,6 +164,41 @@ class GlobalsBuilder {
   Diagnostics& diags_;
   Globals& g_;
   std::map<std::string, std::pair<Span, std::string>> claimed_;
+  std::map<std::string, const ast::ConstDecl*> const_decls_;
+  std::vector<std::string> resolving_;
+
+  std::optional<int64_t> resolve_const(const std::string& name) {
+    auto done = g_.consts.find(name);
+    if (done != g_.consts.end()) return done->second;
+    if (g_.poisoned.count(name)) return std::nullopt;
+    const ast::ConstDecl& c = *const_decls_.at(name);
+    auto cycle = std::find(resolving_.begin(), resolving_.end(), name);
+    if (cycle != resolving_.end()) {
+      std::string chain;
+      for (auto it = cycle; it != resolving_.end(); ++it) chain += *it + " -> ";
+      diags_.error(c.name_span, "const '" + name + "' depends on itself (" + chain + name + ")");
+      for (auto it = cycle; it != resolving_.end(); ++it) g_.poisoned.insert(*it);
+      return std::nullopt;
+    }
+    std::optional<int64_t> v;
+    auto over = opts_.defines.find(name);
+    if (over != opts_.defines.end()) {
+      v = over->second;
+    } else {
+      resolving_.push_back(name);
+      std::vector<std::string> names;
+      for (const auto& [n, d] : const_decls_) names.push_back(n);
+      ConstLookup lookup = [&](const std::string& n) -> std::optional<std::optional<int64_t>> {
+        if (!const_decls_.count(n)) return std::nullopt;
+        return resolve_const(n);
+      };
+      v = eval_const_int(*c.value, lookup, names, diags_);
+      resolving_.pop_back();
+    }
+    if (v) g_.consts[name] = *v;
+    else g_.poisoned.insert(name);
+    return v;
+  }
 
   bool claim(const std::string& name, Span span, const std::string& kind) {
     auto [it, fresh] = claimed_.emplace(name, std::make_pair(span, kind));

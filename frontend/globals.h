@@ -1,7 +1,9 @@
 // Internal to frontend/: the program's top-level declarations, resolved once: consts (with -D
 // overrides applied), weights (flattened groups, prefix), states and functions.
 #pragma once
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,8 @@ struct Globals {
   std::vector<std::string> state_order;
   std::map<std::string, ir::StateInfo> state_info;
   std::map<std::string, const ast::FnDecl*> fns;
+  // Declarations that failed (already reported): uses of them are silently errors, not "unknown".
+  std::set<std::string> poisoned;
 
   // True if some weight or group is named `path` or starts with `path.`.
   bool is_weight_prefix(const std::string& path) const;
@@ -35,6 +39,12 @@ struct Globals {
 // shapes and group counts). Reports errors and returns nullopt.
 std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::string, int64_t>& consts,
                                       Diagnostics& diags);
+
+// The same with names resolved by `lookup`: nullopt means "not a const" (reported here with a
+// suggestion from `candidates`); an inner nullopt means the const failed (already reported).
+using ConstLookup = std::function<std::optional<std::optional<int64_t>>(const std::string&)>;
+std::optional<int64_t> eval_const_int(const ast::Expr& e, const ConstLookup& lookup,
+                                      const std::vector<std::string>& candidates, Diagnostics& diags);
 
 bool build_globals(const ast::Program& p, const CompileOptions& opts, Diagnostics& diags, Globals& g);
 

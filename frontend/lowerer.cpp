@@ -149,7 +149,7 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
   slots_.clear();
   state_slots_.clear();
   weight_values_.clear();
-  int errors_before = diags_->num_errors();
+  had_error_ = false;
   ctx_.push_back(FnContext{&fn, {{}}, {}, {}});
 
   std::map<std::string, ir::Dim> symbols;
@@ -176,7 +176,7 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
     auto t = resolve_type(r, nullptr);
     if (t) out.result_types.push_back(*t);
   }
-  if (diags_->num_errors() != errors_before) return false;
+  if (had_error_) return false;
 
   // States whose symbolic dims this entry binds are read at entry and written back at the end.
   std::map<std::string, ValueId> initial;
@@ -220,21 +220,29 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
       out.body.ops.push_back(std::move(o));
     }
   }
-  return diags_->num_errors() == errors_before;
+  return !had_error_;
 }
 
 std::vector<ValueId> Lowerer::check_results(const ast::FnDecl& fn, const Val& ret,
                                             const std::vector<ir::Type>& declared) {
   if (ret.is_error()) return {};
   std::vector<Val> vals;
+  auto count = [](const Val& v) {
+    return v.kind == Val::Kind::Tuple ? "a tuple of " + std::to_string(v.elems.size()) + " values"
+                                      : std::string("a single value");
+  };
   if (fn.tuple_result) {
     if (ret.kind != Val::Kind::Tuple || ret.elems.size() != declared.size()) {
-      error(fn.body->span, "'" + fn.name + "' declares " + std::to_string(declared.size()) +
-                               " results; return a tuple of that many tensors");
+      error(return_span_, "'" + fn.name + "' declares " + std::to_string(declared.size()) + " results but returns " +
+                              count(ret));
       return {};
     }
     vals = ret.elems;
   } else {
+    if (ret.kind == Val::Kind::Tuple) {
+      error(return_span_, "'" + fn.name + "' declares one result but returns " + count(ret));
+      return {};
+    }
     vals = {ret};
   }
   std::vector<ValueId> out;
@@ -477,6 +485,11 @@ void Lowerer::lower_break_continue(const ast::Stmt& s) {
 void Lowerer::lower_for(const ast::Stmt& s) {
   Val a = lower_expr(*s.range_start);
   Val b = lower_expr(*s.range_end);
+  for (auto [v, e] : {std::pair{&a, s.range_start.get()}, std::pair{&b, s.range_end.get()}})
+    if (v->kind == Val::Kind::Float || v->kind == Val::Kind::Bool) {
+      error(e->span, "a for-loop bound must be an integer");
+      *v = Val::error();
+    }
   if (a.is_error() || b.is_error()) return;
   if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) {
     int id = next_loop_id_++;
@@ -488,6 +501,7 @@ void Lowerer::lower_for(const ast::Stmt& s) {
     ir::Block* saved_cur = cur_;
     ValueId saved_pred = pred_;
     size_t ops_before = cur_->ops.size(), hoist_before = hoist_pos_;
+    bool had_error_before = had_error_;
     Diagnostics probe;
     Diagnostics* real = diags_;
     diags_ = &probe;
@@ -501,6 +515,7 @@ void Lowerer::lower_for(const ast::Stmt& s) {
       return;
     } catch (const NeedsUnroll& n) {
       diags_ = real;
+      had_error_ = had_error_before;
       slots_ = std::move(saved_slots);
       ctx_ = std::move(saved_ctx);
       state_slots_ = std::move(saved_states);

@@ -17,6 +17,9 @@ namespace grape::frontend {
 // NumPy broadcasting of symbolic shapes; nullopt if incompatible.
 std::optional<std::vector<ir::Dim>> broadcast_dims(const std::vector<ir::Dim>& a, const std::vector<ir::Dim>& b);
 
+// A type as written in the source: "f32[N, 2*E]".
+std::string type_text(const ast::TypeExpr& t);
+
 // Thrown when a statically bounded `for` loop's index is used where a compile-time integer is
 // required: the loop is then unrolled at compile time instead of becoming a device loop.
 struct NeedsUnroll {
@@ -70,7 +73,12 @@ class Lowerer {
   std::optional<ir::Dim> require_dim(const Val& v, const std::string& what);
   const ir::Type& type_of(ir::ValueId v) const { return fn_->type(v); }
   std::string type_str(ir::ValueId v) const { return fn_->type(v).str(); }
-  Diagnostic& error(Span span, std::string msg) { return diags_->error(span, std::move(msg)); }
+  // Every error of this entry goes through here: Diagnostics deduplicates identical reports from
+  // different entries, so its count cannot tell whether this entry failed.
+  Diagnostic& error(Span span, std::string msg) {
+    had_error_ = true;
+    return diags_->error(span, std::move(msg));
+  }
   ir::Function& fn() { return *fn_; }
   // Evaluates a type as written in a signature, resolving consts and the current dim bindings.
   std::optional<ir::Type> resolve_type(const ast::TypeExpr& t, std::map<std::string, ir::Dim>* new_symbols);
@@ -86,6 +94,7 @@ class Lowerer {
   size_t hoist_pos_ = 0;             // where sources (weights) are inserted in the entry block
   std::map<std::string, ir::ValueId> weight_values_;
   int next_loop_id_ = 0;
+  bool had_error_ = false;
 
   struct Slot {
     std::string name;

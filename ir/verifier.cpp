@@ -82,7 +82,7 @@ class Verifier {
   }
 
   void loop(const Operation& op, const std::set<ValueId>& defined) {
-    if (!op.body) return;
+    if (!op.body || op.operands.empty()) return;
     size_t carried = op.operands.size() - 1;
     if (!is_bool_scalar(op.operands[0])) fail("loop: initial condition is not bool[]");
     if (op.body->params.size() != carried) fail("loop: body parameters do not match the carried values");
@@ -90,7 +90,7 @@ class Verifier {
     if (op.results.size() != carried) fail("loop: results do not match the carried values");
     block(*op.body, defined);
     std::set<ValueId> inner = defined;
-    for_each_op(*op.body, [&](const Operation& o) { inner.insert(o.results.begin(), o.results.end()); });
+    for (const auto& o : op.body->ops) inner.insert(o.results.begin(), o.results.end());
     inner.insert(op.body->params.begin(), op.body->params.end());
     for (ValueId y : op.body->yields) use(y, inner, "loop yield");
     if (!op.body->yields.empty() && !is_bool_scalar(op.body->yields[0])) fail("loop: continue condition is not bool[]");

@@ -21,6 +21,10 @@ struct Scalar {
 // are folded for f32 only.
 std::optional<Scalar> fold(Op op, DType out, const std::vector<Scalar>& in) {
   if (out == DType::F16 || out == DType::BF16) return std::nullopt;
+  // f16/bf16 operands hold unrounded literal values; comparing those would disagree with the
+  // rounded values the program computes with, so they are not folded.
+  for (const auto& s : in)
+    if (s.dtype == DType::F16 || s.dtype == DType::BF16) return std::nullopt;
   auto make_bool = [](bool b) { return Scalar{DType::Bool, 0, b ? 1 : 0}; };
   if (in.size() == 1) {
     const Scalar& a = in[0];
@@ -89,7 +93,9 @@ class Folder {
         continue;
       }
       if (op.op == Op::Constant) {
-        consts_[op.results[0]] = Scalar{op.attrs.dtype, op.attrs.fvalue, op.attrs.ivalue};
+        // An f32 constant holds the f32 value of its literal, not the literal's double.
+        double f = op.attrs.dtype == DType::F32 ? static_cast<double>(static_cast<float>(op.attrs.fvalue)) : op.attrs.fvalue;
+        consts_[op.results[0]] = Scalar{op.attrs.dtype, f, op.attrs.ivalue};
         continue;
       }
       if (op.op == Op::Select) {

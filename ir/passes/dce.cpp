@@ -12,6 +12,13 @@ void mark_uses(const Operation& op, Live& live) {
   if (op.pred != kNoValue) live.insert(op.pred);
 }
 
+bool has_side_effect_inside(const Operation& op) {
+  if (has_side_effect(op.op)) return true;
+  bool found = false;
+  if (op.body) for_each_op(*op.body, [&](const Operation& o) { found = found || has_side_effect(o.op); });
+  return found;
+}
+
 // Prunes carried values of a loop whose results are dead and which do not feed (through the body)
 // the continue condition or another live carried value.
 bool prune_loop(Function& f, Operation& loop, const Live& live_after) {
@@ -27,7 +34,7 @@ bool prune_loop(Function& f, Operation& loop, const Live& live_after) {
     for (size_t i = 0; i < n; ++i)
       if (keep[i]) need.insert(body.yields[i + 1]);
     for (auto it = body.ops.rbegin(); it != body.ops.rend(); ++it) {
-      bool used = has_side_effect(it->op);
+      bool used = has_side_effect_inside(*it);
       for (ValueId r : it->results) used = used || need.count(r);
       if (used) {
         mark_uses(*it, need);
@@ -66,7 +73,7 @@ bool dce_block(Function& f, Block& b, Live live) {
   std::vector<bool> keep(b.ops.size(), false);
   for (size_t i = b.ops.size(); i-- > 0;) {
     Operation& op = b.ops[i];
-    bool used = has_side_effect(op.op);
+    bool used = has_side_effect_inside(op);
     for (ValueId r : op.results) used = used || live.count(r);
     if (!used) continue;
     keep[i] = true;
