@@ -559,6 +559,23 @@ std::optional<std::vector<ir::Dim>> Lowerer::matmul_shape(const ir::Type& a, con
 // ---------------------------------------------------------------------------------------------
 // Indexing
 
+// Structural equality of two expressions as written (for the `x[a : a + k]` pattern).
+static bool same_expr(const ast::Expr& a, const ast::Expr& b) {
+  if (a.kind != b.kind || a.text != b.text || a.int_value != b.int_value || a.float_value != b.float_value ||
+      a.bool_value != b.bool_value || a.args.size() != b.args.size() || !a.kwargs.empty() || !b.kwargs.empty() ||
+      a.items.size() != b.items.size())
+    return false;
+  if (a.kind == ast::ExprKind::Unary && a.unary_op != b.unary_op) return false;
+  if (a.kind == ast::ExprKind::Binary && a.binary_op != b.binary_op) return false;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!same_expr(*a.args[i], *b.args[i])) return false;
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    const auto &x = a.items[i], &y = b.items[i];
+    if (x.kind != y.kind || x.kind != ast::IndexItem::Kind::Index || !same_expr(*x.index, *y.index)) return false;
+  }
+  return true;
+}
+
 Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<ast::IndexItem>& items, Span span) {
   SliceSpec spec;
   size_t rank = t.rank();
@@ -648,6 +665,34 @@ Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<a
         continue;
       }
       step = sv.i;
+    }
+    // x[a : a + k] with a device scalar a: a dynamic slice of the static size k.
+    if (it->start && it->stop) {
+      Val sv = lower_expr(*it->start);
+      const ast::Expr& stop_e = *it->stop;
+      if (sv.is_tensor() && stop_e.kind == ast::ExprKind::Binary && stop_e.binary_op == ast::BinaryOp::Add) {
+        const ast::Expr* k_expr = same_expr(*stop_e.args[0], *it->start)   ? stop_e.args[1].get()
+                                  : same_expr(*stop_e.args[1], *it->start) ? stop_e.args[0].get()
+                                                                           : nullptr;
+        const ir::Type& st = type_of(sv.v);
+        if (k_expr && st.rank() == 0 && is_int(st.dtype)) {
+          Val kv = lower_expr(*k_expr);
+          if (kv.kind != Val::Kind::Int || kv.i < 0 || (dim.is_const() && kv.i > dim.const_value())) {
+            if (!kv.is_error())
+              error(k_expr->span, "the size of a dynamic slice x[a:a+k] must be a compile-time integer between 0 and "
+                                  "the dimension (" + dim.str() + ")");
+            spec.ok = false;
+            continue;
+          }
+          ax.dynamic = static_cast<int>(spec.dynamic.size());
+          spec.dynamic.push_back(sv.v);
+          ax.size = ir::Dim((kv.i + step - 1) / step);
+          ax.step = step;
+          spec.axes.push_back(ax);
+          spec.result_shape.push_back(ax.size);
+          continue;
+        }
+      }
     }
     ir::Dim start(0), stop = dim;
     for (auto [part, out] : {std::pair{it->start.get(), &start}, std::pair{it->stop.get(), &stop}}) {

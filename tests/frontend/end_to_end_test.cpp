@@ -386,3 +386,29 @@ fn main(x: f32[1]) -> f32[1] {
 
 }  // namespace
 }  // namespace grape
+
+namespace grape {
+namespace {
+
+// Regression (found by the differential tests): `x[n:n+k]` with a device scalar n was rejected;
+// language.md promises dynamic slices of static size.
+TEST(EndToEnd, DynamicSliceOfStaticSize) {
+  auto m = Model::load_source("fn main(x: f32[8], n: i32[]) -> f32[3] {\n  return x[n:n+3] * 2.0\n}\n", "t.grp");
+  Session s(m, "main");
+  Tensor x(DType::F32, {8});
+  for (int i = 0; i < 8; ++i) x.set(i, i);  // x = 0..7
+  // n = 2: x[2:5] = [2, 3, 4] -> [4, 6, 8]
+  auto out = s.run({{"x", x}, {"n", Tensor::scalar_i32(2)}});
+  EXPECT_EQ(out[0].get(0), 4);
+  EXPECT_EQ(out[0].get(2), 8);
+  // n = 6 is clamped so that 3 elements fit: start 5 -> [5, 6, 7] -> [10, 12, 14]
+  out = s.run({{"x", x}, {"n", Tensor::scalar_i32(6)}});
+  EXPECT_EQ(out[0].get(0), 10);
+  EXPECT_EQ(out[0].get(2), 14);
+  // n = -2 counts from the end once: 6, then clamped to 5 -> [10, 12, 14]
+  out = s.run({{"x", x}, {"n", Tensor::scalar_i32(-2)}});
+  EXPECT_EQ(out[0].get(0), 10);
+}
+
+}  // namespace
+}  // namespace grape
