@@ -1,16 +1,19 @@
-// The grape command: check, ir, run. All program logic lives in the library (runtime/model.h);
-// this file only parses arguments, moves files and prints.
+// The grape command: check, ir, run. It is a client of the C API (grape.h) and nothing else: all
+// program logic lives in the library; this file only parses arguments, moves files and prints.
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <new>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/args.h"
-#include "ir/printer.h"
-#include "runtime/error.h"
-#include "runtime/model.h"
-#include "runtime/npy.h"
+#include "grape.h"
 
 namespace grape::cli {
 namespace {
@@ -46,12 +49,57 @@ const char* kRunUsage =
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order; otherwise a short summary of each result is printed.\n";
 
-std::shared_ptr<Model> load(const std::string& file, const Options& o) {
-  ModelOptions mo;
-  mo.defines = o.defines;
-  mo.optimize = !o.no_optimize;
+// A failed C API call (or a CLI-level error with a grp_code), carried to main_impl.
+struct ApiError {
+  grp_code code;
+  std::string message;
+};
+
+// Takes ownership of e; throws if it is an error.
+void check(grp_error* e, const std::string& prefix = "") {
+  if (!e) return;
+  ApiError err{grp_error_code(e), prefix + grp_error_message(e)};
+  grp_error_free(e);
+  throw err;
+}
+
+struct ModelDeleter {
+  void operator()(grp_model* m) const { grp_model_destroy(m); }
+};
+struct SessionDeleter {
+  void operator()(grp_session* s) const { grp_session_destroy(s); }
+};
+struct TensorDeleter {
+  void operator()(grp_tensor* t) const { grp_tensor_destroy(t); }
+};
+using ModelPtr = std::unique_ptr<grp_model, ModelDeleter>;
+using SessionPtr = std::unique_ptr<grp_session, SessionDeleter>;
+using TensorPtr = std::unique_ptr<grp_tensor, TensorDeleter>;
+
+ModelPtr load(const std::string& file, const Options& o) {
+  std::vector<std::string> defines;
+  for (const auto& [k, v] : o.defines) defines.push_back(k + "=" + std::to_string(v));
+  std::vector<const char*> ptrs;
+  for (const auto& d : defines) ptrs.push_back(d.c_str());
+  grp_model_options mo = grp_model_default_options();
+  mo.defines = ptrs.data();
+  mo.num_defines = ptrs.size();
+  mo.no_optimize = o.no_optimize;
   mo.require_loop_bounds = o.require_loop_bounds;
-  return Model::load_file(file, mo);
+  grp_model* m = nullptr;
+  check(grp_model_load_file(file.c_str(), &mo, &m));
+  return ModelPtr(m);
+}
+
+std::vector<std::string> entry_names(const grp_model* m) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < grp_model_num_entries(m); ++i) out.push_back(grp_model_entry_name(m, i));
+  return out;
+}
+
+void print_error(const std::string& msg) {
+  std::cerr << msg;
+  if (msg.empty() || msg.back() != '\n') std::cerr << "\n";
 }
 
 int cmd_check(const Options& o) {
@@ -59,14 +107,14 @@ int cmd_check(const Options& o) {
   int status = 0;
   for (const auto& f : o.files) {
     try {
-      auto m = load(f, o);
+      ModelPtr m = load(f, o);
       std::string entries;
-      for (const auto& e : m->entry_names()) entries += (entries.empty() ? "" : ", ") + e;
+      for (const auto& e : entry_names(m.get())) entries += (entries.empty() ? "" : ", ") + e;
       std::cout << f << ": ok (entries: " << (entries.empty() ? "none" : entries) << ")\n";
-    } catch (const Error& e) {
-      std::cerr << e.what();
-      if (std::string(e.what()).back() != '\n') std::cerr << "\n";
-      status = e.code() == ErrorCode::InvalidArgument ? 2 : std::max(status, 1);
+    } catch (const ApiError& e) {
+      if (e.code == GRP_ERR_OUT_OF_MEMORY) throw;
+      print_error(e.message);
+      status = e.code == GRP_ERR_INVALID_ARGUMENT ? 2 : std::max(status, 1);
     }
   }
   return status;
@@ -74,64 +122,150 @@ int cmd_check(const Options& o) {
 
 int cmd_ir(const Options& o) {
   if (o.files.size() != 1) throw UsageError("ir needs exactly one FILE");
-  auto m = load(o.files[0], o);
-  if (o.entry.empty()) {
-    std::cout << ir::print_module(m->module());
-    return 0;
+  ModelPtr m = load(o.files[0], o);
+  if (!o.entry.empty()) {
+    auto names = entry_names(m.get());
+    if (std::find(names.begin(), names.end(), o.entry) == names.end())
+      throw ApiError{GRP_ERR_INVALID_ARGUMENT, "no entry point '" + o.entry + "' in " + o.files[0]};
   }
-  const ir::Function* f = m->module().find(o.entry);
-  if (!f) throw Error(ErrorCode::InvalidArgument, "no entry point '" + o.entry + "' in " + o.files[0]);
-  std::cout << ir::print_function(*f);
+  char* text = nullptr;
+  check(grp_model_ir_text(m.get(), o.entry.empty() ? nullptr : o.entry.c_str(), &text));
+  std::cout << text;
+  grp_free(text);
   return 0;
 }
 
-std::string summarize(const Tensor& t) {
+// The value of element i as a double (the CLI's summaries print doubles).
+double element(grp_dtype dtype, const void* data, size_t i) {
+  auto half_to_float = [](uint16_t h) {
+    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+    if (exp == 0) {
+      if (man == 0) {
+        bits = sign;
+      } else {  // subnormal: normalise
+        exp = 127 - 15 + 1;
+        while (!(man & 0x400u)) {
+          man <<= 1;
+          --exp;
+        }
+        bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+      }
+    } else if (exp == 31) {
+      bits = sign | 0x7f800000u | (man << 13);
+    } else {
+      bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  };
+  auto read = [&](auto type_tag) {
+    decltype(type_tag) v;
+    std::memcpy(&v, static_cast<const char*>(data) + i * sizeof v, sizeof v);
+    return v;
+  };
+  switch (dtype) {
+    case GRP_F32: return read(float{});
+    case GRP_F16: return half_to_float(read(uint16_t{}));
+    case GRP_BF16: {
+      uint32_t bits = static_cast<uint32_t>(read(uint16_t{})) << 16;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      return f;
+    }
+    case GRP_I32: return read(int32_t{});
+    case GRP_I64: return static_cast<double>(read(int64_t{}));
+    case GRP_BOOL: return read(uint8_t{}) ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+std::string summarize(grp_dtype dtype, const int64_t* shape, size_t rank, const void* data) {
   std::ostringstream s;
-  s << dtype_name(t.dtype()) << shape_to_string(t.shape());
-  int64_t n = t.numel();
+  s << grp_dtype_name(dtype) << "[";
+  int64_t n = 1;
+  for (size_t k = 0; k < rank; ++k) {
+    s << (k ? ", " : "") << shape[k];
+    n *= shape[k];
+  }
+  s << "]";
   if (n == 0) return s.str() + " (empty)";
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    double v = t.get(i);
+    double v = element(dtype, data, static_cast<size_t>(i));
     lo = std::min(lo, v);
     hi = std::max(hi, v);
     sum += v;
   }
   s << " min " << lo << " max " << hi << " mean " << sum / static_cast<double>(n) << "  [";
-  for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i) s << (i ? ", " : "") << t.get(i);
+  for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i) s << (i ? ", " : "") << element(dtype, data, static_cast<size_t>(i));
   s << (n > 8 ? ", ...]" : "]");
   return s.str();
 }
 
 int cmd_run(const Options& o) {
   if (o.files.size() != 1) throw UsageError("run needs exactly one FILE");
-  if (o.backend == "cuda")
-    throw Error(ErrorCode::NoDevice, "--backend cuda: this build of grape has no CUDA backend yet; use --backend cpu");
-  auto model = load(o.files[0], o);
-  if (!o.weights.empty()) model->set_weights_file(o.weights);
-  else if (o.random_weights) model->set_random_weights(o.seed);
-  else if (!model->module().weights.empty())
-    throw UsageError(o.files[0] + " declares " + std::to_string(model->module().weights.size()) +
+  if (o.backend == "cuda" && !grp_backend_available("cuda"))
+    throw ApiError{GRP_ERR_NO_DEVICE, "--backend cuda: this build of grape has no CUDA backend yet; use --backend cpu"};
+  ModelPtr model = load(o.files[0], o);
+  if (!o.weights.empty()) check(grp_model_set_weights_file(model.get(), o.weights.c_str()));
+  else if (o.random_weights) check(grp_model_set_random_weights(model.get(), o.seed));
+  else if (grp_model_num_weights(model.get()) > 0)
+    throw UsageError(o.files[0] + " declares " + std::to_string(grp_model_num_weights(model.get())) +
                      " weights: pass --weights F.safetensors or --random-weights SEED");
-  Session session(model, o.entry);
-  std::vector<std::pair<std::string, Tensor>> inputs;
+  grp_session_options so = grp_session_default_options();
+  so.entry = o.entry.empty() ? nullptr : o.entry.c_str();
+  so.backend = o.backend.c_str();
+  grp_session* raw_session = nullptr;
+  check(grp_session_create(model.get(), &so, &raw_session));
+  SessionPtr session(raw_session);
+  grp_session* s = session.get();
+
+  std::vector<TensorPtr> tensors;
   for (const auto& [name, path] : o.inputs) {
-    try {
-      inputs.emplace_back(name, read_npy(path));
-    } catch (const Error& e) {
-      throw Error(e.code(), "--input " + name + "=" + path + ": " + e.what());
+    grp_tensor* t = nullptr;
+    check(grp_tensor_read_npy(path.c_str(), &t), "--input " + name + "=" + path + ": ");
+    tensors.emplace_back(t);
+  }
+  // Names first, in the order given; then the values, in parameter order (the errors the
+  // library reports at run time come in that order too).
+  std::vector<std::string> params;
+  for (size_t i = 0; i < grp_session_num_inputs(s); ++i) params.push_back(grp_session_input_name(s, i));
+  std::vector<int> given_as(params.size(), -1);
+  for (size_t k = 0; k < o.inputs.size(); ++k) {
+    const std::string& name = o.inputs[k].first;
+    size_t index = 0;
+    check(grp_session_input_index(s, name.c_str(), &index));
+    if (given_as[index] >= 0) throw ApiError{GRP_ERR_INVALID_ARGUMENT, "input '" + name + "' given twice"};
+    given_as[index] = static_cast<int>(k);
+  }
+  for (size_t i = 0; i < params.size() && given_as[i] >= 0; ++i) {
+    const grp_tensor* t = tensors[static_cast<size_t>(given_as[i])].get();
+    // The tensors outlive the run: bind them instead of copying.
+    check(grp_session_bind_input(s, params[i].c_str(), grp_tensor_dtype(t), grp_tensor_shape(t), grp_tensor_rank(t),
+                                 grp_tensor_data(t), grp_tensor_nbytes(t)));
+  }
+  check(grp_session_run(s));
+
+  size_t n = grp_session_num_outputs(s);
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output_dir, ec);
+    if (ec) throw ApiError{GRP_ERR_IO, "--output " + o.output_dir + ": " + ec.message()};
+  }
+  for (size_t i = 0; i < n; ++i) {
+    grp_dtype dtype;
+    const int64_t* shape;
+    size_t rank, nbytes;
+    const void* data;
+    check(grp_session_get_output(s, i, &dtype, &shape, &rank, &data, &nbytes));
+    if (o.output_dir.empty()) {
+      std::cout << "out" << i << ": " << summarize(dtype, shape, rank, data) << "\n";
+    } else {
+      std::string path = (std::filesystem::path(o.output_dir) / ("out" + std::to_string(i) + ".npy")).string();
+      check(grp_npy_write(path.c_str(), dtype, shape, rank, data, nbytes));
     }
   }
-  std::vector<Tensor> outputs = session.run(inputs);
-  if (o.output_dir.empty()) {
-    for (size_t i = 0; i < outputs.size(); ++i) std::cout << "out" << i << ": " << summarize(outputs[i]) << "\n";
-    return 0;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(o.output_dir, ec);
-  if (ec) throw Error(ErrorCode::IO, "--output " + o.output_dir + ": " + ec.message());
-  for (size_t i = 0; i < outputs.size(); ++i)
-    write_npy((std::filesystem::path(o.output_dir) / ("out" + std::to_string(i) + ".npy")).string(), outputs[i]);
   return 0;
 }
 
@@ -143,7 +277,7 @@ int main_impl(int argc, char** argv) {
   }
   const std::string cmd = args[0];
   if (cmd == "--version" || cmd == "version") {
-    std::cout << "grape " << GRAPE_VERSION_STRING << "\n";
+    std::cout << "grape " << grp_version_string() << "\n";
     return 0;
   }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -180,11 +314,12 @@ int main_impl(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::cerr << "grape " << cmd << ": " << e.what() << "\n\n" << usage;
     return 2;
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    std::cerr << (msg.rfind("grape", 0) == 0 ? "" : "error: ") << msg << (msg.empty() || msg.back() != '\n' ? "\n" : "");
+  } catch (const ApiError& e) {
+    const std::string& msg = e.message;
+    bool bare = msg.rfind("grape", 0) == 0 || (e.code == GRP_ERR_INTERNAL && msg.rfind("internal error", 0) == 0);
+    print_error((bare ? "" : "error: ") + msg);
     // Arguments that name nothing in the program (entry, input, -D) are usage errors.
-    return e.code() == ErrorCode::InvalidArgument ? 2 : 1;
+    return e.code == GRP_ERR_INVALID_ARGUMENT ? 2 : 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
     return 1;

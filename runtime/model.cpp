@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -26,13 +27,17 @@ static TensorSignature signature_of(const std::string& name, const ir::Type& t) 
   TensorSignature s;
   s.name = name;
   s.dtype = t.dtype;
-  for (const auto& d : t.shape) s.dims.push_back(d.str());
+  for (const auto& d : t.shape) {
+    s.dims.push_back(d.str());
+    s.fixed.push_back(d.is_const() ? d.const_value() : -1);
+  }
   return s;
 }
 
 struct Model::Impl {
   SourceManager sm;
   ir::Module module;
+  mutable std::mutex weights_mu;  // guards `weights` (replaced whole, never mutated)
   std::shared_ptr<const std::map<std::string, Tensor>> weights;
   std::string locate(Span s) const {
     if (!s.valid() || static_cast<size_t>(s.file) >= sm.size()) return "";
@@ -57,13 +62,21 @@ std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOpti
   return load_source(text, path, opts);
 }
 
+static Error source_error(ErrorCode code, const SourceManager& sm, const Diagnostics& diags) {
+  std::string text = diags.render(sm);
+  for (const auto& d : diags.all())
+    if (d.severity == Severity::Error && d.span.valid() && static_cast<size_t>(d.span.file) < sm.size())
+      return SourceError(code, text, sm.file(d.span.file).path, d.span.begin.line, d.span.begin.column);
+  return Error(code, text);
+}
+
 std::shared_ptr<Model> Model::load_source(const std::string& source, const std::string& name, const ModelOptions& opts) {
   std::shared_ptr<Model> m(new Model());
   Impl& impl = *m->impl_;
   int file = impl.sm.add(name, source);
   Diagnostics diags;
   ast::Program program = parse_program(impl.sm, file, diags);
-  if (diags.has_errors()) throw Error(ErrorCode::Syntax, diags.render(impl.sm));
+  if (diags.has_errors()) throw source_error(ErrorCode::Syntax, impl.sm, diags);
   std::vector<std::string> consts;
   for (const auto& c : program.consts) consts.push_back(c.name);
   for (const auto& [k, v] : opts.defines) {
@@ -78,7 +91,7 @@ std::shared_ptr<Model> Model::load_source(const std::string& source, const std::
   copts.optimize = opts.optimize;
   copts.require_loop_bounds = opts.require_loop_bounds;
   auto module = compile_program(program, impl.sm, copts, diags);
-  if (!module) throw Error(ErrorCode::Type, diags.render(impl.sm));
+  if (!module) throw source_error(ErrorCode::Type, impl.sm, diags);
   impl.module = std::move(*module);
   return m;
 }
@@ -103,7 +116,12 @@ std::vector<TensorSignature> Model::weight_signatures() const {
   return out;
 }
 
-bool Model::has_weights() const { return impl_->weights != nullptr || impl_->module.weights.empty(); }
+bool Model::has_weights() const { return weights() != nullptr || impl_->module.weights.empty(); }
+
+std::shared_ptr<const std::map<std::string, Tensor>> Model::weights() const {
+  std::lock_guard<std::mutex> lock(impl_->weights_mu);
+  return impl_->weights;
+}
 
 void Model::set_weights(const std::map<std::string, Tensor>& given) {
   auto chosen = std::make_shared<std::map<std::string, Tensor>>();
@@ -137,6 +155,7 @@ void Model::set_weights(const std::map<std::string, Tensor>& given) {
     if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
     throw Error(ErrorCode::Format, msg);
   }
+  std::lock_guard<std::mutex> lock(impl_->weights_mu);
   impl_->weights = chosen;
 }
 
@@ -146,6 +165,15 @@ void Model::set_weights_file(const std::string& path) {
     set_weights(tensors);
   } catch (const Error& e) {
     throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+void Model::set_weights_bytes(const uint8_t* data, size_t size, const std::string& name) {
+  std::map<std::string, Tensor> tensors = read_safetensors_bytes(data, size, name);
+  try {
+    set_weights(tensors);
+  } catch (const Error& e) {
+    throw Error(e.code(), name + ": " + e.what());
   }
 }
 
@@ -163,7 +191,7 @@ struct Session::Impl {
   std::shared_ptr<const std::map<std::string, Tensor>> weights;
   std::map<std::string, Tensor> state;
   std::map<std::string, int64_t> state_dims;  // the symbol values the state was created with
-  std::vector<TensorSignature> inputs, outputs;
+  std::vector<TensorSignature> inputs, outputs, states;
 };
 
 Session::Session(std::shared_ptr<const Model> model, const std::string& entry) : impl_(std::make_unique<Impl>()) {
@@ -184,7 +212,8 @@ Session::Session(std::shared_ptr<const Model> model, const std::string& entry) :
                                                 " weights but none are loaded; load a safetensors file or use random weights");
   impl_->model = model;
   impl_->fn = fn;
-  impl_->weights = model->impl().weights;
+  impl_->weights = model->weights();
+  for (const auto& st : model->module().states) impl_->states.push_back(signature_of(st.name, st.type));
   for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
   for (size_t i = 0; i < fn->result_types.size(); ++i)
     impl_->outputs.push_back(signature_of("out" + std::to_string(i), fn->result_types[i]));
@@ -194,6 +223,7 @@ Session::~Session() = default;
 
 const std::vector<TensorSignature>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorSignature>& Session::outputs() const { return impl_->outputs; }
+const std::vector<TensorSignature>& Session::states() const { return impl_->states; }
 
 void Session::reset_state() {
   impl_->state.clear();
@@ -205,8 +235,33 @@ Tensor Session::state(const std::string& name) const {
   return it == impl_->state.end() ? Tensor() : it->second;
 }
 
-std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor>>& given) {
-  const ir::Function& f = *impl_->fn;
+void Session::set_state(const std::string& name, const Tensor& value) {
+  const auto& states = impl_->model->module().states;
+  auto it = std::find_if(states.begin(), states.end(), [&](const ir::StateInfo& s) { return s.name == name; });
+  if (it == states.end()) {
+    std::vector<std::string> names;
+    for (const auto& s : states) names.push_back(s.name);
+    std::string best = closest_name(name, names);
+    throw Error(ErrorCode::InvalidArgument,
+                "no state '" + name + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
+  }
+  if (!value.defined()) throw Error(ErrorCode::InvalidArgument, "state '" + name + "' has no data");
+  const ir::Type& t = it->type;
+  std::string got = std::string(dtype_name(value.dtype())) + shape_to_string(value.shape());
+  if (value.dtype() != t.dtype || value.rank() != t.rank())
+    throw Error(ErrorCode::Type, "state '" + name + "': expected " + t.str() + ", got " + got);
+  for (size_t k = 0; k < t.rank(); ++k)
+    if (t.shape[k].is_const() && t.shape[k].const_value() != value.dim(k))
+      throw Error(ErrorCode::Type, "state '" + name + "': dim " + std::to_string(k) + " is " +
+                                       std::to_string(value.dim(k)) + ", expected " + t.shape[k].str() +
+                                       " (declared " + t.str() + ")");
+  impl_->state[name] = value;
+}
+
+// Checks the given inputs against the entry's parameters; returns them in parameter order and the
+// values of the symbolic dims they bind.
+static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_inputs(
+    const ir::Function& f, const std::vector<std::pair<std::string, Tensor>>& given) {
   std::map<std::string, const Tensor*> by_name;
   for (const auto& input : given) {
     const std::string& n = input.first;
@@ -256,6 +311,23 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
                                          " = " + std::to_string(want) + " (declared " + p.type.str() + ")");
     }
   }
+  return {std::move(inputs), std::move(dims)};
+}
+
+std::vector<Shape> Session::output_shapes(const std::vector<std::pair<std::string, Tensor>>& given) const {
+  auto [inputs, dims] = bind_inputs(*impl_->fn, given);
+  std::vector<Shape> out;
+  for (const auto& t : impl_->fn->result_types) {
+    Shape s;
+    for (const auto& d : t.shape) s.push_back(d.eval(dims));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor>>& given) {
+  const ir::Function& f = *impl_->fn;
+  auto [inputs, dims] = bind_inputs(f, given);
   // States this entry uses are created on first use with the shapes this call binds.
   std::map<std::string, Tensor> state = impl_->state;
   for (const auto& s : impl_->model->module().states) {
@@ -286,6 +358,15 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   const Model::Impl& mi = impl_->model->impl();
   env.locate = [&mi](Span s) { return mi.locate(s); };
   std::vector<Tensor> out = cpu::execute(f, inputs, env);
+  // Inputs belong to the caller, who may change their memory after the call (zero-copy and bound
+  // inputs of the C API): no state or result may keep aliasing one.
+  auto aliases_input = [&inputs](const Tensor& t) {
+    return t.defined() && std::any_of(inputs.begin(), inputs.end(), [&t](const Tensor& in) { return in.shares_storage_with(t); });
+  };
+  for (auto& entry : state)
+    if (aliases_input(entry.second)) entry.second = entry.second.clone();
+  for (auto& t : out)
+    if (aliases_input(t)) t = t.clone();
   impl_->state = std::move(state);
   return out;
 }

@@ -28,9 +28,26 @@ struct TensorSignature {
   std::string name;
   DType dtype = DType::F32;
   std::vector<std::string> dims;  // "4", "B", "S+1"
+  std::vector<int64_t> fixed;     // per dim: its size if constant, else -1
   std::string to_string() const;  // "f16[B, 768]"
 };
 
+// A source error (syntax or type) with the position of its first diagnostic.
+class SourceError : public Error {
+ public:
+  SourceError(ErrorCode code, const std::string& message, std::string file, int line, int column)
+      : Error(code, message), file_(std::move(file)), line_(line), column_(column) {}
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+};
+
+// Thread safety: a Model's const methods may be called concurrently; setting weights may race
+// with creating sessions (a Session snapshots the weights current at its creation).
 class Model {
  public:
   static std::shared_ptr<Model> load_file(const std::string& path, const ModelOptions& opts = {});
@@ -39,10 +56,13 @@ class Model {
   ~Model();
 
   void set_weights_file(const std::string& safetensors_path);
+  // The bytes of a safetensors file; `name` is used in error messages.
+  void set_weights_bytes(const uint8_t* data, size_t size, const std::string& name);
   void set_random_weights(uint64_t seed);
   // Weights by their full names (prefix included), validated like a file.
   void set_weights(const std::map<std::string, Tensor>& weights);
   bool has_weights() const;
+  std::shared_ptr<const std::map<std::string, Tensor>> weights() const;
 
   const ir::Module& module() const;
   std::vector<std::string> entry_names() const;
@@ -65,11 +85,20 @@ class Session {
 
   const std::vector<TensorSignature>& inputs() const;
   const std::vector<TensorSignature>& outputs() const;
-  // Inputs bound by parameter name; every parameter must be given exactly once.
+  // The model's states, in declaration order.
+  const std::vector<TensorSignature>& states() const;
+  // Inputs bound by parameter name; every parameter must be given exactly once. On failure the
+  // state is unchanged.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
+  // The shapes run() would return for these inputs (validating them as run() does), without
+  // executing anything.
+  std::vector<Shape> output_shapes(const std::vector<std::pair<std::string, Tensor>>& inputs) const;
   void reset_state();
   // Current value of a state tensor (undefined Tensor before the first run binds its shape).
   Tensor state(const std::string& name) const;
+  // Replaces a state tensor (declared dtype and rank, constant dims matching; Type error
+  // otherwise). Later runs must bind its symbolic dims to the same sizes.
+  void set_state(const std::string& name, const Tensor& value);
 
   struct Impl;
 

@@ -26,14 +26,33 @@ std::string shape_to_string(const Shape& s) {
   return out + "]";
 }
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_)
-    if (d < 0) throw Error(ErrorCode::Internal, "negative dimension in shape " + shape_to_string(shape_));
-  int64_t n = numel(), bytes;
+static void check_shape(DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error(ErrorCode::Internal, "negative dimension in shape " + shape_to_string(shape));
+  int64_t n = num_elements(shape), bytes;
   if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes))
-    throw Error(ErrorCode::OutOfMemory, "tensor shape " + shape_to_string(shape_) + " is too large");
+    throw Error(ErrorCode::OutOfMemory, "tensor shape " + shape_to_string(shape) + " is too large");
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  check_shape(dtype_, shape_);
   // At least one byte so that raw() of an empty tensor is a valid pointer.
-  storage_ = std::make_shared<std::vector<uint8_t>>(std::max<size_t>(1, nbytes()), 0);
+  size_t n = std::max<size_t>(1, nbytes());
+  storage_ = std::shared_ptr<uint8_t>(new uint8_t[n](), std::default_delete<uint8_t[]>());
+}
+
+Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner) {
+  check_shape(dtype, shape);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  if (data == nullptr) {
+    if (t.nbytes() != 0) throw Error(ErrorCode::Internal, "Tensor::wrap: null data for a non-empty tensor");
+    return Tensor(dtype, t.shape_);
+  }
+  // The aliasing constructor: shares ownership with `owner`, points at `data`.
+  t.storage_ = std::shared_ptr<uint8_t>(std::move(owner), static_cast<uint8_t*>(data));
+  return t;
 }
 
 Tensor Tensor::scalar_f32(float v) { Tensor t(DType::F32, {}); t.data<float>()[0] = v; return t; }

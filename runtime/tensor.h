@@ -1,5 +1,6 @@
 // A dense, C-ordered, host tensor. Storage is shared (copying a Tensor is cheap and aliases the
-// same bytes); `clone()` makes an independent copy. Element access is through typed pointers or
+// same bytes); `clone()` makes an independent copy. Storage is either allocated by the tensor or
+// external memory wrapped without a copy (`wrap`), kept alive by an owner the caller supplies. Element access is through typed pointers or
 // the f64 helpers used by reference kernels.
 #pragma once
 #include <cstdint>
@@ -24,6 +25,10 @@ class Tensor {
   static Tensor scalar_i32(int32_t v);
   static Tensor scalar_i64(int64_t v);
   static Tensor scalar_bool(bool v);
+  // Wraps `data` (at least nbytes() bytes, C order) without copying. `owner` is held for as long as
+  // any tensor shares the storage (it may be null when the caller guarantees the lifetime).
+  // `data` may be null only for an empty tensor.
+  static Tensor wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -33,8 +38,8 @@ class Tensor {
   int64_t numel() const { return num_elements(shape_); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
 
-  void* raw() { return storage_->data(); }
-  const void* raw() const { return storage_->data(); }
+  void* raw() { return storage_.get(); }
+  const void* raw() const { return storage_.get(); }
   template <class T> T* data() { return reinterpret_cast<T*>(raw()); }
   template <class T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
 
@@ -58,7 +63,7 @@ class Tensor {
  private:
   DType dtype_ = DType::F32;
   Shape shape_;
-  std::shared_ptr<std::vector<uint8_t>> storage_;
+  std::shared_ptr<uint8_t> storage_;  // never null for a defined tensor, even when empty
 };
 
 }  // namespace grape

@@ -1,0 +1,363 @@
+// grp_session_*: creation, introspection, inputs (copied, zero-copy, bound), runs, outputs, state.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include "capi/src/internal.h"
+#include "capi/src/options.h"
+#include "lang/diagnostics.h"
+
+using namespace grape;
+using namespace grape::capi;
+
+namespace {
+
+// Per declared tensor: the arrays grp_session_*_info hands out.
+struct Info {
+  std::vector<int64_t> dims;
+  std::vector<const char*> exprs;
+};
+
+Info info_of(const TensorSignature& s) {
+  Info i;
+  i.dims = s.fixed;
+  for (const auto& d : s.dims) i.exprs.push_back(d.c_str());
+  return i;
+}
+
+}  // namespace
+
+struct grp_session {
+  std::unique_ptr<Session> session;
+  std::string entry;
+  std::vector<Info> input_info, output_info;
+  std::vector<Tensor> inputs;                 // undefined: not set
+  std::vector<Tensor> outputs;                // of the last successful run
+  bool has_outputs = false;
+  std::vector<void*> out_bound;               // caller memory per output (NULL: none)
+  std::vector<size_t> out_capacity;
+  std::vector<const void*> out_delivered;     // where the last run put each output
+  std::map<std::string, Tensor> state_views;  // keeps what grp_session_get_state handed out alive
+};
+
+namespace {
+
+size_t input_index(const grp_session* s, const char* name) {
+  require(name, "name");
+  const auto& ins = s->session->inputs();
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (ins[i].name == name) return i;
+  std::vector<std::string> names;
+  for (const auto& p : ins) names.push_back(p.name);
+  std::string best = closest_name(name, names);
+  invalid(std::string("unknown input '") + name + "' for entry '" + s->entry + "'" +
+          (best.empty() ? "" : "; did you mean '" + best + "'?"));
+}
+
+// Validates (name, dtype, shape, nbytes) against the declaration of an input or a state; returns
+// the shape. Messages match the ones grape::Session reports at run time.
+Shape check_tensor(const char* kind, const TensorSignature& sig, grp_dtype dtype, const int64_t* shape, size_t rank) {
+  std::string what = std::string(kind) + " '" + sig.name + "'";
+  DType dt = to_dtype(dtype, what + ": dtype");
+  Shape sh = to_shape(shape, rank, dt, what);
+  std::string declared = sig.to_string();
+  if (dt != sig.dtype || rank != sig.dims.size())
+    throw Error(ErrorCode::Type, what + ": expected " + declared + ", got " + dtype_name(dt) + shape_to_string(sh));
+  for (size_t k = 0; k < rank; ++k)
+    if (sig.fixed[k] >= 0 && sig.fixed[k] != sh[k])
+      throw Error(ErrorCode::Type, what + ": dim " + std::to_string(k) + " is " + std::to_string(sh[k]) + ", expected " +
+                                       sig.dims[k] + " = " + std::to_string(sig.fixed[k]) + " (declared " + declared + ")");
+  return sh;
+}
+
+grp_session_options session_options(const grp_session_options* given) {
+  return read_options(given, grp_session_default_options(), offsetof(grp_session_options, device) + sizeof(int),
+                      "grp_session_options");
+}
+
+void check_backend(const grp_session_options& o) {
+  std::string backend = o.backend ? o.backend : "auto";
+  if (backend == "cuda")
+    throw Error(ErrorCode::NoDevice, "backend \"cuda\": this build of Grape has no CUDA backend (no CUDA driver found); "
+                                     "use \"cpu\" or \"auto\"");
+  if (backend != "auto" && backend != "cpu")
+    invalid("backend \"" + backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
+  std::string executor = o.executor ? o.executor : "auto";
+  if (executor == "eager" || executor == "graph" || executor == "mono" || executor == "dataflow")
+    throw Error(ErrorCode::Unsupported, "executor \"" + executor +
+                                            "\" runs on the CUDA backend; the CPU backend has only its reference "
+                                            "executor (use \"auto\")");
+  if (executor != "auto")
+    invalid("executor \"" + executor + "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");
+  if (o.device < 0) invalid("device " + std::to_string(o.device) + " is negative");
+  if (o.device > 0)
+    throw Error(ErrorCode::NoDevice, "device " + std::to_string(o.device) + ": the CPU backend has one device (0)");
+}
+
+void check_output_index(const grp_session* s, size_t i) {
+  if (i >= s->session->outputs().size())
+    invalid("output index " + std::to_string(i) + " is out of range (entry '" + s->entry + "' has " +
+            std::to_string(s->session->outputs().size()) + " outputs)");
+}
+
+void check_input_index(const grp_session* s, size_t i) {
+  if (i >= s->session->inputs().size())
+    invalid("input index " + std::to_string(i) + " is out of range (entry '" + s->entry + "' has " +
+            std::to_string(s->session->inputs().size()) + " inputs)");
+}
+
+const TensorSignature& state_signature(const grp_session* s, const char* name) {
+  require(name, "name");
+  const auto& states = s->session->states();
+  for (const auto& st : states)
+    if (st.name == name) return st;
+  std::vector<std::string> names;
+  for (const auto& st : states) names.push_back(st.name);
+  std::string best = closest_name(name, names);
+  invalid(std::string("no state '") + name + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
+}
+
+void fill_info(const TensorSignature& sig, const Info& info, grp_dtype* dtype, size_t* rank, const int64_t** dims,
+               const char* const** exprs) {
+  if (dtype) *dtype = from_dtype(sig.dtype);
+  if (rank) *rank = sig.dims.size();
+  if (dims) *dims = info.dims.data();
+  if (exprs) *exprs = info.exprs.data();
+}
+
+void fill_tensor(const Tensor& t, const void* data, grp_dtype* dtype, const int64_t** shape, size_t* rank,
+                 const void** out_data, size_t* nbytes) {
+  if (dtype) *dtype = from_dtype(t.dtype());
+  if (shape) *shape = t.shape().data();
+  if (rank) *rank = t.rank();
+  if (out_data) *out_data = data;
+  if (nbytes) *nbytes = t.nbytes();
+}
+
+}  // namespace
+
+extern "C" {
+
+grp_session_options grp_session_default_options(void) {
+  grp_session_options o;
+  std::memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.entry = nullptr;
+  o.backend = "auto";
+  o.executor = "auto";
+  o.device = 0;
+  return o;
+}
+
+grp_error* grp_session_create(grp_model* m, const grp_session_options* opts, grp_session** out) {
+  return guard([&] {
+    require(m, "model");
+    require(out, "out");
+    grp_session_options o = session_options(opts);
+    check_backend(o);
+    auto s = std::make_unique<grp_session>();
+    s->session = std::make_unique<Session>(m->model, o.entry ? o.entry : "");
+    s->entry = o.entry && *o.entry ? o.entry : "main";
+    for (const auto& sig : s->session->inputs()) s->input_info.push_back(info_of(sig));
+    for (const auto& sig : s->session->outputs()) s->output_info.push_back(info_of(sig));
+    s->inputs.resize(s->session->inputs().size());
+    size_t n = s->session->outputs().size();
+    s->out_bound.assign(n, nullptr);
+    s->out_capacity.assign(n, 0);
+    s->out_delivered.assign(n, nullptr);
+    *out = s.release();
+  });
+}
+
+void grp_session_destroy(grp_session* s) { delete s; }
+
+size_t grp_session_num_inputs(const grp_session* s) { return s ? s->session->inputs().size() : 0; }
+
+const char* grp_session_input_name(const grp_session* s, size_t i) {
+  return s && i < s->session->inputs().size() ? s->session->inputs()[i].name.c_str() : nullptr;
+}
+
+size_t grp_session_num_outputs(const grp_session* s) { return s ? s->session->outputs().size() : 0; }
+
+const char* grp_session_output_name(const grp_session* s, size_t i) {
+  return s && i < s->session->outputs().size() ? s->session->outputs()[i].name.c_str() : nullptr;
+}
+
+grp_error* grp_session_input_index(const grp_session* s, const char* name, size_t* out) {
+  return guard([&] {
+    require(s, "session");
+    require(out, "out");
+    *out = input_index(s, name);
+  });
+}
+
+grp_error* grp_session_input_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank, const int64_t** dims,
+                                  const char* const** dim_exprs) {
+  return guard([&] {
+    require(s, "session");
+    check_input_index(s, i);
+    fill_info(s->session->inputs()[i], s->input_info[i], dtype, rank, dims, dim_exprs);
+  });
+}
+
+grp_error* grp_session_output_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank, const int64_t** dims,
+                                   const char* const** dim_exprs) {
+  return guard([&] {
+    require(s, "session");
+    check_output_index(s, i);
+    fill_info(s->session->outputs()[i], s->output_info[i], dtype, rank, dims, dim_exprs);
+  });
+}
+
+grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
+                                 const void* data, size_t nbytes) {
+  return guard([&] {
+    require(s, "session");
+    size_t i = input_index(s, name);
+    const TensorSignature& sig = s->session->inputs()[i];
+    Shape sh = check_tensor("input", sig, dtype, shape, rank);
+    check_bytes(sig.dtype, sh, data, nbytes, "input '" + sig.name + "'");
+    Tensor t(sig.dtype, sh);
+    if (nbytes) std::memcpy(t.raw(), data, nbytes);
+    s->inputs[i] = std::move(t);
+  });
+}
+
+grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
+                                    void** data, size_t* nbytes) {
+  return guard([&] {
+    require(s, "session");
+    require(data, "data");
+    size_t i = input_index(s, name);
+    const TensorSignature& sig = s->session->inputs()[i];
+    Shape sh = check_tensor("input", sig, dtype, shape, rank);
+    Tensor t(sig.dtype, sh);
+    *data = t.raw();
+    if (nbytes) *nbytes = t.nbytes();
+    s->inputs[i] = std::move(t);
+  });
+}
+
+grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
+                                  const void* data, size_t nbytes) {
+  return guard([&] {
+    require(s, "session");
+    size_t i = input_index(s, name);
+    const TensorSignature& sig = s->session->inputs()[i];
+    Shape sh = check_tensor("input", sig, dtype, shape, rank);
+    check_bytes(sig.dtype, sh, data, nbytes, "input '" + sig.name + "'");
+    // The session never writes to its inputs (grape::Session detaches states and results that
+    // would alias them), so dropping const here is safe. The caller keeps the memory alive.
+    s->inputs[i] = Tensor::wrap(sig.dtype, sh, const_cast<void*>(data), nullptr);
+  });
+}
+
+grp_error* grp_session_bind_output(grp_session* s, size_t i, void* data, size_t capacity) {
+  return guard([&] {
+    require(s, "session");
+    check_output_index(s, i);
+    if (data == nullptr && capacity > 0) invalid("data is NULL but capacity is " + std::to_string(capacity));
+    s->out_bound[i] = data;
+    s->out_capacity[i] = data ? capacity : 0;
+  });
+}
+
+grp_error* grp_session_set_stream(grp_session* s, void* stream) {
+  return guard([&] {
+    require(s, "session");
+    if (stream != nullptr)
+      throw Error(ErrorCode::Unsupported, "set_stream: the CPU backend has no streams; only NULL is accepted");
+  });
+}
+
+grp_error* grp_session_run(grp_session* s) {
+  return guard([&] {
+    require(s, "session");
+    std::vector<std::pair<std::string, Tensor>> given;
+    for (size_t i = 0; i < s->inputs.size(); ++i)
+      if (s->inputs[i].defined()) given.emplace_back(s->session->inputs()[i].name, s->inputs[i]);
+    bool any_bound = std::any_of(s->out_bound.begin(), s->out_bound.end(), [](void* p) { return p != nullptr; });
+    if (any_bound) {
+      std::vector<Shape> shapes = s->session->output_shapes(given);
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (!s->out_bound[i]) continue;
+        const TensorSignature& sig = s->session->outputs()[i];
+        size_t need = static_cast<size_t>(num_elements(shapes[i])) * dtype_size(sig.dtype);
+        if (need > s->out_capacity[i])
+          invalid("output '" + sig.name + "' (" + dtype_name(sig.dtype) + shape_to_string(shapes[i]) + ") needs " +
+                  std::to_string(need) + " bytes, but the memory bound to it holds " +
+                  std::to_string(s->out_capacity[i]));
+      }
+    }
+    std::vector<Tensor> outs = s->session->run(given);
+    // Nothing below can fail: the run is committed.
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (s->out_bound[i] && outs[i].nbytes() <= s->out_capacity[i]) {
+        std::memcpy(s->out_bound[i], outs[i].raw(), outs[i].nbytes());
+        s->out_delivered[i] = s->out_bound[i];
+      } else {
+        s->out_delivered[i] = outs[i].raw();
+      }
+    }
+    s->outputs = std::move(outs);
+    s->has_outputs = true;
+    s->state_views.clear();
+  });
+}
+
+grp_error* grp_session_get_output(grp_session* s, size_t i, grp_dtype* dtype, const int64_t** shape, size_t* rank,
+                                  const void** data, size_t* nbytes) {
+  return guard([&] {
+    require(s, "session");
+    check_output_index(s, i);
+    if (!s->has_outputs) invalid("output " + std::to_string(i) + ": no outputs yet; call grp_session_run first");
+    fill_tensor(s->outputs[i], s->out_delivered[i], dtype, shape, rank, data, nbytes);
+  });
+}
+
+grp_error* grp_session_reset_state(grp_session* s) {
+  return guard([&] {
+    require(s, "session");
+    s->session->reset_state();
+    s->outputs.clear();
+    s->has_outputs = false;
+    s->state_views.clear();
+  });
+}
+
+size_t grp_session_num_states(const grp_session* s) { return s ? s->session->states().size() : 0; }
+
+const char* grp_session_state_name(const grp_session* s, size_t i) {
+  return s && i < s->session->states().size() ? s->session->states()[i].name.c_str() : nullptr;
+}
+
+grp_error* grp_session_get_state(grp_session* s, const char* name, grp_dtype* dtype, const int64_t** shape, size_t* rank,
+                                 const void** data, size_t* nbytes) {
+  return guard([&] {
+    require(s, "session");
+    const TensorSignature& sig = state_signature(s, name);
+    Tensor t = s->session->state(sig.name);
+    if (!t.defined())
+      invalid("state '" + sig.name + "' (" + sig.to_string() +
+              ") does not exist yet: the first run that binds its dims creates it");
+    Tensor& kept = s->state_views[sig.name];
+    kept = t;
+    fill_tensor(kept, kept.raw(), dtype, shape, rank, data, nbytes);
+  });
+}
+
+grp_error* grp_session_set_state(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
+                                 const void* data, size_t nbytes) {
+  return guard([&] {
+    require(s, "session");
+    const TensorSignature& sig = state_signature(s, name);
+    Shape sh = check_tensor("state", sig, dtype, shape, rank);
+    check_bytes(sig.dtype, sh, data, nbytes, "state '" + sig.name + "'");
+    Tensor t(sig.dtype, sh);
+    if (nbytes) std::memcpy(t.raw(), data, nbytes);
+    s->session->set_state(sig.name, t);
+    s->state_views.erase(sig.name);
+  });
+}
+
+}  // extern "C"
