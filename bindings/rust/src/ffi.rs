@@ -1,0 +1,287 @@
+//! Raw declarations of grape.h (GRAPE_VERSION_NUMBER 1000), written by hand.
+//!
+//! C enums are `int`-sized on every ABI Grape supports, so they are declared as `c_int` aliases
+//! with constants rather than Rust enums: a value the library returns that this file does not know
+//! (a code added by a newer library) must not be undefined behaviour.
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_char, c_int, c_void};
+
+pub const GRAPE_VERSION_MAJOR: u32 = 0;
+pub const GRAPE_VERSION_MINOR: u32 = 1;
+pub const GRAPE_VERSION_PATCH: u32 = 0;
+pub const GRAPE_VERSION_NUMBER: u32 = 1000;
+pub const GRAPE_VERSION_STRING: &str = "0.1.0";
+
+// ---- errors --------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct grp_error {
+    _private: [u8; 0],
+}
+
+pub type grp_code = c_int;
+pub const GRP_OK: grp_code = 0;
+pub const GRP_ERR_INVALID_ARGUMENT: grp_code = 1;
+pub const GRP_ERR_SYNTAX: grp_code = 2;
+pub const GRP_ERR_TYPE: grp_code = 3;
+pub const GRP_ERR_IO: grp_code = 4;
+pub const GRP_ERR_FORMAT: grp_code = 5;
+pub const GRP_ERR_UNSUPPORTED: grp_code = 6;
+pub const GRP_ERR_NO_DEVICE: grp_code = 7;
+pub const GRP_ERR_DEVICE: grp_code = 8;
+pub const GRP_ERR_OUT_OF_MEMORY: grp_code = 9;
+pub const GRP_ERR_INTERNAL: grp_code = 10;
+
+// ---- element types -------------------------------------------------------------------------
+
+pub type grp_dtype = c_int;
+pub const GRP_F32: grp_dtype = 0;
+pub const GRP_F16: grp_dtype = 1;
+pub const GRP_BF16: grp_dtype = 2;
+pub const GRP_I32: grp_dtype = 3;
+pub const GRP_I64: grp_dtype = 4;
+pub const GRP_BOOL: grp_dtype = 5;
+
+// ---- handles -------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct grp_model {
+    _private: [u8; 0],
+}
+
+#[repr(C)]
+pub struct grp_session {
+    _private: [u8; 0],
+}
+
+#[repr(C)]
+pub struct grp_tensor {
+    _private: [u8; 0],
+}
+
+// ---- options -------------------------------------------------------------------------------
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct grp_model_options {
+    pub struct_size: usize,
+    pub defines: *const *const c_char,
+    pub num_defines: usize,
+    pub no_optimize: c_int,
+    pub require_loop_bounds: c_int,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct grp_session_options {
+    pub struct_size: usize,
+    pub entry: *const c_char,
+    pub backend: *const c_char,
+    pub executor: *const c_char,
+    pub device: c_int,
+}
+
+extern "C" {
+    // version
+    pub fn grp_version_number() -> u32;
+    pub fn grp_version_string() -> *const c_char;
+
+    // errors
+    pub fn grp_error_code(e: *const grp_error) -> grp_code;
+    pub fn grp_error_message(e: *const grp_error) -> *const c_char;
+    pub fn grp_error_location(
+        e: *const grp_error,
+        file: *mut *const c_char,
+        line: *mut u32,
+        column: *mut u32,
+    ) -> c_int;
+    pub fn grp_error_free(e: *mut grp_error);
+    pub fn grp_free(p: *mut c_void);
+
+    // element types
+    pub fn grp_dtype_size(dtype: grp_dtype) -> usize;
+    pub fn grp_dtype_name(dtype: grp_dtype) -> *const c_char;
+
+    // models
+    pub fn grp_model_default_options() -> grp_model_options;
+    pub fn grp_model_load_file(
+        path: *const c_char,
+        opts: *const grp_model_options,
+        out: *mut *mut grp_model,
+    ) -> *mut grp_error;
+    pub fn grp_model_load_source(
+        src: *const c_char,
+        len: usize,
+        name: *const c_char,
+        opts: *const grp_model_options,
+        out: *mut *mut grp_model,
+    ) -> *mut grp_error;
+    pub fn grp_model_set_weights_file(m: *mut grp_model, safetensors_path: *const c_char) -> *mut grp_error;
+    pub fn grp_model_set_weights_memory(
+        m: *mut grp_model,
+        data: *const c_void,
+        nbytes: usize,
+        name: *const c_char,
+    ) -> *mut grp_error;
+    pub fn grp_model_set_random_weights(m: *mut grp_model, seed: u64) -> *mut grp_error;
+    pub fn grp_model_destroy(m: *mut grp_model);
+    pub fn grp_model_num_entries(m: *const grp_model) -> usize;
+    pub fn grp_model_entry_name(m: *const grp_model, i: usize) -> *const c_char;
+    pub fn grp_model_num_weights(m: *const grp_model) -> usize;
+    pub fn grp_model_weight_name(m: *const grp_model, i: usize) -> *const c_char;
+    pub fn grp_model_weight_info(
+        m: *const grp_model,
+        i: usize,
+        dtype: *mut grp_dtype,
+        shape: *mut *const i64,
+        rank: *mut usize,
+    ) -> *mut grp_error;
+    pub fn grp_model_has_weights(m: *const grp_model) -> c_int;
+    pub fn grp_model_ir_text(m: *const grp_model, entry: *const c_char, out: *mut *mut c_char) -> *mut grp_error;
+
+    // sessions
+    pub fn grp_session_default_options() -> grp_session_options;
+    pub fn grp_session_create(
+        m: *mut grp_model,
+        opts: *const grp_session_options,
+        out: *mut *mut grp_session,
+    ) -> *mut grp_error;
+    pub fn grp_session_destroy(s: *mut grp_session);
+    pub fn grp_session_num_inputs(s: *const grp_session) -> usize;
+    pub fn grp_session_input_name(s: *const grp_session, i: usize) -> *const c_char;
+    pub fn grp_session_num_outputs(s: *const grp_session) -> usize;
+    pub fn grp_session_output_name(s: *const grp_session, i: usize) -> *const c_char;
+    pub fn grp_session_input_index(s: *const grp_session, name: *const c_char, out: *mut usize) -> *mut grp_error;
+    pub fn grp_session_input_info(
+        s: *const grp_session,
+        i: usize,
+        dtype: *mut grp_dtype,
+        rank: *mut usize,
+        dims: *mut *const i64,
+        dim_exprs: *mut *const *const c_char,
+    ) -> *mut grp_error;
+    pub fn grp_session_output_info(
+        s: *const grp_session,
+        i: usize,
+        dtype: *mut grp_dtype,
+        rank: *mut usize,
+        dims: *mut *const i64,
+        dim_exprs: *mut *const *const c_char,
+    ) -> *mut grp_error;
+    pub fn grp_session_set_input(
+        s: *mut grp_session,
+        name: *const c_char,
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+    ) -> *mut grp_error;
+    pub fn grp_session_input_buffer(
+        s: *mut grp_session,
+        name: *const c_char,
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *mut *mut c_void,
+        nbytes: *mut usize,
+    ) -> *mut grp_error;
+    pub fn grp_session_bind_input(
+        s: *mut grp_session,
+        name: *const c_char,
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+    ) -> *mut grp_error;
+    pub fn grp_session_bind_output(s: *mut grp_session, i: usize, data: *mut c_void, capacity: usize) -> *mut grp_error;
+    pub fn grp_session_set_stream(s: *mut grp_session, stream: *mut c_void) -> *mut grp_error;
+    pub fn grp_session_run(s: *mut grp_session) -> *mut grp_error;
+    pub fn grp_session_get_output(
+        s: *mut grp_session,
+        i: usize,
+        dtype: *mut grp_dtype,
+        shape: *mut *const i64,
+        rank: *mut usize,
+        data: *mut *const c_void,
+        nbytes: *mut usize,
+    ) -> *mut grp_error;
+    pub fn grp_session_reset_state(s: *mut grp_session) -> *mut grp_error;
+    pub fn grp_session_num_states(s: *const grp_session) -> usize;
+    pub fn grp_session_state_name(s: *const grp_session, i: usize) -> *const c_char;
+    pub fn grp_session_get_state(
+        s: *mut grp_session,
+        name: *const c_char,
+        dtype: *mut grp_dtype,
+        shape: *mut *const i64,
+        rank: *mut usize,
+        data: *mut *const c_void,
+        nbytes: *mut usize,
+    ) -> *mut grp_error;
+    pub fn grp_session_set_state(
+        s: *mut grp_session,
+        name: *const c_char,
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+    ) -> *mut grp_error;
+
+    // backends
+    pub fn grp_backend_available(backend: *const c_char) -> c_int;
+
+    // host tensors and .npy files
+    pub fn grp_tensor_read_npy(path: *const c_char, out: *mut *mut grp_tensor) -> *mut grp_error;
+    pub fn grp_tensor_create(
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+        out: *mut *mut grp_tensor,
+    ) -> *mut grp_error;
+    pub fn grp_tensor_destroy(t: *mut grp_tensor);
+    pub fn grp_tensor_dtype(t: *const grp_tensor) -> grp_dtype;
+    pub fn grp_tensor_rank(t: *const grp_tensor) -> usize;
+    pub fn grp_tensor_shape(t: *const grp_tensor) -> *const i64;
+    pub fn grp_tensor_data(t: *const grp_tensor) -> *const c_void;
+    pub fn grp_tensor_nbytes(t: *const grp_tensor) -> usize;
+    pub fn grp_npy_write(
+        path: *const c_char,
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *const c_void,
+        nbytes: usize,
+    ) -> *mut grp_error;
+}
+
+#[cfg(test)]
+mod layout {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    // The layouts grape.h gives these structs on LP64 targets.
+    #[test]
+    fn option_structs_match_the_header() {
+        assert_eq!(offset_of!(grp_model_options, defines), 8);
+        assert_eq!(offset_of!(grp_model_options, num_defines), 16);
+        assert_eq!(offset_of!(grp_model_options, no_optimize), 24);
+        assert_eq!(offset_of!(grp_model_options, require_loop_bounds), 28);
+        assert_eq!(size_of::<grp_model_options>(), 32);
+        assert_eq!(offset_of!(grp_session_options, executor), 24);
+        assert_eq!(offset_of!(grp_session_options, device), 32);
+        assert_eq!(size_of::<grp_session_options>(), 40);
+    }
+
+    #[test]
+    fn default_options_report_this_layout() {
+        unsafe {
+            assert_eq!(grp_model_default_options().struct_size, size_of::<grp_model_options>());
+            assert_eq!(grp_session_default_options().struct_size, size_of::<grp_session_options>());
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! `Model`: a compiled .grp program plus its weights (`grp_model`).
+
+use std::ffi::CString;
+use std::os::raw::c_char;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use crate::dtype::DType;
+use crate::error::{c_string, check, lossy, Code, Error, Result};
+use crate::ffi;
+use crate::session::{Session, SessionOptions};
+use crate::tensor::{c_slice, data_ptr};
+
+/// How to compile a program: const overrides (`-D NAME=VALUE`) and front-end switches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelOptions {
+    /// Const overrides, in order; a later entry for the same name wins.
+    pub defines: Vec<(String, i64)>,
+    /// Keep the IR exactly as lowered (no constant folding, CSE, dead-code elimination).
+    pub no_optimize: bool,
+    /// Reject device loops without a compile-time trip bound (`while ... max N`).
+    pub require_loop_bounds: bool,
+}
+
+impl ModelOptions {
+    pub fn new() -> ModelOptions {
+        ModelOptions::default()
+    }
+
+    /// Overrides const `name` (which the program must declare) with `value`.
+    pub fn define(mut self, name: impl Into<String>, value: i64) -> ModelOptions {
+        self.defines.push((name.into(), value));
+        self
+    }
+
+    pub fn no_optimize(mut self, yes: bool) -> ModelOptions {
+        self.no_optimize = yes;
+        self
+    }
+
+    pub fn require_loop_bounds(mut self, yes: bool) -> ModelOptions {
+        self.require_loop_bounds = yes;
+        self
+    }
+
+    /// Calls `f` with the C struct; the strings it points to live until `f` returns.
+    fn with_raw<R>(&self, f: impl FnOnce(&ffi::grp_model_options) -> R) -> Result<R> {
+        let defines = self
+            .defines
+            .iter()
+            .map(|(name, value)| c_string(&format!("{name}={value}"), "define"))
+            .collect::<Result<Vec<CString>>>()?;
+        let pointers: Vec<*const c_char> = defines.iter().map(|d| d.as_ptr()).collect();
+        // SAFETY: returns a struct by value.
+        let mut raw = unsafe { ffi::grp_model_default_options() };
+        raw.defines = if pointers.is_empty() { ptr::null() } else { pointers.as_ptr() };
+        raw.num_defines = pointers.len();
+        raw.no_optimize = self.no_optimize as _;
+        raw.require_loop_bounds = self.require_loop_bounds as _;
+        Ok(f(&raw))
+    }
+}
+
+/// A declared weight: full name (prefix applied), dtype and concrete shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeightInfo {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+}
+
+/// A compiled program and its weights.
+///
+/// Immutable once loaded except for its weights, and setting weights is thread-safe in libgrape
+/// (sessions take a snapshot when created), so a `Model` is `Send + Sync` and the weight setters
+/// take `&self`: share one through an `Arc` and give each thread its own [`Session`]. Sessions keep
+/// what they need alive, so a `Model` may be dropped before its sessions.
+pub struct Model {
+    raw: NonNull<ffi::grp_model>,
+}
+
+// SAFETY: grape.h, THREADS: "A grp_model is immutable once its weights are set and may be shared
+// by any number of threads and sessions. Setting weights is itself thread-safe".
+unsafe impl Send for Model {}
+unsafe impl Sync for Model {}
+
+fn check_library_version() -> Result<()> {
+    let loaded = crate::version();
+    if loaded < ffi::GRAPE_VERSION_NUMBER {
+        return Err(Error::new(
+            Code::Unsupported,
+            format!(
+                "libgrape {} is older than the grape.h these bindings were written for ({})",
+                crate::version_string(),
+                ffi::GRAPE_VERSION_STRING
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Model {
+    fn from_out(out: *mut ffi::grp_model) -> Result<Model> {
+        NonNull::new(out)
+            .map(|raw| Model { raw })
+            .ok_or_else(|| Error::new(Code::Internal, "libgrape returned success but no model"))
+    }
+
+    /// Loads, checks and compiles a .grp file.
+    pub fn load_file(path: impl AsRef<Path>, opts: &ModelOptions) -> Result<Model> {
+        check_library_version()?;
+        let path = crate::path_c_string(path.as_ref())?;
+        let mut out = ptr::null_mut();
+        opts.with_raw(|o| unsafe { check(ffi::grp_model_load_file(path.as_ptr(), o, &mut out)) })??;
+        Model::from_out(out)
+    }
+
+    /// Compiles `source`; diagnostics name it `name` (e.g. "model.grp").
+    pub fn load_source(source: &str, name: &str, opts: &ModelOptions) -> Result<Model> {
+        check_library_version()?;
+        let name = c_string(name, "name")?;
+        let mut out = ptr::null_mut();
+        opts.with_raw(|o| unsafe {
+            check(ffi::grp_model_load_source(
+                source.as_ptr().cast(),
+                source.len(),
+                name.as_ptr(),
+                o,
+                &mut out,
+            ))
+        })??;
+        Model::from_out(out)
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut ffi::grp_model {
+        self.raw.as_ptr()
+    }
+
+    /// Weights from a safetensors file (every declared weight, with its declared dtype and
+    /// shape). On failure the previous weights stay.
+    pub fn set_weights_file(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = crate::path_c_string(path.as_ref())?;
+        unsafe { check(ffi::grp_model_set_weights_file(self.as_ptr(), path.as_ptr())) }
+    }
+
+    /// Weights from the bytes of a safetensors file (copied). `name` is used in errors.
+    pub fn set_weights_memory(&self, safetensors: &[u8], name: &str) -> Result<()> {
+        let name = c_string(name, "name")?;
+        unsafe {
+            check(ffi::grp_model_set_weights_memory(
+                self.as_ptr(),
+                data_ptr(safetensors),
+                safetensors.len(),
+                name.as_ptr(),
+            ))
+        }
+    }
+
+    /// Deterministic random weights: each element a function of (seed, weight name, index).
+    pub fn set_random_weights(&self, seed: u64) -> Result<()> {
+        unsafe { check(ffi::grp_model_set_random_weights(self.as_ptr(), seed)) }
+    }
+
+    /// Whether sessions can be created: weights are set, or the model declares none.
+    pub fn has_weights(&self) -> bool {
+        unsafe { ffi::grp_model_has_weights(self.as_ptr()) != 0 }
+    }
+
+    /// The entry points, in declaration order.
+    pub fn entry_names(&self) -> Vec<String> {
+        let m = self.as_ptr();
+        let n = unsafe { ffi::grp_model_num_entries(m) };
+        (0..n).map(|i| unsafe { lossy(ffi::grp_model_entry_name(m, i)) }).collect()
+    }
+
+    /// The declared weights, in declaration order.
+    pub fn weights(&self) -> Result<Vec<WeightInfo>> {
+        let m = self.as_ptr();
+        let n = unsafe { ffi::grp_model_num_weights(m) };
+        (0..n)
+            .map(|i| {
+                let (mut dtype, mut shape, mut rank) = (0, ptr::null(), 0usize);
+                unsafe { check(ffi::grp_model_weight_info(m, i, &mut dtype, &mut shape, &mut rank))? };
+                Ok(WeightInfo {
+                    name: unsafe { lossy(ffi::grp_model_weight_name(m, i)) },
+                    dtype: DType::from_raw(dtype)
+                        .ok_or_else(|| Error::new(Code::Internal, format!("weight {i}: unknown dtype {dtype}")))?,
+                    // SAFETY: `rank` dims, valid while the model lives; copied here.
+                    shape: unsafe { c_slice(shape, rank) }.to_vec(),
+                })
+            })
+            .collect()
+    }
+
+    /// The predicated IR as text (what `grape ir` prints): of one entry, or of the whole module.
+    pub fn ir_text(&self, entry: Option<&str>) -> Result<String> {
+        let entry = entry.map(|e| c_string(e, "entry")).transpose()?;
+        let mut out: *mut c_char = ptr::null_mut();
+        unsafe {
+            check(ffi::grp_model_ir_text(
+                self.as_ptr(),
+                entry.as_ref().map_or(ptr::null(), |e| e.as_ptr()),
+                &mut out,
+            ))?;
+            let text = lossy(out);
+            ffi::grp_free(out.cast());
+            Ok(text)
+        }
+    }
+
+    /// A session of one entry point (shorthand for [`Session::new`]).
+    pub fn session(&self, opts: &SessionOptions) -> Result<Session> {
+        Session::new(self, opts)
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        unsafe { ffi::grp_model_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model").field("entries", &self.entry_names()).finish()
+    }
+}
