@@ -1,0 +1,3 @@
+module grape.dev/grape
+
+go 1.19
