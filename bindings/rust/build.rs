@@ -26,10 +26,7 @@ fn from_env() -> Option<PathBuf> {
     if has_lib(&dir) {
         Some(dir)
     } else {
-        panic!(
-            "GRAPE_LIB_DIR is set to {} but it holds no {LIB_FILE}",
-            dir.display()
-        );
+        panic!("GRAPE_LIB_DIR is set to {} but it holds no {LIB_FILE}", dir.display());
     }
 }
 

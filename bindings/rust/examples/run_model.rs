@@ -21,8 +21,12 @@ struct Args {
 }
 
 fn parse_assignment(s: &str) -> Result<(String, i64), String> {
-    let (name, value) = s.split_once('=').ok_or_else(|| format!("expected NAME=VALUE, got {s:?}"))?;
-    let value = value.parse().map_err(|_| format!("{name}: expected an integer, got {value:?}"))?;
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got {s:?}"))?;
+    let value = value
+        .parse()
+        .map_err(|_| format!("{name}: expected an integer, got {value:?}"))?;
     Ok((name.to_string(), value))
 }
 
@@ -47,8 +51,17 @@ fn parse_args() -> Result<Args, String> {
                 let (n, v) = parse_assignment(&value("NAME=SIZE")?)?;
                 args.dims.insert(n, v);
             }
-            "--seed" => args.seed = value("a number")?.parse().map_err(|_| "--seed needs a number".to_string())?,
-            "-h" | "--help" => return Err("usage: run_model [MODEL.grp] [-D NAME=VALUE]... [--entry NAME] [--dim NAME=SIZE]... [--seed N]".into()),
+            "--seed" => {
+                args.seed = value("a number")?
+                    .parse()
+                    .map_err(|_| "--seed needs a number".to_string())?
+            }
+            "-h" | "--help" => {
+                return Err(
+                    "usage: run_model [MODEL.grp] [-D NAME=VALUE]... [--entry NAME] [--dim NAME=SIZE]... [--seed N]"
+                        .into(),
+                )
+            }
             _ if a.starts_with('-') => return Err(format!("unknown option {a}")),
             _ => args.model = a,
         }
@@ -63,7 +76,11 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn run(args: Args) -> grape::Result<()> {
-    println!("grape {} (libgrape {})", env!("CARGO_PKG_VERSION"), grape::version_string());
+    println!(
+        "grape {} (libgrape {})",
+        env!("CARGO_PKG_VERSION"),
+        grape::version_string()
+    );
     let model = Model::load_file(&args.model, &args.opts)?;
     model.set_random_weights(args.seed)?;
     let mut opts = SessionOptions::new();
@@ -72,8 +89,11 @@ fn run(args: Args) -> grape::Result<()> {
     }
     let mut session = model.session(&opts)?;
     for info in session.inputs()? {
-        let shape: Vec<i64> =
-            info.dims.iter().map(|d| d.size.unwrap_or_else(|| *args.dims.get(&d.expr).unwrap_or(&2))).collect();
+        let shape: Vec<i64> = info
+            .dims
+            .iter()
+            .map(|d| d.size.unwrap_or_else(|| *args.dims.get(&d.expr).unwrap_or(&2)))
+            .collect();
         let n: i64 = shape.iter().product();
         let ramp = (0..n).map(|k| (k % 17) as f32 / 17.0 - 0.5);
         println!("input  {info} = {shape:?} ramp");

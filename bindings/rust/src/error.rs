@@ -107,7 +107,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub(crate) fn new(code: Code, message: impl Into<String>) -> Error {
-        Error { code, message: message.into(), location: None }
+        Error {
+            code,
+            message: message.into(),
+            location: None,
+        }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
@@ -135,10 +139,17 @@ pub unsafe fn check(e: *mut ffi::grp_error) -> Result<()> {
     let message = lossy(ffi::grp_error_message(e));
     let mut file = std::ptr::null();
     let (mut line, mut column) = (0u32, 0u32);
-    let location = (ffi::grp_error_location(e, &mut file, &mut line, &mut column) != 0)
-        .then(|| Location { file: lossy(file), line, column });
+    let location = (ffi::grp_error_location(e, &mut file, &mut line, &mut column) != 0).then(|| Location {
+        file: lossy(file),
+        line,
+        column,
+    });
     ffi::grp_error_free(e);
-    Err(Error { code, message, location })
+    Err(Error {
+        code,
+        message,
+        location,
+    })
 }
 
 /// A C string the library returned, copied (NULL: "").

@@ -90,12 +90,8 @@ extern "C" {
     // errors
     pub fn grp_error_code(e: *const grp_error) -> grp_code;
     pub fn grp_error_message(e: *const grp_error) -> *const c_char;
-    pub fn grp_error_location(
-        e: *const grp_error,
-        file: *mut *const c_char,
-        line: *mut u32,
-        column: *mut u32,
-    ) -> c_int;
+    pub fn grp_error_location(e: *const grp_error, file: *mut *const c_char, line: *mut u32, column: *mut u32)
+        -> c_int;
     pub fn grp_error_free(e: *mut grp_error);
     pub fn grp_free(p: *mut c_void);
 
@@ -196,7 +192,8 @@ extern "C" {
         data: *const c_void,
         nbytes: usize,
     ) -> *mut grp_error;
-    pub fn grp_session_bind_output(s: *mut grp_session, i: usize, data: *mut c_void, capacity: usize) -> *mut grp_error;
+    pub fn grp_session_bind_output(s: *mut grp_session, i: usize, data: *mut c_void, capacity: usize)
+        -> *mut grp_error;
     pub fn grp_session_set_stream(s: *mut grp_session, stream: *mut c_void) -> *mut grp_error;
     pub fn grp_session_run(s: *mut grp_session) -> *mut grp_error;
     pub fn grp_session_get_output(
@@ -281,7 +278,10 @@ mod layout {
     fn default_options_report_this_layout() {
         unsafe {
             assert_eq!(grp_model_default_options().struct_size, size_of::<grp_model_options>());
-            assert_eq!(grp_session_default_options().struct_size, size_of::<grp_session_options>());
+            assert_eq!(
+                grp_session_default_options().struct_size,
+                size_of::<grp_session_options>()
+            );
         }
     }
 }

@@ -53,7 +53,11 @@ impl ModelOptions {
         let pointers: Vec<*const c_char> = defines.iter().map(|d| d.as_ptr()).collect();
         // SAFETY: returns a struct by value.
         let mut raw = unsafe { ffi::grp_model_default_options() };
-        raw.defines = if pointers.is_empty() { ptr::null() } else { pointers.as_ptr() };
+        raw.defines = if pointers.is_empty() {
+            ptr::null()
+        } else {
+            pointers.as_ptr()
+        };
         raw.num_defines = pointers.len();
         raw.no_optimize = self.no_optimize as _;
         raw.require_loop_bounds = self.require_loop_bounds as _;
@@ -170,7 +174,9 @@ impl Model {
     pub fn entry_names(&self) -> Vec<String> {
         let m = self.as_ptr();
         let n = unsafe { ffi::grp_model_num_entries(m) };
-        (0..n).map(|i| unsafe { lossy(ffi::grp_model_entry_name(m, i)) }).collect()
+        (0..n)
+            .map(|i| unsafe { lossy(ffi::grp_model_entry_name(m, i)) })
+            .collect()
     }
 
     /// The declared weights, in declaration order.

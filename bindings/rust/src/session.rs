@@ -87,6 +87,28 @@ type InfoFn = unsafe extern "C" fn(
 /// `Send` (a session may move between threads) but not `Sync` (one thread at a time). Outputs
 /// and states are borrowed views that live until the next `&mut self` call, which is what
 /// grape.h promises ("valid until the next run, reset_state or set_state").
+///
+/// An output cannot be held across a run:
+/// ```compile_fail
+/// # fn f(s: &mut grape::Session) -> grape::Result<()> {
+/// let out = s.output(0)?;
+/// s.run()?; // error: `*s` is borrowed by `out`
+/// println!("{:?}", out.shape());
+/// # Ok(()) }
+/// ```
+/// nor an input buffer across any other call:
+/// ```compile_fail
+/// # fn f(s: &mut grape::Session) -> grape::Result<()> {
+/// let buf = s.input_buffer::<f32>("x", &[4])?;
+/// s.run()?;
+/// buf[0] = 1.0;
+/// # Ok(()) }
+/// ```
+/// and a session cannot be shared between threads:
+/// ```compile_fail
+/// fn shared<T: Sync>() {}
+/// shared::<grape::Session>();
+/// ```
 pub struct Session {
     raw: NonNull<ffi::grp_session>,
 }
@@ -125,7 +147,12 @@ impl Session {
         self.raw.as_ptr()
     }
 
-    fn infos(&self, count: usize, names: unsafe extern "C" fn(*const ffi::grp_session, usize) -> *const c_char, info: InfoFn) -> Result<Vec<TensorInfo>> {
+    fn infos(
+        &self,
+        count: usize,
+        names: unsafe extern "C" fn(*const ffi::grp_session, usize) -> *const c_char,
+        info: InfoFn,
+    ) -> Result<Vec<TensorInfo>> {
         (0..count)
             .map(|i| {
                 let (mut dtype, mut rank, mut dims, mut exprs) = (0, 0usize, ptr::null(), ptr::null());
@@ -182,8 +209,15 @@ impl Session {
         unsafe { check(ffi::grp_session_input_index(self.ptr(), name.as_ptr(), &mut i)).ok()? };
         let mut dtype = 0;
         unsafe {
-            check(ffi::grp_session_input_info(self.ptr(), i, &mut dtype, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()))
-                .ok()?
+            check(ffi::grp_session_input_info(
+                self.ptr(),
+                i,
+                &mut dtype,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            ))
+            .ok()?
         };
         DType::from_raw(dtype)
     }
@@ -246,13 +280,19 @@ impl Session {
         };
         let what = format!("input_buffer '{name}'");
         if n.checked_mul(dtype.size()) != Some(nbytes) || (n > 0 && data.is_null()) {
-            return Err(Error::new(Code::Internal, format!("{what}: libgrape returned {nbytes} bytes at {data:?} for {dtype}{shape:?}")));
+            return Err(Error::new(
+                Code::Internal,
+                format!("{what}: libgrape returned {nbytes} bytes at {data:?} for {dtype}{shape:?}"),
+            ));
         }
         if n == 0 {
             return Ok(&mut []);
         }
         if data.align_offset(std::mem::align_of::<T>()) != 0 {
-            return Err(Error::new(Code::Internal, format!("{what}: the buffer is not aligned for {dtype}")));
+            return Err(Error::new(
+                Code::Internal,
+                format!("{what}: the buffer is not aligned for {dtype}"),
+            ));
         }
         // SAFETY: n elements of T (size checked through dtype), zero-filled (valid for every
         // Element, bool included), aligned, owned by the session until the input is replaced,
@@ -273,7 +313,15 @@ impl Session {
         // SAFETY: the session is not Sync, so this is the only call on it right now; the
         // pointers stay valid until the next run/reset, which need &mut self.
         unsafe {
-            check(ffi::grp_session_get_output(self.ptr(), i, &mut dtype, &mut shape, &mut rank, &mut data, &mut nbytes))?;
+            check(ffi::grp_session_get_output(
+                self.ptr(),
+                i,
+                &mut dtype,
+                &mut shape,
+                &mut rank,
+                &mut data,
+                &mut nbytes,
+            ))?;
             TensorView::from_raw(&format!("output {i}"), dtype, shape, rank, data, nbytes)
         }
     }
@@ -292,7 +340,9 @@ impl Session {
     /// The model's state tensors, in declaration order.
     pub fn state_names(&self) -> Vec<String> {
         let n = unsafe { ffi::grp_session_num_states(self.ptr()) };
-        (0..n).map(|i| unsafe { lossy(ffi::grp_session_state_name(self.ptr(), i)) }).collect()
+        (0..n)
+            .map(|i| unsafe { lossy(ffi::grp_session_state_name(self.ptr(), i)) })
+            .collect()
     }
 
     /// The current value of state `name`, borrowed until the next `&mut self` call.

@@ -15,7 +15,8 @@ use crate::half::{Bf16, F16};
 pub(crate) fn element_count(shape: &[i64]) -> Result<usize> {
     shape.iter().try_fold(1usize, |n, &d| {
         let d = usize::try_from(d).map_err(|_| Error::invalid(format!("shape {shape:?} has a negative dim")))?;
-        n.checked_mul(d).ok_or_else(|| Error::invalid(format!("shape {shape:?} has too many elements")))
+        n.checked_mul(d)
+            .ok_or_else(|| Error::invalid(format!("shape {shape:?} has too many elements")))
     })
 }
 
@@ -28,7 +29,8 @@ pub(crate) fn check_len(what: &str, dtype: DType, shape: &[i64], len: usize) -> 
             "{what}: shape {shape:?} has {n} elements, but the data has {len}"
         )));
     }
-    n.checked_mul(dtype.size()).ok_or_else(|| Error::invalid(format!("{what}: shape {shape:?} is too large")))
+    n.checked_mul(dtype.size())
+        .ok_or_else(|| Error::invalid(format!("{what}: shape {shape:?} is too large")))
 }
 
 /// Checks that `nbytes` bytes are exactly a `dtype` tensor of `shape`.
@@ -100,7 +102,11 @@ impl<'a> TensorView<'a> {
                 format!("{what}: libgrape returned {nbytes} bytes at {data:?} for {dtype}{shape:?}"),
             ));
         }
-        Ok(TensorView { dtype, shape, data: c_slice(data.cast::<u8>(), nbytes) })
+        Ok(TensorView {
+            dtype,
+            shape,
+            data: c_slice(data.cast::<u8>(), nbytes),
+        })
     }
 
     pub fn dtype(&self) -> DType {
@@ -129,11 +135,19 @@ impl<'a> TensorView<'a> {
         if !T::accepts(self.dtype) {
             return Err(Error::new(
                 crate::Code::Type,
-                format!("the tensor is {}{:?}, not {}", self.dtype, self.shape, std::any::type_name::<T>()),
+                format!(
+                    "the tensor is {}{:?}, not {}",
+                    self.dtype,
+                    self.shape,
+                    std::any::type_name::<T>()
+                ),
             ));
         }
         if !T::valid(self.data) {
-            return Err(Error::new(crate::Code::Internal, format!("the {} tensor holds bytes other than 0 and 1", self.dtype)));
+            return Err(Error::new(
+                crate::Code::Internal,
+                format!("the {} tensor holds bytes other than 0 and 1", self.dtype),
+            ));
         }
         Ok(())
     }
@@ -145,7 +159,10 @@ impl<'a> TensorView<'a> {
             return Ok(&[]);
         }
         if self.data.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
-            return Err(Error::new(crate::Code::Internal, "the tensor's data is not aligned for its type; use to_vec"));
+            return Err(Error::new(
+                crate::Code::Internal,
+                "the tensor's data is not aligned for its type; use to_vec",
+            ));
         }
         // SAFETY: accepted dtype, so size_of::<T>() == dtype.size() and every byte pattern is valid
         // (checked for bool); aligned; lives for 'a.
@@ -188,7 +205,13 @@ impl<'a> TensorView<'a> {
 
 impl std::fmt::Debug for TensorView<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TensorView({}{:?}, {} bytes)", self.dtype, self.shape, self.data.len())
+        write!(
+            f,
+            "TensorView({}{:?}, {} bytes)",
+            self.dtype,
+            self.shape,
+            self.data.len()
+        )
     }
 }
 
@@ -251,7 +274,11 @@ impl HostTensor {
                 ffi::grp_tensor_nbytes(t),
             )
         }
-        .unwrap_or(TensorView { dtype: DType::F32, shape: &[0], data: &[] })
+        .unwrap_or(TensorView {
+            dtype: DType::F32,
+            shape: &[0],
+            data: &[],
+        })
     }
 
     /// Writes the tensor to a .npy file (bf16 is written as f32).

@@ -87,7 +87,10 @@ fn state_persists_across_runs_until_reset() {
     for n in 1..=3 {
         s.run().unwrap();
         assert_eq!(s.output_vec::<i32>(1).unwrap(), [n]);
-        assert_eq!(s.output_vec::<f32>(0).unwrap(), [n as f32, 2.0 * n as f32, 3.0 * n as f32]);
+        assert_eq!(
+            s.output_vec::<f32>(0).unwrap(),
+            [n as f32, 2.0 * n as f32, 3.0 * n as f32]
+        );
     }
     assert_eq!(s.state_vec::<i32>("count").unwrap(), [3]);
     let acc = s.state("acc").unwrap();
@@ -106,7 +109,10 @@ fn state_persists_across_runs_until_reset() {
     assert_eq!(s.output_vec::<i32>(1).unwrap(), [42]);
     assert_eq!(s.output_vec::<f32>(0).unwrap(), [1.5, 2.5, 3.5]);
     assert_eq!(s.set_state("count", &[], &[1.0f32]).unwrap_err().code, Code::Type);
-    assert_eq!(s.set_state("nope", &[], &[1i32]).unwrap_err().code, Code::InvalidArgument);
+    assert_eq!(
+        s.set_state("nope", &[], &[1i32]).unwrap_err().code,
+        Code::InvalidArgument
+    );
 
     // A second session of the same model has its own state.
     let mut other = model.session(&SessionOptions::new().entry("step")).unwrap();

@@ -55,11 +55,25 @@ fn session_creation_errors() {
     let e = m.session(&SessionOptions::new().entry("mian")).unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument, "{e}");
     assert!(e.message.contains("main"), "{e}");
-    assert_eq!(m.session(&SessionOptions::new().backend("cuda")).unwrap_err().code, Code::NoDevice);
-    assert_eq!(m.session(&SessionOptions::new().backend("tpu")).unwrap_err().code, Code::InvalidArgument);
-    assert_eq!(m.session(&SessionOptions::new().executor("graph")).unwrap_err().code, Code::Unsupported);
-    assert_eq!(m.session(&SessionOptions::new().device(1)).unwrap_err().code, Code::NoDevice);
-    assert!(m.session(&SessionOptions::new().backend("cpu").executor("auto")).is_ok());
+    assert_eq!(
+        m.session(&SessionOptions::new().backend("cuda")).unwrap_err().code,
+        Code::NoDevice
+    );
+    assert_eq!(
+        m.session(&SessionOptions::new().backend("tpu")).unwrap_err().code,
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        m.session(&SessionOptions::new().executor("graph")).unwrap_err().code,
+        Code::Unsupported
+    );
+    assert_eq!(
+        m.session(&SessionOptions::new().device(1)).unwrap_err().code,
+        Code::NoDevice
+    );
+    assert!(m
+        .session(&SessionOptions::new().backend("cpu").executor("auto"))
+        .is_ok());
 
     let with_weights = load("weights { w: f32[2] }\nfn main(x: f32[2]) -> f32[2] {\n  return x * w\n}\n");
     let e = with_weights.session(&SessionOptions::new()).unwrap_err();
@@ -84,11 +98,24 @@ fn input_errors_leave_the_session_usable() {
         (Code::Type, s.set_input("x", &[1, 3], &[1.0f32, 2.0, 3.0]).unwrap_err()), // fixed dim
         (Code::Type, s.set_input("x", &[2], &[1.0f32, 2.0]).unwrap_err()), // rank
         (Code::Type, s.set_input("y", &[1], &[1i32]).unwrap_err()),
-        (Code::InvalidArgument, s.set_input("z", &[1, 2], &[1.0f32, 2.0]).unwrap_err()), // unknown
+        (
+            Code::InvalidArgument,
+            s.set_input("z", &[1, 2], &[1.0f32, 2.0]).unwrap_err(),
+        ), // unknown
         (Code::InvalidArgument, s.set_input("x", &[1, 2], &[1.0f32]).unwrap_err()), // slice length
-        (Code::InvalidArgument, s.set_input("x", &[-1, 2], &[1.0f32, 2.0]).unwrap_err()),
-        (Code::InvalidArgument, s.set_input("x\0", &[1, 2], &[1.0f32, 2.0]).unwrap_err()),
-        (Code::InvalidArgument, s.set_input_bytes("x", grape::DType::F32, &[1, 2], &[0u8; 7]).unwrap_err()),
+        (
+            Code::InvalidArgument,
+            s.set_input("x", &[-1, 2], &[1.0f32, 2.0]).unwrap_err(),
+        ),
+        (
+            Code::InvalidArgument,
+            s.set_input("x\0", &[1, 2], &[1.0f32, 2.0]).unwrap_err(),
+        ),
+        (
+            Code::InvalidArgument,
+            s.set_input_bytes("x", grape::DType::F32, &[1, 2], &[0u8; 7])
+                .unwrap_err(),
+        ),
         (Code::InvalidArgument, s.input_index("q").unwrap_err()),
         (Code::InvalidArgument, s.output(1).unwrap_err()),
         (Code::Type, s.output_vec::<i32>(0).unwrap_err()), // reading f32 as i32

@@ -57,8 +57,11 @@ fn random_weights_match_a_hand_computation() {
     let mut dump = model.session(&SessionOptions::new().entry("dump")).unwrap();
     dump.set_input("x", &[1], &[0.0f32]).unwrap();
     dump.run().unwrap();
-    let (w1, b1, w2) =
-        (dump.output_vec::<f32>(0).unwrap(), dump.output_vec::<f32>(1).unwrap(), dump.output_vec::<f32>(2).unwrap());
+    let (w1, b1, w2) = (
+        dump.output_vec::<f32>(0).unwrap(),
+        dump.output_vec::<f32>(1).unwrap(),
+        dump.output_vec::<f32>(2).unwrap(),
+    );
     assert_eq!((w1.len(), b1.len(), w2.len()), (12, 4, 8));
     assert!(w1.iter().any(|&v| v != 0.0), "random weights are all zero");
 
@@ -69,7 +72,11 @@ fn random_weights_match_a_hand_computation() {
     let y = s.output(0).unwrap();
     assert_eq!(y.dtype(), DType::F32);
     assert_eq!(y.shape(), [2, 2]);
-    assert_close(y.as_slice::<f32>().unwrap(), &mlp_by_hand(&x, &w1, &b1, &w2, 3, 4, 2), 1e-5);
+    assert_close(
+        y.as_slice::<f32>().unwrap(),
+        &mlp_by_hand(&x, &w1, &b1, &w2, 3, 4, 2),
+        1e-5,
+    );
 
     // The same seed gives the same weights in another model.
     let again = load(MLP);
@@ -131,7 +138,13 @@ fn introspection_names_dtypes_and_symbolic_dims() {
     // A const dim may be reported by name or by value: grape.h says "as declared" (D), libgrape
     // 0.1.0 gives the value (3).
     let dims = &inputs[0].dims;
-    assert_eq!(dims[0], Dim { size: None, expr: "B".into() });
+    assert_eq!(
+        dims[0],
+        Dim {
+            size: None,
+            expr: "B".into()
+        }
+    );
     assert_eq!(dims[1].size, Some(3));
     assert!(["D", "3"].contains(&dims[1].expr.as_str()), "{dims:?}");
     assert!(["x: f32[B, D]", "x: f32[B, 3]"].contains(&inputs[0].to_string().as_str()));
@@ -178,7 +191,10 @@ fn examples_mlp_in_f16() {
     model.set_random_weights(1).unwrap();
     let mut s = model.session(&SessionOptions::new().backend("cpu")).unwrap();
     let x_info = s.inputs().unwrap().remove(0);
-    assert_eq!((x_info.dtype, x_info.dims[0].expr.as_str(), x_info.dims[1].size), (DType::F16, "B", Some(8)));
+    assert_eq!(
+        (x_info.dtype, x_info.dims[0].expr.as_str(), x_info.dims[1].size),
+        (DType::F16, "B", Some(8))
+    );
     let x: Vec<F16> = (0..2 * 8).map(|k| F16::from_f32(k as f32 / 16.0)).collect();
     s.set_input("x", &[2, 8], &x).unwrap();
     s.run().unwrap();

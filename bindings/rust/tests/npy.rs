@@ -16,7 +16,10 @@ fn npy_round_trip() {
     let made = HostTensor::new(&[], &[2.5f32]).unwrap();
     assert_eq!(made.view().shape(), [0i64; 0]);
     assert_eq!(made.view().to_vec::<f32>().unwrap(), [2.5]);
-    assert_eq!(HostTensor::new(&[3], &[1.0f32]).unwrap_err().code, Code::InvalidArgument);
+    assert_eq!(
+        HostTensor::new(&[3], &[1.0f32]).unwrap_err().code,
+        Code::InvalidArgument
+    );
     let empty = HostTensor::new::<f32>(&[0, 4], &[]).unwrap();
     assert!(empty.view().is_empty());
 

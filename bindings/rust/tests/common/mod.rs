@@ -37,6 +37,9 @@ pub fn safetensors_f32(tensors: &[(&str, &[i64], &[f32])]) -> Vec<u8> {
 pub fn assert_close(got: &[f32], want: &[f32], tol: f32) {
     assert_eq!(got.len(), want.len(), "lengths differ: {got:?} vs {want:?}");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "element {k}: got {g}, want {w}\n got {got:?}\nwant {want:?}");
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "element {k}: got {g}, want {w}\n got {got:?}\nwant {want:?}"
+        );
     }
 }
