@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The test command of Grape (CI runs exactly this through .ci/run).
+#
+#   1. scripts/setup.sh (installs only what is missing)
+#   2. build-test/: the whole project with AddressSanitizer + UndefinedBehaviorSanitizer (g++),
+#      LeakSanitizer on; ctest runs every test (GPU tests, label `gpu`, only when a GPU is present)
+#   3. build-fuzz/: the libraries, the CLI and the libFuzzer targets with clang (so the code is also
+#      compiled warning-free by a second compiler); each fuzzer runs briefly from a copy of its seed
+#      corpus tests/fuzz/corpus/<name>/ and any crash, leak, timeout or sanitizer report fails
+#   4. a summary with the time of each phase; exit status non-zero if anything failed
+#
+# Environment: GRAPE_JOBS (parallel jobs, default: number of cores), GRAPE_FUZZ_SECONDS (per
+# fuzzer, default 20; 0 builds the fuzzers but does not run them).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+JOBS=${GRAPE_JOBS:-$(nproc)}
+FUZZ_SECONDS=${GRAPE_FUZZ_SECONDS:-20}
+
+# Sanitizer settings for everything run below. Leak detection is asked for explicitly, so that an
+# inherited ASAN_OPTIONS=detect_leaks=0 cannot switch it off.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
+
+START=$(date +%s)
+SUMMARY=()
+FAILED=0
+
+banner() { printf '\n=== %s ===\n' "$*"; }
+# phase NAME COMMAND...: runs a phase, records its time and result.
+phase() {
+  local name=$1
+  shift
+  banner "$name"
+  local t0 rc
+  t0=$(date +%s)
+  "$@"
+  rc=$?
+  local dt=$(($(date +%s) - t0))
+  if ((rc == 0)); then
+    SUMMARY+=("$(printf '  %-34s %6ss  ok' "$name" "$dt")")
+  else
+    SUMMARY+=("$(printf '  %-34s %6ss  FAILED (exit %s)' "$name" "$dt" "$rc")")
+    FAILED=1
+  fi
+  return $rc
+}
+skip() { SUMMARY+=("$(printf '  %-34s %6s   skipped (%s)' "$1" - "$2")"); }
+
+finish() {
+  banner "summary"
+  printf '%s\n' "${SUMMARY[@]}"
+  printf '  %-34s %6ss\n' "total" "$(($(date +%s) - START))"
+  if ((FAILED)); then
+    echo "TESTS FAILED"
+    exit 1
+  fi
+  echo "all tests passed"
+  exit 0
+}
+
+# --- 1. setup ------------------------------------------------------------------------------------
+phase "setup" scripts/setup.sh || finish
+PYTHON=$(command -v python3)
+
+# --- 2. sanitizer build and ctest ----------------------------------------------------------------
+build_asan() {
+  mkdir -p build-test
+  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPE_SANITIZE=ON -DGRAPE_TESTS=ON \
+    -DPython3_EXECUTABLE="$PYTHON" >build-test/configure.log 2>&1 ||
+    { cat build-test/configure.log; return 1; }
+  cmake --build build-test -j"$JOBS"
+}
+
+# LeakSanitizer silently does nothing in some environments (under ptrace, for one): make sure a
+# leak in a program built like the tests is really reported.
+check_lsan() {
+  local dir
+  dir=$(mktemp -d)
+  printf '#include <cstdlib>\nvoid* volatile sink;\nint main() { sink = std::malloc(77); sink = nullptr; return 0; }\n' \
+    >"$dir/leak.cpp"
+  local cxx
+  cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' build-test/CMakeCache.txt)
+  "${cxx:-c++}" -fsanitize=address,undefined -g "$dir/leak.cpp" -o "$dir/leak" || { rm -rf "$dir"; return 1; }
+  local out
+  out=$("$dir/leak" 2>&1)
+  local rc=$?
+  rm -rf "$dir"
+  if ((rc != 0)) && grep -q 'detected memory leaks' <<<"$out"; then
+    echo "LeakSanitizer is active"
+    return 0
+  fi
+  echo "LeakSanitizer did not report a deliberate leak (exit $rc):"
+  echo "$out"
+  return 1
+}
+
+run_ctest() {
+  local args=(--test-dir build-test --output-on-failure -j"$JOBS" --timeout 600 --no-tests=error)
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    echo "GPU found: running the GPU tests (label gpu) too"
+  else
+    echo "skipping GPU tests: no GPU on this machine"
+    args+=(-LE gpu)
+  fi
+  ctest "${args[@]}"
+}
+
+if phase "build (ASan+UBSan, build-test/)" build_asan; then
+  phase "LeakSanitizer check" check_lsan
+  phase "ctest (ASan+UBSan+LSan)" run_ctest
+else
+  skip "ctest (ASan+UBSan+LSan)" "build failed"
+fi
+
+# --- 3. fuzzers ----------------------------------------------------------------------------------
+build_fuzz() {
+  mkdir -p build-fuzz
+  cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPE_FUZZ=ON -DGRAPE_TESTS=OFF \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >build-fuzz/configure.log 2>&1 ||
+    { cat build-fuzz/configure.log; return 1; }
+  cmake --build build-fuzz -j"$JOBS"
+}
+
+# run_fuzzer BINARY: FUZZ_SECONDS from a temporary copy of the seed corpus (the repository is not
+# written); crashes are kept in build-fuzz/artifacts/<name>/.
+run_fuzzer() {
+  local bin=$1 name
+  name=$(basename "$bin")
+  local seeds="tests/fuzz/corpus/${name#fuzz_}"
+  local corpus art log
+  corpus=$(mktemp -d)
+  art="build-fuzz/artifacts/$name"
+  log="build-fuzz/$name.log"
+  mkdir -p "$art"
+  if [[ -d $seeds ]]; then cp -r "$seeds"/. "$corpus"/; else echo "note: no seed corpus $seeds"; fi
+  "$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$art/" "$corpus" >"$log" 2>&1
+  local rc=$?
+  rm -rf "$corpus"
+  grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$log" | tr '\n' ' '
+  echo
+  if ((rc != 0)); then
+    echo "$name FAILED (exit $rc); the end of $log:"
+    tail -n 60 "$log"
+    echo "reproduce: $bin $art/<crash-file>"
+    ls "$art"
+  fi
+  return $rc
+}
+
+if phase "build (clang, libFuzzer, build-fuzz/)" build_fuzz; then
+  if ((FUZZ_SECONDS > 0)); then
+    for bin in build-fuzz/tests/fuzz/fuzz_*; do
+      [[ -x $bin && -f $bin ]] || continue
+      phase "fuzz $(basename "$bin") (${FUZZ_SECONDS}s)" run_fuzzer "$bin"
+    done
+  else
+    skip "fuzzers" "GRAPE_FUZZ_SECONDS=0"
+  fi
+else
+  skip "fuzzers" "build failed"
+fi
+
+finish
