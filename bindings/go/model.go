@@ -11,8 +11,12 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
+
+// finalized counts handles released by a finalizer rather than Close (tests read it).
+var finalized atomic.Int64
 
 // LoadOptions configure compiling a program. The zero value (or nil) is the default.
 type LoadOptions struct {
@@ -69,7 +73,10 @@ func LoadSource(src, name string, opts *LoadOptions) (*Model, error) {
 
 func newModel(ptr *C.grp_model) *Model {
 	m := &Model{ptr: ptr}
-	runtime.SetFinalizer(m, func(m *Model) { m.Close() })
+	runtime.SetFinalizer(m, func(m *Model) {
+		finalized.Add(1)
+		m.Close()
+	})
 	return m
 }
 

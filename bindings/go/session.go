@@ -72,7 +72,10 @@ func (m *Model) NewSession(opts *SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{ptr: ptr}
-	runtime.SetFinalizer(s, func(s *Session) { s.Close() })
+	runtime.SetFinalizer(s, func(s *Session) {
+		finalized.Add(1)
+		s.Close()
+	})
 	if err := s.describe(); err != nil {
 		s.Close()
 		return nil, err
