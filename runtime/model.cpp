@@ -62,12 +62,12 @@ std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOpti
   return load_source(text, path, opts);
 }
 
-static Error source_error(ErrorCode code, const SourceManager& sm, const Diagnostics& diags) {
+[[noreturn]] static void throw_source_error(ErrorCode code, const SourceManager& sm, const Diagnostics& diags) {
   std::string text = diags.render(sm);
   for (const auto& d : diags.all())
     if (d.severity == Severity::Error && d.span.valid() && static_cast<size_t>(d.span.file) < sm.size())
-      return SourceError(code, text, sm.file(d.span.file).path, d.span.begin.line, d.span.begin.column);
-  return Error(code, text);
+      throw SourceError(code, text, sm.file(d.span.file).path, d.span.begin.line, d.span.begin.column);
+  throw Error(code, text);
 }
 
 std::shared_ptr<Model> Model::load_source(const std::string& source, const std::string& name, const ModelOptions& opts) {
@@ -76,7 +76,7 @@ std::shared_ptr<Model> Model::load_source(const std::string& source, const std::
   int file = impl.sm.add(name, source);
   Diagnostics diags;
   ast::Program program = parse_program(impl.sm, file, diags);
-  if (diags.has_errors()) throw source_error(ErrorCode::Syntax, impl.sm, diags);
+  if (diags.has_errors()) throw_source_error(ErrorCode::Syntax, impl.sm, diags);
   std::vector<std::string> consts;
   for (const auto& c : program.consts) consts.push_back(c.name);
   for (const auto& [k, v] : opts.defines) {
@@ -91,7 +91,7 @@ std::shared_ptr<Model> Model::load_source(const std::string& source, const std::
   copts.optimize = opts.optimize;
   copts.require_loop_bounds = opts.require_loop_bounds;
   auto module = compile_program(program, impl.sm, copts, diags);
-  if (!module) throw source_error(ErrorCode::Type, impl.sm, diags);
+  if (!module) throw_source_error(ErrorCode::Type, impl.sm, diags);
   impl.module = std::move(*module);
   return m;
 }

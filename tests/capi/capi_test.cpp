@@ -1,0 +1,747 @@
+// The C API from C++: every function with NULL and invalid arguments, the error-path invariants
+// (out-parameters untouched on failure, a session usable after a rejected call), zero-copy and
+// bound inputs, bound outputs, state access, weights from memory and files, .npy round trips.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "grape.h"
+#include "model_source.h"
+
+namespace {
+
+// Owns an error; the test reads code and message.
+struct Err {
+  grp_error* e;
+  explicit Err(grp_error* x) : e(x) {}
+  ~Err() { grp_error_free(e); }
+  Err(const Err&) = delete;
+  Err& operator=(const Err&) = delete;
+  bool ok() const { return e == nullptr; }
+  grp_code code() const { return grp_error_code(e); }
+  std::string msg() const { return grp_error_message(e); }
+};
+
+#define EXPECT_OK(call)                      \
+  do {                                       \
+    Err err_(call);                          \
+    EXPECT_TRUE(err_.ok()) << err_.msg();    \
+  } while (0)
+
+#define EXPECT_ERR(call, want_code, fragment)                                            \
+  do {                                                                                   \
+    Err err_(call);                                                                      \
+    ASSERT_FALSE(err_.ok()) << #call " succeeded";                                       \
+    EXPECT_EQ(err_.code(), want_code) << err_.msg();                                     \
+    EXPECT_NE(err_.msg().find(fragment), std::string::npos) << err_.msg();               \
+  } while (0)
+
+grp_model* load(const char* src = kTestModel, bool weights = true) {
+  grp_model* m = nullptr;
+  Err e(grp_model_load_source(src, std::strlen(src), "capi_test.grp", nullptr, &m));
+  EXPECT_TRUE(e.ok()) << e.msg();
+  if (m && weights) EXPECT_OK(grp_model_set_random_weights(m, 1));
+  return m;
+}
+
+grp_session* open(grp_model* m, const char* entry = nullptr) {
+  grp_session_options o = grp_session_default_options();
+  o.entry = entry;
+  grp_session* s = nullptr;
+  Err e(grp_session_create(m, &o, &s));
+  EXPECT_TRUE(e.ok()) << e.msg();
+  return s;
+}
+
+struct Fixture : ::testing::Test {
+  grp_model* m = nullptr;
+  grp_session* s = nullptr;
+  const int64_t shape23[2] = {2, 3};
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  const float scale = 2.0f;
+  void SetUp() override {
+    m = load();
+    s = open(m);
+    ASSERT_NE(s, nullptr);
+  }
+  void TearDown() override {
+    grp_session_destroy(s);
+    grp_model_destroy(m);
+  }
+  void set_all() {
+    EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, shape23, 2, x, sizeof x));
+    EXPECT_OK(grp_session_set_input(s, "scale", GRP_F32, nullptr, 0, &scale, sizeof scale));
+  }
+  std::vector<float> output(size_t i) {
+    const void* data = nullptr;
+    size_t nbytes = 0;
+    Err e(grp_session_get_output(s, i, nullptr, nullptr, nullptr, &data, &nbytes));
+    EXPECT_TRUE(e.ok()) << e.msg();
+    if (!e.ok()) return {};
+    const float* f = static_cast<const float*>(data);
+    return std::vector<float>(f, f + nbytes / sizeof(float));
+  }
+};
+
+std::string temp_path(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("grape_capi_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+// The bytes of a safetensors file holding one f32 tensor.
+std::vector<uint8_t> safetensors_f32(const std::string& name, const std::vector<float>& v) {
+  std::string header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(v.size()) +
+                       "],\"data_offsets\":[0," + std::to_string(v.size() * 4) + "]}}";
+  while (header.size() % 8) header += ' ';
+  std::vector<uint8_t> out(8);
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(n >> (8 * i));
+  out.insert(out.end(), header.begin(), header.end());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
+  out.insert(out.end(), p, p + v.size() * 4);
+  return out;
+}
+
+TEST(CapiVersion, Matches) {
+  EXPECT_EQ(grp_version_number(), static_cast<uint32_t>(GRAPE_VERSION_NUMBER));
+  EXPECT_STREQ(grp_version_string(), GRAPE_VERSION_STRING);
+}
+
+TEST(CapiErrors, NullErrorAccessors) {
+  EXPECT_EQ(grp_error_code(nullptr), GRP_OK);
+  EXPECT_STREQ(grp_error_message(nullptr), "");
+  const char* file = "untouched";
+  uint32_t line = 77, col = 78;
+  EXPECT_EQ(grp_error_location(nullptr, &file, &line, &col), 0);
+  EXPECT_STREQ(file, "untouched");
+  EXPECT_EQ(line, 77u);
+  grp_error_free(nullptr);
+  grp_free(nullptr);
+}
+
+TEST(CapiErrors, LocationOfFirstDiagnostic) {
+  grp_model* m = reinterpret_cast<grp_model*>(0x1);
+  Err e(grp_model_load_source(kBadModel, std::strlen(kBadModel), "bad.grp", nullptr, &m));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.code(), GRP_ERR_TYPE);
+  EXPECT_EQ(m, reinterpret_cast<grp_model*>(0x1));  // untouched
+  const char* file = nullptr;
+  uint32_t line = 0, col = 0;
+  ASSERT_EQ(grp_error_location(e.e, &file, &line, &col), 1);
+  EXPECT_STREQ(file, "bad.grp");
+  EXPECT_EQ(line, 2u);
+  EXPECT_EQ(col, 10u);
+  EXPECT_NE(e.msg().find("bad.grp:2:10: error:"), std::string::npos);
+  // Errors without a position leave the out-parameters alone.
+  Err io(grp_model_load_file("/nonexistent.grp", nullptr, &m));
+  line = 5;
+  EXPECT_EQ(grp_error_location(io.e, nullptr, &line, nullptr), 0);
+  EXPECT_EQ(line, 5u);
+}
+
+TEST(CapiDtype, SizesAndNames) {
+  EXPECT_EQ(grp_dtype_size(GRP_F32), 4u);
+  EXPECT_EQ(grp_dtype_size(GRP_BF16), 2u);
+  EXPECT_EQ(grp_dtype_size(GRP_I64), 8u);
+  EXPECT_EQ(grp_dtype_size(GRP_BOOL), 1u);
+  EXPECT_EQ(grp_dtype_size(static_cast<grp_dtype>(42)), 0u);
+  EXPECT_STREQ(grp_dtype_name(GRP_F16), "f16");
+  EXPECT_STREQ(grp_dtype_name(static_cast<grp_dtype>(-1)), "");
+  EXPECT_EQ(grp_backend_available("cpu"), 1);
+  EXPECT_EQ(grp_backend_available("auto"), 1);
+  EXPECT_EQ(grp_backend_available("cuda"), 0);
+  EXPECT_EQ(grp_backend_available(nullptr), 0);
+}
+
+TEST(CapiModel, NullArguments) {
+  grp_model* m = reinterpret_cast<grp_model*>(0x1);
+  EXPECT_ERR(grp_model_load_file(nullptr, nullptr, &m), GRP_ERR_INVALID_ARGUMENT, "path is NULL");
+  EXPECT_ERR(grp_model_load_file("x.grp", nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_ERR(grp_model_load_source(nullptr, 3, "n", nullptr, &m), GRP_ERR_INVALID_ARGUMENT, "src is NULL");
+  EXPECT_ERR(grp_model_load_source(kTestModel, 3, "n", nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_EQ(m, reinterpret_cast<grp_model*>(0x1));
+  EXPECT_ERR(grp_model_set_weights_file(nullptr, "w"), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_ERR(grp_model_set_weights_memory(nullptr, "", 0, nullptr), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_ERR(grp_model_set_random_weights(nullptr, 0), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_ERR(grp_model_weight_info(nullptr, 0, nullptr, nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "model");
+  char* text = reinterpret_cast<char*>(0x1);
+  EXPECT_ERR(grp_model_ir_text(nullptr, nullptr, &text), GRP_ERR_INVALID_ARGUMENT, "model");
+  EXPECT_EQ(text, reinterpret_cast<char*>(0x1));
+  grp_model_destroy(nullptr);
+  EXPECT_EQ(grp_model_num_entries(nullptr), 0u);
+  EXPECT_EQ(grp_model_entry_name(nullptr, 0), nullptr);
+  EXPECT_EQ(grp_model_num_weights(nullptr), 0u);
+  EXPECT_EQ(grp_model_weight_name(nullptr, 0), nullptr);
+  EXPECT_EQ(grp_model_has_weights(nullptr), 0);
+}
+
+TEST(CapiModel, EmptySourceIsAProgramWithoutEntries) {
+  grp_model* m = nullptr;
+  EXPECT_OK(grp_model_load_source(nullptr, 0, nullptr, nullptr, &m));
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(grp_model_num_entries(m), 0u);
+  EXPECT_EQ(grp_model_has_weights(m), 1);
+  grp_model_destroy(m);
+}
+
+TEST(CapiModel, Options) {
+  grp_model_options o = grp_model_default_options();
+  EXPECT_EQ(o.struct_size, sizeof o);
+  EXPECT_EQ(o.no_optimize, 0);
+  EXPECT_EQ(o.require_loop_bounds, 0);
+  grp_model* m = nullptr;
+  const char* defs[] = {"K=5", "K=4"};  // the later one wins
+  o.defines = defs;
+  o.num_defines = 2;
+  EXPECT_OK(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m));
+  const int64_t* shape = nullptr;
+  EXPECT_OK(grp_model_weight_info(m, 0, nullptr, &shape, nullptr));
+  EXPECT_EQ(shape[0], 4);
+  grp_model_destroy(m);
+  m = nullptr;
+
+  o.num_defines = 3;
+  o.defines = nullptr;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
+             "defines is NULL");
+  const char* nulls[] = {nullptr};
+  o.defines = nulls;
+  o.num_defines = 1;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
+             "defines[0] is NULL");
+  const char* bad_value[] = {"K=four"};
+  o.defines = bad_value;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
+             "expected an integer, got 'four'");
+  const char* unknown[] = {"KK=4"};
+  o.defines = unknown;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
+             "did you mean 'K'");
+  EXPECT_EQ(m, nullptr);
+
+  // struct_size: the v1 core (struct_size, defines, num_defines) is the minimum; a zero tail
+  // beyond what this library knows is accepted, a nonzero one refused.
+  struct Core {
+    size_t struct_size;
+    const char* const* defines;
+    size_t num_defines;
+  } core = {sizeof(Core), nullptr, 0};
+  EXPECT_OK(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", reinterpret_cast<grp_model_options*>(&core),
+                                  &m));
+  grp_model_destroy(m);
+  m = nullptr;
+  core.struct_size = sizeof(Core) - 1;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", reinterpret_cast<grp_model_options*>(&core),
+                                   &m),
+             GRP_ERR_INVALID_ARGUMENT, "struct_size");
+  struct Bigger {
+    grp_model_options o;
+    int64_t future;
+  } big{};
+  big.o = grp_model_default_options();
+  big.o.struct_size = sizeof big;
+  EXPECT_OK(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &big.o, &m));
+  grp_model_destroy(m);
+  m = nullptr;
+  big.future = 1;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &big.o, &m), GRP_ERR_UNSUPPORTED,
+             "does not know");
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST(CapiModel, IrText) {
+  grp_model* m = load();
+  char* all = nullptr;
+  EXPECT_OK(grp_model_ir_text(m, nullptr, &all));
+  ASSERT_NE(all, nullptr);
+  EXPECT_NE(std::string(all).find("accumulate"), std::string::npos);
+  grp_free(all);
+  char* one = nullptr;
+  EXPECT_OK(grp_model_ir_text(m, "ident", &one));
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(std::string(one).find("accumulate"), std::string::npos);
+  grp_free(one);
+  char* none = reinterpret_cast<char*>(0x1);
+  EXPECT_ERR(grp_model_ir_text(m, "idnet", &none), GRP_ERR_INVALID_ARGUMENT, "did you mean 'ident'");
+  EXPECT_EQ(none, reinterpret_cast<char*>(0x1));
+  EXPECT_ERR(grp_model_ir_text(m, nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  grp_model_destroy(m);
+}
+
+TEST(CapiModel, WeightsFromMemoryAndFile) {
+  grp_model* m = load(kTestModel, false);
+  EXPECT_EQ(grp_model_has_weights(m), 0);
+  grp_session* s = reinterpret_cast<grp_session*>(0x1);
+  EXPECT_ERR(grp_session_create(m, nullptr, &s), GRP_ERR_INVALID_ARGUMENT, "none are loaded");
+  EXPECT_EQ(s, reinterpret_cast<grp_session*>(0x1));
+
+  auto bytes = safetensors_f32("w", {1, 10, 100});
+  EXPECT_OK(grp_model_set_weights_memory(m, bytes.data(), bytes.size(), "mem.safetensors"));
+  EXPECT_EQ(grp_model_has_weights(m), 1);
+  auto wrong = safetensors_f32("w", {1, 2});
+  EXPECT_ERR(grp_model_set_weights_memory(m, wrong.data(), wrong.size(), "bad.safetensors"), GRP_ERR_FORMAT,
+             "bad.safetensors");
+  EXPECT_ERR(grp_model_set_weights_memory(m, nullptr, 5, nullptr), GRP_ERR_INVALID_ARGUMENT, "data is NULL");
+  EXPECT_ERR(grp_model_set_weights_memory(m, "garbage", 7, nullptr), GRP_ERR_FORMAT, "<memory>");
+  auto other = safetensors_f32("v", {1, 2, 3});
+  EXPECT_ERR(grp_model_set_weights_memory(m, other.data(), other.size(), "o"), GRP_ERR_FORMAT, "missing tensor 'w'");
+
+  // The failed calls kept the good weights.
+  s = open(m, "main");
+  ASSERT_NE(s, nullptr);
+  const int64_t shape[2] = {1, 3};
+  const float x[3] = {1, 1, 1}, one = 1;
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, shape, 2, x, sizeof x));
+  EXPECT_OK(grp_session_set_input(s, "scale", GRP_F32, nullptr, 0, &one, 4));
+  EXPECT_OK(grp_session_run(s));
+  const void* data = nullptr;
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(static_cast<const float*>(data)[1], 10.0f);
+
+  // From a file; a session created before keeps its snapshot.
+  std::string path = temp_path("w.safetensors");
+  auto file_bytes = safetensors_f32("w", {2, 20, 200});
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(file_bytes.data()),
+                                              static_cast<std::streamsize>(file_bytes.size()));
+  EXPECT_OK(grp_model_set_weights_file(m, path.c_str()));
+  EXPECT_ERR(grp_model_set_weights_file(m, "/nonexistent.safetensors"), GRP_ERR_IO, "/nonexistent.safetensors");
+  EXPECT_ERR(grp_model_set_weights_file(m, nullptr), GRP_ERR_INVALID_ARGUMENT, "safetensors_path");
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(static_cast<const float*>(data)[1], 10.0f);
+  grp_session* s2 = open(m, "main");
+  EXPECT_OK(grp_session_set_input(s2, "x", GRP_F32, shape, 2, x, sizeof x));
+  EXPECT_OK(grp_session_set_input(s2, "scale", GRP_F32, nullptr, 0, &one, 4));
+  EXPECT_OK(grp_session_run(s2));
+  EXPECT_OK(grp_session_get_output(s2, 0, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(static_cast<const float*>(data)[1], 20.0f);
+  grp_session_destroy(s2);
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+  std::filesystem::remove(path);
+}
+
+TEST(CapiSession, CreateErrors) {
+  grp_model* m = load();
+  grp_session* s = reinterpret_cast<grp_session*>(0x1);
+  grp_session_options o = grp_session_default_options();
+  EXPECT_EQ(o.struct_size, sizeof o);
+  EXPECT_ERR(grp_session_create(nullptr, &o, &s), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_ERR(grp_session_create(m, &o, nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  o.entry = "nope";
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_INVALID_ARGUMENT, "no entry point 'nope'");
+  o.entry = nullptr;
+  o.backend = "cuda";
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_NO_DEVICE, "no CUDA backend");
+  o.backend = "tpu";
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_INVALID_ARGUMENT, "\"tpu\"");
+  o.backend = nullptr;
+  for (const char* ex : {"eager", "graph", "mono", "dataflow"}) {
+    o.executor = ex;
+    EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_UNSUPPORTED, ex);
+  }
+  o.executor = "fast";
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_INVALID_ARGUMENT, "\"fast\"");
+  o.executor = nullptr;
+  o.device = 1;
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_NO_DEVICE, "device 1");
+  o.device = -1;
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_INVALID_ARGUMENT, "device -1");
+  o.device = 0;
+  o.struct_size = 8;
+  EXPECT_ERR(grp_session_create(m, &o, &s), GRP_ERR_INVALID_ARGUMENT, "struct_size");
+  EXPECT_EQ(s, reinterpret_cast<grp_session*>(0x1));
+  // NULL options, and explicit "cpu"/"auto".
+  s = nullptr;
+  EXPECT_OK(grp_session_create(m, nullptr, &s));
+  grp_session_destroy(s);
+  o = grp_session_default_options();
+  o.backend = "cpu";
+  s = nullptr;
+  EXPECT_OK(grp_session_create(m, &o, &s));
+  grp_session_destroy(s);
+  grp_session_destroy(nullptr);
+  grp_model_destroy(m);
+}
+
+TEST_F(Fixture, Introspection) {
+  EXPECT_EQ(grp_session_num_inputs(s), 2u);
+  EXPECT_EQ(grp_session_num_outputs(s), 2u);
+  EXPECT_STREQ(grp_session_output_name(s, 1), "out1");
+  EXPECT_EQ(grp_session_output_name(s, 2), nullptr);
+  EXPECT_EQ(grp_session_num_inputs(nullptr), 0u);
+  EXPECT_EQ(grp_session_input_name(nullptr, 0), nullptr);
+  EXPECT_EQ(grp_session_num_outputs(nullptr), 0u);
+  EXPECT_EQ(grp_session_output_name(nullptr, 0), nullptr);
+  size_t idx = 99;
+  EXPECT_OK(grp_session_input_index(s, "scale", &idx));
+  EXPECT_EQ(idx, 1u);
+  EXPECT_ERR(grp_session_input_index(s, "scael", &idx), GRP_ERR_INVALID_ARGUMENT, "did you mean 'scale'");
+  EXPECT_ERR(grp_session_input_index(s, nullptr, &idx), GRP_ERR_INVALID_ARGUMENT, "name is NULL");
+  EXPECT_ERR(grp_session_input_index(s, "x", nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_ERR(grp_session_input_index(nullptr, "x", &idx), GRP_ERR_INVALID_ARGUMENT, "session is NULL");
+  EXPECT_EQ(idx, 1u);
+
+  grp_dtype dt = GRP_BOOL;
+  size_t rank = 0;
+  const int64_t* dims = nullptr;
+  const char* const* exprs = nullptr;
+  EXPECT_OK(grp_session_input_info(s, 0, &dt, &rank, &dims, &exprs));
+  EXPECT_EQ(dt, GRP_F32);
+  ASSERT_EQ(rank, 2u);
+  EXPECT_EQ(dims[0], -1);
+  EXPECT_EQ(dims[1], 3);
+  EXPECT_STREQ(exprs[0], "B");
+  EXPECT_STREQ(exprs[1], "3");
+  EXPECT_OK(grp_session_output_info(s, 1, &dt, &rank, &dims, &exprs));
+  EXPECT_EQ(rank, 1u);
+  EXPECT_STREQ(exprs[0], "B");
+  EXPECT_OK(grp_session_input_info(s, 1, nullptr, nullptr, nullptr, nullptr));
+  rank = 42;
+  EXPECT_ERR(grp_session_input_info(s, 2, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "out of range");
+  EXPECT_ERR(grp_session_output_info(s, 2, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "out of range");
+  EXPECT_ERR(grp_session_input_info(nullptr, 0, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_ERR(grp_session_output_info(nullptr, 0, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_EQ(rank, 42u);
+}
+
+TEST_F(Fixture, SetInputRejectsAndStaysUsable) {
+  const int64_t bad_dim[2] = {2, 4};
+  const int64_t negative[2] = {-2, 3};
+  EXPECT_ERR(grp_session_set_input(nullptr, "x", GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_ERR(grp_session_set_input(s, nullptr, GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT, "name");
+  EXPECT_ERR(grp_session_set_input(s, "y", GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
+             "unknown input 'y' for entry 'main'");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_I32, shape23, 2, x, sizeof x), GRP_ERR_TYPE,
+             "input 'x': expected f32[B, 3], got i32[2, 3]");
+  EXPECT_ERR(grp_session_set_input(s, "x", static_cast<grp_dtype>(17), shape23, 2, x, sizeof x),
+             GRP_ERR_INVALID_ARGUMENT, "not a grp_dtype");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, shape23, 1, x, 8), GRP_ERR_TYPE, "got f32[2]");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, bad_dim, 2, x, 32), GRP_ERR_TYPE, "dim 1 is 4, expected 3");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, negative, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
+             "shape[0] is -2");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, nullptr, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
+             "shape is NULL");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, shape23, 2, x, 20), GRP_ERR_INVALID_ARGUMENT,
+             "20 bytes given, but f32[2, 3] needs 24");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, shape23, 2, nullptr, 24), GRP_ERR_INVALID_ARGUMENT,
+             "data is NULL");
+  const int64_t huge[2] = {INT64_MAX / 2, 3};
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, huge, 2, x, 24), GRP_ERR_INVALID_ARGUMENT, "too large");
+  // Symbolic dims disagreeing across inputs are caught by run, which changes nothing.
+  set_all();
+  EXPECT_OK(grp_session_run(s));
+  auto before = output(0);
+  const int64_t one_row[2] = {1, 3};
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, one_row, 2, x, 12));
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_EQ(output(0).size(), 3u);
+  set_all();
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_EQ(output(0), before);
+}
+
+TEST_F(Fixture, RunErrorsKeepPreviousOutputs) {
+  EXPECT_ERR(grp_session_run(nullptr), GRP_ERR_INVALID_ARGUMENT, "session is NULL");
+  grp_dtype dt = GRP_BOOL;
+  const int64_t* shape = reinterpret_cast<const int64_t*>(0x1);
+  size_t rank = 7, nbytes = 7;
+  const void* data = reinterpret_cast<const void*>(0x1);
+  EXPECT_ERR(grp_session_get_output(s, 0, &dt, &shape, &rank, &data, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "no outputs yet");
+  EXPECT_ERR(grp_session_run(s), GRP_ERR_INVALID_ARGUMENT, "missing input 'x'");
+  EXPECT_EQ(dt, GRP_BOOL);
+  EXPECT_EQ(rank, 7u);
+  EXPECT_EQ(nbytes, 7u);
+  EXPECT_EQ(data, reinterpret_cast<const void*>(0x1));
+  set_all();
+  EXPECT_OK(grp_session_run(s));
+  auto first = output(0);
+  ASSERT_EQ(first.size(), 6u);
+  EXPECT_ERR(grp_session_get_output(nullptr, 0, &dt, &shape, &rank, &data, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "session");
+  EXPECT_ERR(grp_session_get_output(s, 5, &dt, &shape, &rank, &data, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "out of range");
+  // reset_state forgets the outputs, keeps the inputs.
+  EXPECT_OK(grp_session_reset_state(s));
+  EXPECT_ERR(grp_session_get_output(s, 0, &dt, &shape, &rank, &data, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "no outputs yet");
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_EQ(output(0), first);
+}
+
+TEST_F(Fixture, ZeroCopyInputBuffer) {
+  void* buf = nullptr;
+  size_t nbytes = 0;
+  EXPECT_ERR(grp_session_input_buffer(s, "x", GRP_F32, shape23, 2, nullptr, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "data is NULL");
+  EXPECT_ERR(grp_session_input_buffer(s, "x", GRP_I64, shape23, 2, &buf, &nbytes), GRP_ERR_TYPE, "expected f32");
+  EXPECT_ERR(grp_session_input_buffer(s, "q", GRP_F32, shape23, 2, &buf, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "unknown input 'q'");
+  EXPECT_ERR(grp_session_input_buffer(nullptr, "x", GRP_F32, shape23, 2, &buf, &nbytes), GRP_ERR_INVALID_ARGUMENT,
+             "session");
+  EXPECT_EQ(buf, nullptr);
+  EXPECT_OK(grp_session_input_buffer(s, "x", GRP_F32, shape23, 2, &buf, &nbytes));
+  ASSERT_NE(buf, nullptr);
+  ASSERT_EQ(nbytes, sizeof x);
+  std::memcpy(buf, x, sizeof x);
+  EXPECT_OK(grp_session_set_input(s, "scale", GRP_F32, nullptr, 0, &scale, sizeof scale));
+  EXPECT_OK(grp_session_run(s));
+  auto a = output(0);
+  // Rewriting the buffer changes the next run, without another call.
+  for (int i = 0; i < 6; ++i) static_cast<float*>(buf)[i] = 2 * x[i];
+  EXPECT_OK(grp_session_run(s));
+  auto b = output(0);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(b[i], 2 * a[i]);
+  // An output that is the input itself does not alias the buffer.
+  grp_session* id = open(m, "ident");
+  void* ibuf = nullptr;
+  EXPECT_OK(grp_session_input_buffer(id, "x", GRP_F32, shape23, 2, &ibuf, nullptr));
+  std::memcpy(ibuf, x, sizeof x);
+  EXPECT_OK(grp_session_run(id));
+  const void* out = nullptr;
+  EXPECT_OK(grp_session_get_output(id, 0, nullptr, nullptr, nullptr, &out, nullptr));
+  EXPECT_NE(out, ibuf);
+  static_cast<float*>(ibuf)[0] = 99;
+  EXPECT_EQ(static_cast<const float*>(out)[0], 1.0f);
+  grp_session_destroy(id);
+}
+
+TEST_F(Fixture, BoundInputIsNotCopied) {
+  std::vector<float> mine(x, x + 6);
+  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, mine.data(), 4), GRP_ERR_INVALID_ARGUMENT, "4 bytes");
+  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, nullptr, 24), GRP_ERR_INVALID_ARGUMENT, "NULL");
+  EXPECT_ERR(grp_session_bind_input(nullptr, "x", GRP_F32, shape23, 2, mine.data(), 24), GRP_ERR_INVALID_ARGUMENT,
+             "session");
+  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_BF16, shape23, 2, mine.data(), 12), GRP_ERR_TYPE, "got bf16");
+  EXPECT_OK(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, mine.data(), 24));
+  EXPECT_OK(grp_session_set_input(s, "scale", GRP_F32, nullptr, 0, &scale, sizeof scale));
+  EXPECT_OK(grp_session_run(s));
+  auto a = output(0);
+  for (auto& v : mine) v *= 3;
+  EXPECT_OK(grp_session_run(s));
+  auto b = output(0);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(b[i], 3 * a[i]);
+  EXPECT_EQ(mine[0], 3.0f);  // never written
+  // Setting the input again replaces the binding.
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, shape23, 2, x, sizeof x));
+  mine.assign(6, -1.0f);
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_EQ(output(0), a);
+}
+
+TEST_F(Fixture, BoundOutput) {
+  set_all();
+  std::vector<float> dst(6, -1.0f);
+  std::vector<float> small(2, -1.0f);
+  EXPECT_ERR(grp_session_bind_output(s, 2, dst.data(), 24), GRP_ERR_INVALID_ARGUMENT, "out of range");
+  EXPECT_ERR(grp_session_bind_output(nullptr, 0, dst.data(), 24), GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_ERR(grp_session_bind_output(s, 0, nullptr, 24), GRP_ERR_INVALID_ARGUMENT, "data is NULL");
+  EXPECT_OK(grp_session_bind_output(s, 0, small.data(), 8));
+  EXPECT_ERR(grp_session_run(s), GRP_ERR_INVALID_ARGUMENT, "needs 24 bytes, but the memory bound to it holds 8");
+  EXPECT_EQ(small[0], -1.0f);
+  EXPECT_OK(grp_session_bind_output(s, 0, dst.data(), 24));
+  EXPECT_OK(grp_session_run(s));
+  const void* data = nullptr;
+  size_t nbytes = 0;
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, &nbytes));
+  EXPECT_EQ(data, dst.data());
+  EXPECT_EQ(nbytes, 24u);
+  EXPECT_NE(dst[0], -1.0f);
+  auto bound = dst;
+  EXPECT_OK(grp_session_bind_output(s, 0, nullptr, 0));  // unbind
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_NE(data, dst.data());
+  EXPECT_EQ(output(0), bound);
+}
+
+TEST_F(Fixture, Stream) {
+  EXPECT_OK(grp_session_set_stream(s, nullptr));
+  int fake_stream = 0;
+  EXPECT_ERR(grp_session_set_stream(s, &fake_stream), GRP_ERR_UNSUPPORTED, "no streams");
+  EXPECT_ERR(grp_session_set_stream(nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "session");
+  set_all();
+  EXPECT_OK(grp_session_run(s));
+}
+
+TEST(CapiState, GetSetAndReset) {
+  grp_model* m = load();
+  grp_session* s = open(m, "accumulate");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(grp_session_num_states(s), 2u);
+  EXPECT_STREQ(grp_session_state_name(s, 0), "acc");
+  EXPECT_STREQ(grp_session_state_name(s, 1), "count");
+  EXPECT_EQ(grp_session_state_name(s, 2), nullptr);
+  EXPECT_EQ(grp_session_num_states(nullptr), 0u);
+  EXPECT_EQ(grp_session_state_name(nullptr, 0), nullptr);
+  const void* data = reinterpret_cast<const void*>(0x1);
+  EXPECT_ERR(grp_session_get_state(s, "acc", nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
+             "does not exist yet");
+  EXPECT_ERR(grp_session_get_state(s, "acx", nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
+             "did you mean 'acc'");
+  EXPECT_ERR(grp_session_get_state(s, nullptr, nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
+             "name");
+  EXPECT_ERR(grp_session_get_state(nullptr, "acc", nullptr, nullptr, nullptr, &data, nullptr),
+             GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_EQ(data, reinterpret_cast<const void*>(0x1));
+
+  const int64_t shape[2] = {1, 3};
+  const float x[3] = {1, 2, 3};
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, shape, 2, x, sizeof x));
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_OK(grp_session_run(s));
+  grp_dtype dt;
+  const int64_t* sh = nullptr;
+  size_t rank = 0, nbytes = 0;
+  EXPECT_OK(grp_session_get_state(s, "acc", &dt, &sh, &rank, &data, &nbytes));
+  EXPECT_EQ(dt, GRP_F32);
+  ASSERT_EQ(rank, 2u);
+  EXPECT_EQ(sh[0], 1);
+  EXPECT_EQ(nbytes, 12u);
+  EXPECT_EQ(static_cast<const float*>(data)[2], 6.0f);
+
+  const float preset[3] = {100, 200, 300};
+  const int32_t count = 41;
+  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_I32, shape, 2, preset, 12), GRP_ERR_TYPE, "expected f32[M, 3]");
+  const int64_t wrong[2] = {1, 4};
+  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_F32, wrong, 2, preset, 16), GRP_ERR_TYPE, "dim 1 is 4");
+  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_F32, shape, 2, preset, 11), GRP_ERR_INVALID_ARGUMENT, "11 bytes");
+  EXPECT_ERR(grp_session_set_state(s, "nope", GRP_F32, shape, 2, preset, 12), GRP_ERR_INVALID_ARGUMENT, "no state");
+  EXPECT_ERR(grp_session_set_state(nullptr, "acc", GRP_F32, shape, 2, preset, 12), GRP_ERR_INVALID_ARGUMENT,
+             "session");
+  EXPECT_OK(grp_session_set_state(s, "acc", GRP_F32, shape, 2, preset, sizeof preset));
+  EXPECT_OK(grp_session_set_state(s, "count", GRP_I32, nullptr, 0, &count, sizeof count));
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(static_cast<const float*>(data)[0], 101.0f);
+  EXPECT_OK(grp_session_get_output(s, 1, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(*static_cast<const int32_t*>(data), 42);
+
+  // A state whose batch differs from the next run's is an error that changes nothing.
+  const int64_t two[2] = {2, 3};
+  const float x2[6] = {};
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, two, 2, x2, sizeof x2));
+  EXPECT_ERR(grp_session_run(s), GRP_ERR_TYPE, "state 'acc'");
+  EXPECT_OK(grp_session_get_state(s, "count", nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(*static_cast<const int32_t*>(data), 42);
+  EXPECT_OK(grp_session_reset_state(s));
+  EXPECT_OK(grp_session_run(s));
+  EXPECT_OK(grp_session_get_output(s, 1, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(*static_cast<const int32_t*>(data), 1);
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
+TEST(CapiState, StateNeverAliasesABoundInput) {
+  // `acc = acc + x` on a fresh state (zeros) may be folded to `acc = x`; either way the state must
+  // not change when the caller rewrites its memory.
+  grp_model* m = load();
+  grp_session* s = open(m, "accumulate");
+  std::vector<float> mine = {1, 2, 3};
+  const int64_t shape[2] = {1, 3};
+  EXPECT_OK(grp_session_bind_input(s, "x", GRP_F32, shape, 2, mine.data(), 12));
+  EXPECT_OK(grp_session_run(s));
+  mine = {-5, -5, -5};
+  const void* data = nullptr;
+  EXPECT_OK(grp_session_get_state(s, "acc", nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(static_cast<const float*>(data)[0], 1.0f);
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
+TEST(CapiTensor, NpyRoundTrip) {
+  const int64_t shape[2] = {2, 2};
+  const int32_t v[4] = {1, -2, 3, -4};
+  std::string path = temp_path("t.npy");
+  EXPECT_OK(grp_npy_write(path.c_str(), GRP_I32, shape, 2, v, sizeof v));
+  grp_tensor* t = nullptr;
+  EXPECT_OK(grp_tensor_read_npy(path.c_str(), &t));
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(grp_tensor_dtype(t), GRP_I32);
+  ASSERT_EQ(grp_tensor_rank(t), 2u);
+  EXPECT_EQ(grp_tensor_shape(t)[1], 2);
+  ASSERT_EQ(grp_tensor_nbytes(t), sizeof v);
+  EXPECT_EQ(std::memcmp(grp_tensor_data(t), v, sizeof v), 0);
+  grp_tensor_destroy(t);
+
+  // bf16 is written as f32.
+  const uint16_t one_bf16 = 0x3f80;
+  EXPECT_OK(grp_npy_write(path.c_str(), GRP_BF16, nullptr, 0, &one_bf16, 2));
+  t = nullptr;
+  EXPECT_OK(grp_tensor_read_npy(path.c_str(), &t));
+  EXPECT_EQ(grp_tensor_dtype(t), GRP_F32);
+  EXPECT_EQ(*static_cast<const float*>(grp_tensor_data(t)), 1.0f);
+  grp_tensor_destroy(t);
+
+  grp_tensor* untouched = reinterpret_cast<grp_tensor*>(0x1);
+  EXPECT_ERR(grp_tensor_read_npy("/nonexistent.npy", &untouched), GRP_ERR_IO, "/nonexistent.npy");
+  std::ofstream(path, std::ios::binary) << "not an npy file";
+  EXPECT_ERR(grp_tensor_read_npy(path.c_str(), &untouched), GRP_ERR_FORMAT, path);
+  EXPECT_ERR(grp_tensor_read_npy(nullptr, &untouched), GRP_ERR_INVALID_ARGUMENT, "path");
+  EXPECT_ERR(grp_tensor_read_npy(path.c_str(), nullptr), GRP_ERR_INVALID_ARGUMENT, "out");
+  EXPECT_EQ(untouched, reinterpret_cast<grp_tensor*>(0x1));
+  EXPECT_ERR(grp_npy_write(nullptr, GRP_I32, shape, 2, v, sizeof v), GRP_ERR_INVALID_ARGUMENT, "path");
+  EXPECT_ERR(grp_npy_write(path.c_str(), GRP_I32, shape, 2, v, 3), GRP_ERR_INVALID_ARGUMENT, "3 bytes");
+  EXPECT_ERR(grp_npy_write("/nonexistent/dir/x.npy", GRP_I32, shape, 2, v, sizeof v), GRP_ERR_IO, "/nonexistent");
+  std::filesystem::remove(path);
+}
+
+TEST(CapiTensor, CreateAndNullAccessors) {
+  const int64_t shape[1] = {3};
+  const uint8_t b[3] = {1, 0, 1};
+  grp_tensor* t = nullptr;
+  EXPECT_OK(grp_tensor_create(GRP_BOOL, shape, 1, b, 3, &t));
+  EXPECT_EQ(grp_tensor_nbytes(t), 3u);
+  EXPECT_EQ(std::memcmp(grp_tensor_data(t), b, 3), 0);
+  grp_tensor_destroy(t);
+  grp_tensor* empty = nullptr;
+  const int64_t zero[1] = {0};
+  EXPECT_OK(grp_tensor_create(GRP_F32, zero, 1, nullptr, 0, &empty));
+  EXPECT_EQ(grp_tensor_nbytes(empty), 0u);
+  grp_tensor_destroy(empty);
+  grp_tensor* untouched = reinterpret_cast<grp_tensor*>(0x1);
+  EXPECT_ERR(grp_tensor_create(GRP_BOOL, shape, 1, b, 2, &untouched), GRP_ERR_INVALID_ARGUMENT, "2 bytes");
+  EXPECT_ERR(grp_tensor_create(GRP_BOOL, shape, 1, b, 3, nullptr), GRP_ERR_INVALID_ARGUMENT, "out");
+  EXPECT_ERR(grp_tensor_create(static_cast<grp_dtype>(9), shape, 1, b, 3, &untouched), GRP_ERR_INVALID_ARGUMENT,
+             "grp_dtype");
+  EXPECT_EQ(untouched, reinterpret_cast<grp_tensor*>(0x1));
+  grp_tensor_destroy(nullptr);
+  EXPECT_EQ(grp_tensor_dtype(nullptr), GRP_F32);
+  EXPECT_EQ(grp_tensor_rank(nullptr), 0u);
+  EXPECT_EQ(grp_tensor_shape(nullptr), nullptr);
+  EXPECT_EQ(grp_tensor_data(nullptr), nullptr);
+  EXPECT_EQ(grp_tensor_nbytes(nullptr), 0u);
+}
+
+TEST(CapiModel, NoWeightsModelRunsWithoutWeights) {
+  grp_model* m = load(kNoWeightsModel, false);
+  EXPECT_EQ(grp_model_has_weights(m), 1);
+  EXPECT_EQ(grp_model_num_weights(m), 0u);
+  grp_session* s = open(m);
+  const int64_t shape[1] = {4};
+  const int32_t v[4] = {1, 2, 3, 4};
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_I32, shape, 1, v, sizeof v));
+  EXPECT_OK(grp_session_run(s));
+  const void* data = nullptr;
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, nullptr));
+  EXPECT_EQ(static_cast<const int32_t*>(data)[3], 5);
+  // An empty input.
+  const int64_t zero[1] = {0};
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_I32, zero, 1, nullptr, 0));
+  EXPECT_OK(grp_session_run(s));
+  size_t nbytes = 1;
+  EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, nullptr, &nbytes));
+  EXPECT_EQ(nbytes, 0u);
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
+}  // namespace
