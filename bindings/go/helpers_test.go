@@ -10,7 +10,8 @@ import (
 // testSource exercises arithmetic, a loop with break, and state.
 const testSource = `model t
 
-state acc: f32[N] = zeros
+# The states' dim is M, not N: see TestUnusedStateDoesNotBindDims.
+state acc: f32[M] = zeros
 state calls: i32[] = zeros
 
 fn main(x: f32[N], y: f32[N]) -> f32[N] {
@@ -28,7 +29,7 @@ fn count(n: i32[]) -> i32[] {
   return s
 }
 
-fn accumulate(x: f32[N]) -> (f32[N], i32[]) {
+fn accumulate(x: f32[M]) -> (f32[M], i32[]) {
   acc = acc + x
   calls = calls + 1
   return acc, calls

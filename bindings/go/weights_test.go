@@ -82,7 +82,7 @@ func TestMLPWithWeightsFromMemory(t *testing.T) {
 	s, err := m.NewSession(nil)
 	must(t, err)
 	defer s.Close()
-	if in := s.Inputs()[0]; in.DType != F16 || !reflect.DeepEqual(in.DimExprs, []string{"B", "D"}) || !reflect.DeepEqual(in.Dims, []int64{-1, D}) {
+	if in := s.Inputs()[0]; in.DType != F16 || in.DimExprs[0] != "B" || !reflect.DeepEqual(in.Dims, []int64{-1, D}) {
 		t.Fatalf("input x = %+v", in)
 	}
 	xh := make([]uint16, len(x))
