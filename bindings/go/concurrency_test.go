@@ -15,6 +15,25 @@ func TestConcurrentSessions(t *testing.T) {
 	x := mlpInput(2, 8)
 	ref := runMLP(t, mlp, x)
 
+	// grape.h: setting weights is thread-safe; sessions snapshot them. The same seed again keeps
+	// every result equal to ref.
+	stop := make(chan struct{})
+	reweighed := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				reweighed <- nil
+				return
+			default:
+			}
+			if err := mlp.SetRandomWeights(1); err != nil {
+				reweighed <- err
+				return
+			}
+		}
+	}()
+
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := 0; g < goroutines; g++ {
@@ -27,6 +46,8 @@ func TestConcurrentSessions(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
+	close(stop)
+	must(t, <-reweighed)
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -48,7 +69,7 @@ func hammer(m, mlp *Model, g, runs int, x []uint16, ref []uint16) error {
 	if err != nil {
 		return err
 	}
-	defer ms.Close()
+	defer func() { ms.Close() }() // ms is replaced below
 	if err := ms.SetInput("x", []int64{2, 8}, x); err != nil {
 		return err
 	}
@@ -96,7 +117,16 @@ func hammer(m, mlp *Model, g, runs int, x []uint16, ref []uint16) error {
 			return fmt.Errorf("run %d: calls = %d", r, c[0])
 		}
 
-		if r%10 == 0 {
+		if r%25 == 24 { // a fresh session, created while weights are being set
+			ms.Close()
+			if ms, err = mlp.NewSession(nil); err != nil {
+				return err
+			}
+			if err := ms.SetInput("x", []int64{2, 8}, x); err != nil {
+				return err
+			}
+		}
+		if r%10 == 0 || r%25 == 24 {
 			if err := ms.Run(); err != nil {
 				return err
 			}
