@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "capi/src/internal.h"
 #include "ir/dtype.h"
@@ -86,8 +87,15 @@ void require(const void* p, const char* what) {
   if (p == nullptr) invalid(std::string(what) + " is NULL");
 }
 
-DType to_dtype(grp_dtype d, const std::string& what) {
-  switch (d) {
+int dtype_value(const grp_dtype* d) {
+  std::underlying_type_t<grp_dtype> v;
+  static_assert(sizeof v == sizeof *d);
+  std::memcpy(&v, d, sizeof v);
+  return static_cast<int>(v);
+}
+
+DType to_dtype(const grp_dtype* d, const std::string& what) {
+  switch (dtype_value(d)) {
     case GRP_F32: return DType::F32;
     case GRP_F16: return DType::F16;
     case GRP_BF16: return DType::BF16;
@@ -95,7 +103,7 @@ DType to_dtype(grp_dtype d, const std::string& what) {
     case GRP_I64: return DType::I64;
     case GRP_BOOL: return DType::Bool;
   }
-  invalid(what + ": " + std::to_string(static_cast<int>(d)) + " is not a grp_dtype");
+  invalid(what + ": " + std::to_string(dtype_value(d)) + " is not a grp_dtype");
 }
 
 grp_dtype from_dtype(DType d) {
@@ -167,7 +175,7 @@ void grp_error_free(grp_error* e) {
 void grp_free(void* p) { std::free(p); }
 
 size_t grp_dtype_size(grp_dtype d) {
-  switch (d) {
+  switch (grape::capi::dtype_value(&d)) {
     case GRP_F32: return 4;
     case GRP_F16: return 2;
     case GRP_BF16: return 2;
@@ -179,7 +187,7 @@ size_t grp_dtype_size(grp_dtype d) {
 }
 
 const char* grp_dtype_name(grp_dtype d) {
-  switch (d) {
+  switch (grape::capi::dtype_value(&d)) {
     case GRP_F32: return "f32";
     case GRP_F16: return "f16";
     case GRP_BF16: return "bf16";

@@ -50,7 +50,10 @@ grp_error* guard(F&& body) noexcept {
 [[noreturn]] void invalid(const std::string& message);
 void require(const void* p, const char* what);  // InvalidArgument "<what> is NULL"
 
-DType to_dtype(grp_dtype d, const std::string& what);
+// A grp_dtype arrives from C and may hold any int: it is read through its bytes (loading an
+// out-of-range enum value in C++ is undefined), never copied as a grp_dtype before this check.
+int dtype_value(const grp_dtype* d);
+DType to_dtype(const grp_dtype* d, const std::string& what);
 grp_dtype from_dtype(DType d);
 // The shape as given (rank > 0 needs a non-NULL pointer; no negative dims; element count and
 // byte size must not overflow). `what` names the argument in errors.

@@ -56,7 +56,8 @@ size_t input_index(const grp_session* s, const char* name) {
 
 // Validates (name, dtype, shape, nbytes) against the declaration of an input or a state; returns
 // the shape. Messages match the ones grape::Session reports at run time.
-Shape check_tensor(const char* kind, const TensorSignature& sig, grp_dtype dtype, const int64_t* shape, size_t rank) {
+Shape check_tensor(const char* kind, const TensorSignature& sig, const grp_dtype* dtype, const int64_t* shape,
+                   size_t rank) {
   std::string what = std::string(kind) + " '" + sig.name + "'";
   DType dt = to_dtype(dtype, what + ": dtype");
   Shape sh = to_shape(shape, rank, dt, what);
@@ -215,7 +216,7 @@ grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dty
     require(s, "session");
     size_t i = input_index(s, name);
     const TensorSignature& sig = s->session->inputs()[i];
-    Shape sh = check_tensor("input", sig, dtype, shape, rank);
+    Shape sh = check_tensor("input", sig, &dtype, shape, rank);
     check_bytes(sig.dtype, sh, data, nbytes, "input '" + sig.name + "'");
     Tensor t(sig.dtype, sh);
     if (nbytes) std::memcpy(t.raw(), data, nbytes);
@@ -230,7 +231,7 @@ grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype 
     require(data, "data");
     size_t i = input_index(s, name);
     const TensorSignature& sig = s->session->inputs()[i];
-    Shape sh = check_tensor("input", sig, dtype, shape, rank);
+    Shape sh = check_tensor("input", sig, &dtype, shape, rank);
     Tensor t(sig.dtype, sh);
     *data = t.raw();
     if (nbytes) *nbytes = t.nbytes();
@@ -244,7 +245,7 @@ grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dt
     require(s, "session");
     size_t i = input_index(s, name);
     const TensorSignature& sig = s->session->inputs()[i];
-    Shape sh = check_tensor("input", sig, dtype, shape, rank);
+    Shape sh = check_tensor("input", sig, &dtype, shape, rank);
     check_bytes(sig.dtype, sh, data, nbytes, "input '" + sig.name + "'");
     // The session never writes to its inputs (grape::Session detaches states and results that
     // would alias them), so dropping const here is safe. The caller keeps the memory alive.
@@ -351,7 +352,7 @@ grp_error* grp_session_set_state(grp_session* s, const char* name, grp_dtype dty
   return guard([&] {
     require(s, "session");
     const TensorSignature& sig = state_signature(s, name);
-    Shape sh = check_tensor("state", sig, dtype, shape, rank);
+    Shape sh = check_tensor("state", sig, &dtype, shape, rank);
     check_bytes(sig.dtype, sh, data, nbytes, "state '" + sig.name + "'");
     Tensor t(sig.dtype, sh);
     if (nbytes) std::memcpy(t.raw(), data, nbytes);

@@ -23,7 +23,7 @@ grp_error* grp_tensor_create(grp_dtype dtype, const int64_t* shape, size_t rank,
                              grp_tensor** out) {
   return guard([&] {
     require(out, "out");
-    DType dt = to_dtype(dtype, "dtype");
+    DType dt = to_dtype(&dtype, "dtype");
     Shape sh = to_shape(shape, rank, dt, "tensor");
     check_bytes(dt, sh, data, nbytes, "tensor");
     auto t = std::make_unique<grp_tensor>();
@@ -45,7 +45,7 @@ grp_error* grp_npy_write(const char* path, grp_dtype dtype, const int64_t* shape
                          size_t nbytes) {
   return guard([&] {
     require(path, "path");
-    DType dt = to_dtype(dtype, "dtype");
+    DType dt = to_dtype(&dtype, "dtype");
     Shape sh = to_shape(shape, rank, dt, path);
     check_bytes(dt, sh, data, nbytes, path);
     // write_npy only reads the tensor: wrapping the caller's memory saves a copy.

@@ -136,6 +136,25 @@ static void test_model(void) {
   CHECK(grp_model_entry_name(NULL, 0) == NULL);
 }
 
+/* A dtype outside the enum, as a C caller may pass one. */
+static void test_bad_dtype(void) {
+  grp_model* m = load_test_model();
+  grp_session* s = NULL;
+  grp_tensor* t = NULL;
+  const int64_t shape[1] = {3};
+  const float v[3] = {0, 0, 0};
+  grp_dtype bad = (grp_dtype)17;
+  CHECK(grp_dtype_size(bad) == 0);
+  CHECK(strcmp(grp_dtype_name((grp_dtype)-1), "") == 0);
+  EXPECT_ERROR(grp_tensor_create(bad, shape, 1, v, sizeof v, &t), GRP_ERR_INVALID_ARGUMENT, "not a grp_dtype");
+  CHECK(t == NULL);
+  OK(grp_session_create(m, NULL, &s));
+  EXPECT_ERROR(grp_session_set_input(s, "scale", bad, NULL, 0, v, 4), GRP_ERR_INVALID_ARGUMENT, "not a grp_dtype");
+  EXPECT_ERROR(grp_npy_write("/tmp/never.npy", bad, shape, 1, v, sizeof v), GRP_ERR_INVALID_ARGUMENT, "not a grp_dtype");
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
 static void test_session_core(void) {
   grp_model* m = load_test_model();
   grp_session* s = NULL;
@@ -245,6 +264,7 @@ int main(void) {
   test_version();
   test_errors();
   test_model();
+  test_bad_dtype();
   test_session_core();
   test_state();
   if (failures) {

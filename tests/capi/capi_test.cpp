@@ -145,14 +145,14 @@ TEST(CapiErrors, LocationOfFirstDiagnostic) {
   EXPECT_EQ(line, 5u);
 }
 
+// Values outside the grp_dtype enum are tested from C (tests/capi/c_api_test.c): in C++ merely
+// forming one is undefined.
 TEST(CapiDtype, SizesAndNames) {
   EXPECT_EQ(grp_dtype_size(GRP_F32), 4u);
   EXPECT_EQ(grp_dtype_size(GRP_BF16), 2u);
   EXPECT_EQ(grp_dtype_size(GRP_I64), 8u);
   EXPECT_EQ(grp_dtype_size(GRP_BOOL), 1u);
-  EXPECT_EQ(grp_dtype_size(static_cast<grp_dtype>(42)), 0u);
   EXPECT_STREQ(grp_dtype_name(GRP_F16), "f16");
-  EXPECT_STREQ(grp_dtype_name(static_cast<grp_dtype>(-1)), "");
   EXPECT_EQ(grp_backend_available("cpu"), 1);
   EXPECT_EQ(grp_backend_available("auto"), 1);
   EXPECT_EQ(grp_backend_available("cuda"), 0);
@@ -420,8 +420,6 @@ TEST_F(Fixture, SetInputRejectsAndStaysUsable) {
              "unknown input 'y' for entry 'main'");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_I32, shape23, 2, x, sizeof x), GRP_ERR_TYPE,
              "input 'x': expected f32[B, 3], got i32[2, 3]");
-  EXPECT_ERR(grp_session_set_input(s, "x", static_cast<grp_dtype>(17), shape23, 2, x, sizeof x),
-             GRP_ERR_INVALID_ARGUMENT, "not a grp_dtype");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, shape23, 1, x, 8), GRP_ERR_TYPE, "got f32[2]");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, bad_dim, 2, x, 32), GRP_ERR_TYPE, "dim 1 is 4, expected 3");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, negative, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
@@ -710,8 +708,6 @@ TEST(CapiTensor, CreateAndNullAccessors) {
   grp_tensor* untouched = reinterpret_cast<grp_tensor*>(0x1);
   EXPECT_ERR(grp_tensor_create(GRP_BOOL, shape, 1, b, 2, &untouched), GRP_ERR_INVALID_ARGUMENT, "2 bytes");
   EXPECT_ERR(grp_tensor_create(GRP_BOOL, shape, 1, b, 3, nullptr), GRP_ERR_INVALID_ARGUMENT, "out");
-  EXPECT_ERR(grp_tensor_create(static_cast<grp_dtype>(9), shape, 1, b, 3, &untouched), GRP_ERR_INVALID_ARGUMENT,
-             "grp_dtype");
   EXPECT_EQ(untouched, reinterpret_cast<grp_tensor*>(0x1));
   grp_tensor_destroy(nullptr);
   EXPECT_EQ(grp_tensor_dtype(nullptr), GRP_F32);
