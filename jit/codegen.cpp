@@ -1,0 +1,74 @@
+#include "jit/codegen.h"
+
+#include <stdexcept>
+
+#include "jit/emit_context.h"
+#include "jit/nvrtc.h"
+
+namespace grape::jit {
+
+std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan, const std::string& prefix) {
+  std::vector<KernelSpec> out;
+  std::string pre = prefix.empty() ? f.name : prefix;
+  for (const auto& bp : plan.blocks) {
+    for (const auto& g : bp.groups) {
+      KernelSpec k;
+      k.name = pre + "_k" + std::to_string(out.size()) + "_" + ir::op_name(g.root->op);
+      detail::Ctx c(f, g);
+      bool in_place = false;
+      std::string body = detail::emit_kernel_body(c, k.name, k.launch, in_place);
+      k.source = kernel_prelude() + "\n// " + k.name + ": " + std::to_string(g.ops.size()) + " op(s)\n" + body;
+      k.buffers = c.buffers;
+      k.num_inputs = c.num_inputs;
+      if (in_place) {
+        // slice_update: the output is the in-place operand's memory.
+        ir::ValueId x = g.root->operands[0];
+        k.aliases.push_back({c.num_inputs, static_cast<size_t>(c.buf.at(x))});
+      }
+      k.pred = g.pred;
+      k.launch.work = static_cast<int>(c.num_inputs);
+      k.ops = g.ops;
+      k.root = g.root;
+      k.extra = c.extra;
+      k.block = bp.block;
+      out.push_back(std::move(k));
+    }
+  }
+  return out;
+}
+
+CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
+                             const std::function<std::string(Span)>& locate) {
+  CompileReport rep;
+  rep.archs = archs;
+  auto where = [&](Span s) {
+    if (locate && s.valid()) return locate(s);
+    return "line " + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column);
+  };
+  for (const auto& f : m.functions) {
+    std::vector<KernelSpec> ks;
+    try {
+      ks = emit_kernels(f, scheduler::plan_fusion(f));
+    } catch (const std::exception& e) {
+      rep.errors.push_back("entry '" + f.name + "': code generation failed: " + e.what());
+      continue;
+    }
+    rep.entries.push_back({f.name, ks.size()});
+    for (const auto& k : ks) {
+      for (const auto& arch : archs) {
+        std::string what = "entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) + " at " +
+                           where(k.root->loc) + "), " + arch + ": ";
+        try {
+          CompileResult r = compile_cuda(k.source, k.name, arch);
+          if (r.has_warnings()) rep.errors.push_back(what + "warnings:\n" + r.log);
+          else ++rep.compiled;
+        } catch (const std::exception& e) {
+          rep.errors.push_back(what + e.what());
+        }
+      }
+    }
+  }
+  return rep;
+}
+
+}  // namespace grape::jit

@@ -1,0 +1,40 @@
+// CUDA C++ generation: one kernel per fusion group (scheduler/fusion.h), and the ahead-of-time
+// compile of every kernel of a module with NVRTC (`grape compile FILE --arch sm_80,sm_90`).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "jit/kernel_spec.h"
+#include "scheduler/fusion.h"
+
+namespace grape::jit {
+
+// The common text at the top of every kernel source (KParams and the device helpers).
+const std::string& kernel_prelude();
+
+// One KernelSpec per group of `plan`, in plan order (function body first, then loop bodies).
+// `prefix` makes the names unique within a module (the entry name by default).
+std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan, const std::string& prefix = "");
+
+struct CompileReport {
+  struct Entry {
+    std::string name;
+    size_t kernels = 0;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string> archs;
+  size_t compiled = 0;              // successful (kernel, arch) compiles
+  std::vector<std::string> errors;  // each names the entry, kernel, op and source location
+  bool ok() const { return errors.empty(); }
+};
+
+// Emits and NVRTC-compiles every kernel of every entry for each arch ("sm_80", "sm_90"). A kernel
+// that fails to compile or compiles with warnings is an error. `locate` turns a span into
+// "file:line:col" (default: "line L:C").
+CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
+                             const std::function<std::string(Span)>& locate = nullptr);
+
+}  // namespace grape::jit

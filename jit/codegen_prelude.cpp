@@ -1,0 +1,214 @@
+// The text every generated kernel starts with: KParams (identical to jit/kernel_spec.h), element
+// loads/stores, the integer and float helpers that mirror runtime/cpu/elementwise.cpp, and block /
+// warp reductions.
+#include "jit/codegen.h"
+
+namespace grape::jit {
+
+const std::string& kernel_prelude() {
+  static const std::string text = R"(#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <mma.h>
+
+struct KParams {
+  const unsigned char* pred;
+  void* buf[16];
+  long long shape[16][8];
+  long long extra[8];
+};
+
+__device__ __forceinline__ float grape_ld_f32(const void* b, long long i) { return ((const float*)b)[i]; }
+__device__ __forceinline__ float grape_ld_f16(const void* b, long long i) { return __half2float(((const __half*)b)[i]); }
+__device__ __forceinline__ float grape_ld_bf16(const void* b, long long i) { return __bfloat162float(((const __nv_bfloat16*)b)[i]); }
+__device__ __forceinline__ int grape_ld_i32(const void* b, long long i) { return ((const int*)b)[i]; }
+__device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { return ((const long long*)b)[i]; }
+__device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { return ((const unsigned char*)b)[i] != 0; }
+__device__ __forceinline__ void grape_st_f32(void* b, long long i, float v) { ((float*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_f16(void* b, long long i, float v) { ((__half*)b)[i] = __float2half_rn(v); }
+__device__ __forceinline__ void grape_st_bf16(void* b, long long i, float v) { ((__nv_bfloat16*)b)[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void grape_st_i32(void* b, long long i, int v) { ((int*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_i64(void* b, long long i, long long v) { ((long long*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_b8(void* b, long long i, bool v) { ((unsigned char*)b)[i] = v ? 1 : 0; }
+
+// f16/bf16 arithmetic is done in f32 and rounded once per op (docs/language.md).
+__device__ __forceinline__ float grape_r_f16(float x) { return __half2float(__float2half_rn(x)); }
+__device__ __forceinline__ float grape_r_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+
+// Wrapping int64 arithmetic; i32 results wrap modulo 2^32 (runtime/cpu/elementwise.cpp).
+__device__ __forceinline__ int grape_to_i32(long long x) { return (int)(unsigned int)(unsigned long long)x; }
+__device__ __forceinline__ long long grape_add_ll(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
+__device__ __forceinline__ long long grape_sub_ll(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }
+__device__ __forceinline__ long long grape_mul_ll(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }
+__device__ __forceinline__ long long grape_max_ll(long long a, long long b) { return a > b ? a : b; }
+__device__ __forceinline__ long long grape_min_ll(long long a, long long b) { return a < b ? a : b; }
+// Floor division (Python //); x // 0 == 0.
+__device__ __forceinline__ long long grape_floordiv_ll(long long x, long long y) {
+  if (y == 0) return 0;
+  if (y == -1) return grape_sub_ll(0, x);
+  long long q = x / y;
+  if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+  return q;
+}
+// Python %: the sign of the divisor; x % 0 == 0.
+__device__ __forceinline__ long long grape_mod_ll(long long x, long long y) {
+  if (y == 0 || y == -1) return 0;
+  long long r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+// Negative exponents give 0 except for bases 1 and -1.
+__device__ __forceinline__ long long grape_pow_ll(long long base, long long e) {
+  if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+  long long r = 1;
+  while (e) {
+    if (e & 1) r = grape_mul_ll(r, base);
+    base = grape_mul_ll(base, base);
+    e >>= 1;
+  }
+  return r;
+}
+// float -> int truncates toward zero and saturates; NaN -> 0.
+__device__ __forceinline__ int grape_f2i32(float x) {
+  if (isnan(x)) return 0;
+  if (x >= 2147483648.0f) return 2147483647;
+  if (x <= -2147483648.0f) return (-2147483647 - 1);
+  return (int)x;
+}
+__device__ __forceinline__ long long grape_f2i64(float x) {
+  if (isnan(x)) return 0;
+  if (x >= 9223372036854775808.0f) return 9223372036854775807LL;
+  if (x <= -9223372036854775808.0f) return (-9223372036854775807LL - 1);
+  return (long long)x;
+}
+
+__device__ __forceinline__ float grape_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float grape_relu(float x) { return x < 0.0f ? 0.0f : x; }
+__device__ __forceinline__ float grape_gelu(float x) { return 0.5f * x * erfcf(-x * 0.7071067811865476f); }
+__device__ __forceinline__ float grape_gelu_tanh(float x) {
+  const float k = 0.7978845608028654f;
+  return x * grape_sigmoid(2.0f * k * (x + 0.044715f * x * x * x));
+}
+__device__ __forceinline__ float grape_sign_f(float x) { return isnan(x) ? x : (float)((x > 0.0f) - (x < 0.0f)); }
+__device__ __forceinline__ float grape_fmod_py(float x, float y) {
+  float m = fmodf(x, y);
+  if (m != 0.0f) {
+    if ((y < 0.0f) != (m < 0.0f)) m += y;
+  } else {
+    m = copysignf(0.0f, y);
+  }
+  return m;
+}
+__device__ __forceinline__ float grape_fmax_nan(float a, float b) { return (isnan(a) || isnan(b)) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
+__device__ __forceinline__ float grape_fmin_nan(float a, float b) { return (isnan(a) || isnan(b)) ? __int_as_float(0x7fc00000) : fminf(a, b); }
+
+// take / take_along_axis: a negative index wraps once, then clamps into [0, dim - 1].
+__device__ __forceinline__ long long grape_clamp_index(long long i, long long dim) {
+  if (i < 0) i += dim;
+  if (i > dim - 1) i = dim - 1;
+  return i < 0 ? 0 : i;
+}
+// Dynamic slice start (cpu::resolve_dynamic_start): wraps once, clamps so `size` elements fit.
+__device__ __forceinline__ long long grape_dyn_start(long long raw, long long dim, long long size) {
+  if (raw < 0) raw += dim;
+  long long hi = dim - size;
+  if (hi < 0) hi = 0;
+  return raw < 0 ? 0 : raw > hi ? hi : raw;
+}
+
+__device__ __forceinline__ float grape_mac(float acc, float a, float b) { return acc + a * b; }
+__device__ __forceinline__ long long grape_mac(long long acc, long long a, long long b) { return grape_add_ll(acc, grape_mul_ll(a, b)); }
+__device__ __forceinline__ float grape_plus(float a, float b) { return a + b; }
+__device__ __forceinline__ long long grape_plus(long long a, long long b) { return grape_add_ll(a, b); }
+
+__device__ __forceinline__ float grape_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ long long grape_shfl_xor(long long v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ int grape_shfl_xor(int v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+// Warp reductions (every lane gets the result; the whole warp must call).
+template <class T> __device__ __forceinline__ T grape_warp_sum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v = grape_plus(v, grape_shfl_xor(v, o));
+  return v;
+}
+__device__ __forceinline__ float grape_warp_max_nan(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = grape_fmax_nan(v, grape_shfl_xor(v, o));
+  return v;
+}
+// Block reduction with a combine functor; every thread of the block must call it and gets the
+// result. `sm` holds 32 elements. The block size is a multiple of 32.
+template <class T, class F> __device__ __forceinline__ T grape_block_reduce(T v, F f, T* sm) {
+  for (int o = 16; o > 0; o >>= 1) v = f(v, grape_shfl_xor(v, o));
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) sm[w] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T r = sm[0];
+    for (int i = 1; i < nw; ++i) r = f(r, sm[i]);
+    sm[0] = r;
+  }
+  __syncthreads();
+  return sm[0];
+}
+struct GrapeAdd { template <class T> __device__ T operator()(T a, T b) const { return grape_plus(a, b); } };
+struct GrapeMul {
+  __device__ float operator()(float a, float b) const { return a * b; }
+  __device__ long long operator()(long long a, long long b) const { return grape_mul_ll(a, b); }
+};
+struct GrapeMax {
+  __device__ float operator()(float a, float b) const { return grape_fmax_nan(a, b); }
+  __device__ long long operator()(long long a, long long b) const { return grape_max_ll(a, b); }
+};
+struct GrapeMin {
+  __device__ float operator()(float a, float b) const { return grape_fmin_nan(a, b); }
+  __device__ long long operator()(long long a, long long b) const { return grape_min_ll(a, b); }
+};
+struct GrapeAnd { __device__ int operator()(int a, int b) const { return a & b; } };
+struct GrapeOr { __device__ int operator()(int a, int b) const { return a | b; } };
+
+// (value, index) candidates for argmax/argmin/topk; index < 0 is "none".
+__device__ __forceinline__ bool grape_isnan(float v) { return isnan(v); }
+__device__ __forceinline__ bool grape_isnan(long long) { return false; }
+// argmax/argmin (runtime/cpu/reduce.cpp arg_reduce): first index of the extreme; NaN is the
+// extreme, the first NaN wins.
+template <class T> __device__ __forceinline__ bool grape_arg_first(T va, long long ia, T vb, long long ib, bool is_max) {
+  if (ia < 0) return false;
+  if (ib < 0) return true;
+  bool an = grape_isnan(va), bn = grape_isnan(vb);
+  if (an || bn) return an && bn ? ia < ib : an;
+  if (va != vb) return is_max ? va > vb : va < vb;
+  return ia < ib;
+}
+// topk order (runtime/cpu/gather.cpp topk): NaN first (lower index first), then larger values,
+// ties to the lower index.
+template <class T> __device__ __forceinline__ bool grape_topk_before(T va, long long ia, T vb, long long ib) {
+  if (ia < 0) return false;
+  if (ib < 0) return true;
+  bool an = grape_isnan(va), bn = grape_isnan(vb);
+  if (an || bn) return an && bn ? ia < ib : an;
+  if (va != vb) return va > vb;
+  return ia < ib;
+}
+// Block-wide best (value, index) under `before`; every thread gets the result.
+template <class T, class B> __device__ __forceinline__ void grape_block_best(T& v, long long& i, B before, T* smv, long long* smi) {
+  for (int o = 16; o > 0; o >>= 1) {
+    T ov = grape_shfl_xor(v, o);
+    long long oi = grape_shfl_xor(i, o);
+    if (before(ov, oi, v, i)) { v = ov; i = oi; }
+  }
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) { smv[w] = v; smi[w] = i; }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int k = 1; k < nw; ++k)
+      if (before(smv[k], smi[k], smv[0], smi[0])) { smv[0] = smv[k]; smi[0] = smi[k]; }
+  }
+  __syncthreads();
+  v = smv[0];
+  i = smi[0];
+  __syncthreads();
+}
+)";
+  return text;
+}
+
+}  // namespace grape::jit

@@ -1,0 +1,63 @@
+// Internal to jit/codegen*: the state of emitting one kernel, and the pointwise expression emitter
+// (emit_expr.cpp) shared by every kernel kind (emit_kernels.cpp).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "jit/kernel_spec.h"
+#include "scheduler/fusion.h"
+
+namespace grape::jit::detail {
+
+using Idx = std::vector<std::string>;  // a multi-index: one int64 C expression per axis
+
+const char* reg_type(DType t);      // float / int / long long / bool
+const char* storage_type(DType t);  // float / __half / __nv_bfloat16 / int / long long / unsigned char
+const char* dtype_tag(DType t);     // f32 f16 bf16 i32 i64 b8 (suffix of the prelude's load/store helpers)
+// Rounds a float register value to the precision of `t` (f16/bf16), as the CPU does per op.
+std::string round_to(DType t, const std::string& x);
+
+struct Ctx {
+  Ctx(const ir::Function& fn, const scheduler::FusionGroup& grp);
+
+  const ir::Function& f;
+  const scheduler::FusionGroup& g;
+  std::vector<ir::ValueId> buffers;  // inputs then outputs
+  size_t num_inputs = 0;
+  std::map<ir::ValueId, int> buf;                     // value -> buffer slot
+  std::map<ir::ValueId, const ir::Operation*> prod;   // values computed in-kernel -> producer
+  std::vector<ir::Dim> extra;
+  // The core's rounded result at the current index, substituted for its value in the epilogue.
+  ir::ValueId leaf = ir::kNoValue;
+  std::string leaf_expr;
+  int tmp = 0;
+
+  std::string fresh(const char* prefix) { return prefix + std::to_string(tmp++); }
+  const ir::Type& type(ir::ValueId v) const { return f.type(v); }
+  // A runtime dim as a C expression: a literal, a buffer's shape entry, or an extra[] slot.
+  std::string dim(const ir::Dim& d);
+  std::string dim_of(ir::ValueId v, size_t axis) { return dim(type(v).shape.at(axis)); }
+  std::string numel(const std::vector<ir::Dim>& dims);
+  std::string ravel(const std::vector<ir::Dim>& dims, const Idx& idx);
+  // Declares the index variables of flat `flat` over `dims` (C order); returns them.
+  Idx unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code, const std::string& ind);
+  // Broadcast (right-aligned; constant size-1 axes read index 0) of `idx` into value v's shape.
+  Idx broadcast_index(ir::ValueId v, const Idx& idx);
+
+  // Emits the statements computing value v at idx into `code` and returns a register expression.
+  std::string value(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
+  // Computes op's (single) result at idx from its operands.
+  std::string compute(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
+  std::string load(ir::ValueId v, const Idx& idx);
+  std::string store(ir::ValueId v, const Idx& idx, const std::string& val);
+  // Evaluates the group's epilogue for the core's result `core_val` (already rounded to its dtype)
+  // at idx and stores the group's output.
+  std::string emit_output(const Idx& idx, const std::string& core_val, const std::string& ind);
+};
+
+// Kernel bodies (emit_kernels.cpp): the whole `extern "C" __global__` function text.
+std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& launch, bool& in_place);
+
+}  // namespace grape::jit::detail

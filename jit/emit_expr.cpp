@@ -1,0 +1,420 @@
+// Pointwise expressions: every op that is computed per output element (elementwise math, casts,
+// where/select, views, gathers, creators), emitted as straight-line CUDA statements at a
+// multi-index. Semantics mirror runtime/cpu/elementwise.cpp, shape.cpp, gather.cpp and create.cpp.
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "jit/emit_context.h"
+#include "runtime/half.h"
+
+namespace grape::jit::detail {
+
+using ir::Op;
+using ir::ValueId;
+
+const char* reg_type(DType t) {
+  switch (t) {
+    case DType::F32: case DType::F16: case DType::BF16: return "float";
+    case DType::I32: return "int";
+    case DType::I64: return "long long";
+    case DType::Bool: return "bool";
+  }
+  return "float";
+}
+
+const char* storage_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "__half";
+    case DType::BF16: return "__nv_bfloat16";
+    case DType::I32: return "int";
+    case DType::I64: return "long long";
+    case DType::Bool: return "unsigned char";
+  }
+  return "float";
+}
+
+const char* dtype_tag(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::Bool: return "b8";
+  }
+  return "f32";
+}
+
+std::string round_to(DType t, const std::string& x) {
+  if (t == DType::F16) return "grape_r_f16(" + x + ")";
+  if (t == DType::BF16) return "grape_r_bf16(" + x + ")";
+  return x;
+}
+
+namespace {
+
+std::string float_literal(DType t, double v) {
+  float f = static_cast<float>(v);
+  if (t == DType::F16) f = f16_to_f32(f32_to_f16(f));
+  if (t == DType::BF16) f = bf16_to_f32(f32_to_bf16(f));
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "__int_as_float(0x%08x)", bits);
+  return buf;
+}
+
+std::string int_literal(DType t, int64_t v) {
+  if (t == DType::Bool) return v ? "true" : "false";
+  char buf[64];
+  if (t == DType::I32) {
+    std::snprintf(buf, sizeof buf, "((int)%lldLL)", static_cast<long long>(static_cast<int32_t>(v)));
+  } else {
+    std::snprintf(buf, sizeof buf, "((long long)0x%016llxULL)", static_cast<unsigned long long>(v));
+  }
+  return buf;
+}
+
+std::string literal(DType t, double fv, int64_t iv) { return is_float(t) ? float_literal(t, fv) : int_literal(t, iv); }
+
+// Integer results: computed in int64 with wrapping helpers, i32 truncated modulo 2^32.
+std::string wrap_int(DType t, const std::string& x) { return t == DType::I32 ? "grape_to_i32(" + x + ")" : x; }
+
+std::string unary_float(Op op, const std::string& x, bool approx_tanh) {
+  switch (op) {
+    case Op::Neg: return "(-" + x + ")";
+    case Op::Abs: return "fabsf(" + x + ")";
+    case Op::Exp: return "expf(" + x + ")";
+    case Op::Log: return "logf(" + x + ")";
+    case Op::Sqrt: return "sqrtf(" + x + ")";
+    case Op::Rsqrt: return "(1.0f / sqrtf(" + x + "))";
+    case Op::Tanh: return "tanhf(" + x + ")";
+    case Op::Sigmoid: return "grape_sigmoid(" + x + ")";
+    case Op::Relu: return "grape_relu(" + x + ")";
+    case Op::Gelu: return approx_tanh ? "grape_gelu_tanh(" + x + ")" : "grape_gelu(" + x + ")";
+    case Op::Silu: return "(" + x + " * grape_sigmoid(" + x + "))";
+    case Op::Sin: return "sinf(" + x + ")";
+    case Op::Cos: return "cosf(" + x + ")";
+    case Op::Floor: return "floorf(" + x + ")";
+    case Op::Ceil: return "ceilf(" + x + ")";
+    case Op::Round: return "rintf(" + x + ")";  // half to even in the default rounding mode
+    case Op::Sign: return "grape_sign_f(" + x + ")";
+    default: throw std::logic_error(std::string("no float form for ") + ir::op_name(op));
+  }
+}
+
+std::string binary_float(Op op, const std::string& a, const std::string& b) {
+  switch (op) {
+    case Op::Add: return "(" + a + " + " + b + ")";
+    case Op::Sub: return "(" + a + " - " + b + ")";
+    case Op::Mul: return "(" + a + " * " + b + ")";
+    case Op::Div: return "(" + a + " / " + b + ")";
+    case Op::Mod: return "grape_fmod_py(" + a + ", " + b + ")";
+    case Op::Pow: return "powf(" + a + ", " + b + ")";
+    case Op::Maximum: return "grape_fmax_nan(" + a + ", " + b + ")";
+    case Op::Minimum: return "grape_fmin_nan(" + a + ", " + b + ")";
+    default: throw std::logic_error(std::string("no float form for ") + ir::op_name(op));
+  }
+}
+
+std::string binary_int(Op op, const std::string& a, const std::string& b) {
+  std::string x = "(long long)" + a, y = "(long long)" + b;
+  switch (op) {
+    case Op::Add: return "grape_add_ll(" + x + ", " + y + ")";
+    case Op::Sub: return "grape_sub_ll(" + x + ", " + y + ")";
+    case Op::Mul: return "grape_mul_ll(" + x + ", " + y + ")";
+    case Op::Div: return "grape_floordiv_ll(" + x + ", " + y + ")";
+    case Op::Mod: return "grape_mod_ll(" + x + ", " + y + ")";
+    case Op::Pow: return "grape_pow_ll(" + x + ", " + y + ")";
+    case Op::Maximum: return "grape_max_ll(" + x + ", " + y + ")";
+    case Op::Minimum: return "grape_min_ll(" + x + ", " + y + ")";
+    default: throw std::logic_error(std::string("no int form for ") + ir::op_name(op));
+  }
+}
+
+const char* compare_op(Op op) {
+  switch (op) {
+    case Op::Eq: return "==";
+    case Op::Ne: return "!=";
+    case Op::Lt: return "<";
+    case Op::Le: return "<=";
+    case Op::Gt: return ">";
+    case Op::Ge: return ">=";
+    case Op::And: return "&&";
+    case Op::Or: return "||";
+    default: return nullptr;
+  }
+}
+
+// cast: runtime/cpu/elementwise.cpp cast(): float->int truncates and saturates (NaN -> 0);
+// ->bool is x != 0; int->int wraps; bool -> 0/1.
+std::string cast_expr(DType from, DType to, const std::string& x) {
+  if (to == DType::Bool) return is_float(from) ? "(" + x + " != 0.0f)" : "(" + x + " != 0)";
+  if (from == DType::Bool) return is_float(to) ? "(" + x + " ? 1.0f : 0.0f)" : "(" + std::string(reg_type(to)) + ")(" + x + " ? 1 : 0)";
+  if (is_float(from)) {
+    if (is_float(to)) return round_to(to, x);
+    return to == DType::I32 ? "grape_f2i32(" + x + ")" : "grape_f2i64(" + x + ")";
+  }
+  if (is_float(to)) return round_to(to, from == DType::I32 ? "__int2float_rn(" + x + ")" : "__ll2float_rn(" + x + ")");
+  if (to == DType::I32) return "grape_to_i32((long long)" + x + ")";
+  return "(long long)" + x;
+}
+
+}  // namespace
+
+Ctx::Ctx(const ir::Function& fn, const scheduler::FusionGroup& grp) : f(fn), g(grp) {
+  buffers = g.inputs;
+  num_inputs = buffers.size();
+  buffers.insert(buffers.end(), g.outputs.begin(), g.outputs.end());
+  if (buffers.size() > static_cast<size_t>(kMaxBuffers))
+    throw std::runtime_error("kernel for " + std::string(ir::op_name(g.root->op)) + " needs " +
+                             std::to_string(buffers.size()) + " buffers (at most " + std::to_string(kMaxBuffers) + ")");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (type(buffers[i]).rank() > static_cast<size_t>(kMaxRank))
+      throw std::runtime_error("value of rank " + std::to_string(type(buffers[i]).rank()) + " exceeds the kernel limit");
+    if (!buf.count(buffers[i])) buf[buffers[i]] = static_cast<int>(i);
+  }
+  for (const ir::Operation* op : g.ops) {
+    if (op == g.root || op == g.core || op == g.row_prologue) continue;
+    for (ValueId r : op->results) prod[r] = op;
+  }
+}
+
+std::string Ctx::dim(const ir::Dim& d) {
+  if (d.is_const()) return std::to_string(d.const_value()) + "LL";
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const auto& s = type(buffers[i]).shape;
+    for (size_t a = 0; a < s.size(); ++a)
+      if (s[a] == d) return "p->shape[" + std::to_string(i) + "][" + std::to_string(a) + "]";
+  }
+  for (size_t i = 0; i < extra.size(); ++i)
+    if (extra[i] == d) return "p->extra[" + std::to_string(i) + "]";
+  if (extra.size() >= static_cast<size_t>(kMaxExtra))
+    throw std::runtime_error("kernel needs more than " + std::to_string(kMaxExtra) + " runtime dims");
+  extra.push_back(d);
+  return "p->extra[" + std::to_string(extra.size() - 1) + "]";
+}
+
+std::string Ctx::numel(const std::vector<ir::Dim>& dims) {
+  std::string s;
+  for (const auto& d : dims) s += (s.empty() ? "" : " * ") + dim(d);
+  return s.empty() ? "1LL" : "(" + s + ")";
+}
+
+std::string Ctx::ravel(const std::vector<ir::Dim>& dims, const Idx& idx) {
+  if (dims.empty()) return "0LL";
+  std::string s = idx[0];
+  for (size_t d = 1; d < dims.size(); ++d) s = "(" + s + ") * " + dim(dims[d]) + " + " + idx[d];
+  return s;
+}
+
+Idx Ctx::unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code, const std::string& ind) {
+  Idx out(dims.size());
+  if (dims.empty()) return out;
+  std::string t = fresh("t");
+  code += ind + "long long " + t + " = " + flat + ";\n";
+  for (size_t d = dims.size(); d-- > 1;) {
+    out[d] = fresh("i");
+    std::string n = dim(dims[d]);
+    code += ind + "const long long " + out[d] + " = " + t + " % " + n + "; " + t + " /= " + n + ";\n";
+  }
+  out[0] = t;
+  return out;
+}
+
+Idx Ctx::broadcast_index(ValueId v, const Idx& idx) {
+  const auto& s = type(v).shape;
+  Idx out(s.size());
+  size_t lead = idx.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d) out[d] = s[d].is_const(1) ? "0LL" : idx[lead + d];
+  return out;
+}
+
+std::string Ctx::load(ValueId v, const Idx& idx) {
+  auto it = buf.find(v);
+  if (it == buf.end()) throw std::logic_error("value %" + std::to_string(v) + " is neither in a buffer nor computed");
+  std::string i = std::to_string(it->second);
+  return "grape_ld_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " + ravel(type(v).shape, idx) + ")";
+}
+
+std::string Ctx::store(ValueId v, const Idx& idx, const std::string& val) {
+  std::string i = std::to_string(buf.at(v));
+  return "grape_st_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " + ravel(type(v).shape, idx) + ", " + val + ");";
+}
+
+std::string Ctx::value(ValueId v, const Idx& idx, std::string& code, const std::string& ind) {
+  if (v == leaf) return leaf_expr;
+  auto it = prod.find(v);
+  if (it == prod.end()) {
+    std::string r = fresh("v");
+    code += ind + "const " + reg_type(type(v).dtype) + " " + r + " = " + load(v, idx) + ";\n";
+    return r;
+  }
+  return compute(*it->second, idx, code, ind);
+}
+
+std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind) {
+  ValueId res = op.results.at(0);
+  DType rt = type(res).dtype;
+  const ir::Attrs& a = op.attrs;
+  std::string r = fresh("v");
+  auto def = [&](const std::string& e) {
+    code += ind + "const " + reg_type(rt) + " " + r + " = " + e + ";\n";
+    return r;
+  };
+  auto operand = [&](size_t i, const Idx& ix) { return value(op.operands[i], ix, code, ind); };
+  if (ir::is_elementwise(op.op) && op.op != Op::Where && op.op != Op::Cast && op.operands.size() == 1) {
+    ValueId x = op.operands[0];
+    DType xt = type(x).dtype;
+    std::string xv = operand(0, broadcast_index(x, idx));
+    if (op.op == Op::IsNan) return def(is_float(xt) ? "isnan(" + xv + ")" : "false");
+    if (op.op == Op::Not) return def("!" + xv);
+    if (is_float(xt)) return def(round_to(rt, unary_float(op.op, xv, a.approx_tanh)));
+    std::string xl = "(long long)" + xv;
+    switch (op.op) {
+      case Op::Neg: return def(wrap_int(rt, "grape_sub_ll(0LL, " + xl + ")"));
+      case Op::Abs: return def(wrap_int(rt, "(" + xl + " < 0 ? grape_sub_ll(0LL, " + xl + ") : " + xl + ")"));
+      case Op::Sign: return def(wrap_int(rt, "(long long)((" + xl + " > 0) - (" + xl + " < 0))"));
+      default: throw std::logic_error(std::string("unsupported integer op ") + ir::op_name(op.op));
+    }
+  }
+  switch (op.op) {
+    case Op::Cast: {
+      ValueId x = op.operands[0];
+      return def(cast_expr(type(x).dtype, rt, operand(0, broadcast_index(x, idx))));
+    }
+    case Op::Where: {
+      std::string c = operand(0, broadcast_index(op.operands[0], idx));
+      std::string x = operand(1, broadcast_index(op.operands[1], idx));
+      std::string y = operand(2, broadcast_index(op.operands[2], idx));
+      return def("(" + c + " ? " + x + " : " + y + ")");
+    }
+    case Op::Select: {
+      std::string c = operand(0, {});
+      std::string x = operand(1, idx);
+      std::string y = operand(2, idx);
+      return def("(" + c + " ? " + x + " : " + y + ")");
+    }
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Mod: case Op::Pow: case Op::Maximum:
+    case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::And:
+    case Op::Or: {
+      DType ot = type(op.operands[0]).dtype;
+      std::string x = operand(0, broadcast_index(op.operands[0], idx));
+      std::string y = operand(1, broadcast_index(op.operands[1], idx));
+      if (const char* c = compare_op(op.op)) {
+        if (is_float(ot) || ot == DType::Bool) return def("(" + x + " " + c + " " + y + ")");
+        return def("((long long)" + x + " " + c + " (long long)" + y + ")");
+      }
+      if (is_float(ot)) return def(round_to(rt, binary_float(op.op, x, y)));
+      return def(wrap_int(rt, binary_int(op.op, x, y)));
+    }
+    case Op::Expand: return value(op.operands[0], broadcast_index(op.operands[0], idx), code, ind);
+    case Op::Permute: {
+      Idx ix(idx.size());
+      for (size_t i = 0; i < a.axes.size(); ++i) ix[static_cast<size_t>(a.axes[i])] = idx[i];
+      return value(op.operands[0], ix, code, ind);
+    }
+    case Op::Reshape: {
+      // runtime/cpu/shape.cpp reshape(): same elements in C order.
+      std::string flat = ravel(type(res).shape, idx);
+      Idx ix = unravel(flat, type(op.operands[0]).shape, code, ind);
+      return value(op.operands[0], ix, code, ind);
+    }
+    case Op::Slice: {
+      ValueId x = op.operands[0];
+      const auto& xs = type(x).shape;
+      Idx ix(xs.size());
+      size_t j = 0;
+      for (size_t d = 0; d < xs.size(); ++d) {
+        const ir::SliceAxis& s = a.slices[d];
+        std::string start;
+        if (s.dynamic >= 0) {
+          // runtime/cpu/dispatch.cpp resolve_dynamic_start: wrap once, clamp so `size` fits.
+          std::string raw = operand(static_cast<size_t>(s.dynamic), {});
+          start = fresh("s");
+          code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " + dim(xs[d]) +
+                  ", " + dim(s.size) + ");\n";
+        } else {
+          start = dim(s.start);
+        }
+        if (s.squeeze) ix[d] = start;
+        else ix[d] = "(" + start + " + " + std::to_string(s.step) + "LL * " + idx[j++] + ")";
+      }
+      return value(x, ix, code, ind);
+    }
+    case Op::Concat: {
+      size_t ax = static_cast<size_t>(a.axis);
+      code += ind + reg_type(rt) + " " + r + ";\n";
+      std::string off = "0LL";
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        ValueId u = op.operands[i];
+        std::string end = "(" + off + " + " + dim_of(u, ax) + ")";
+        bool last = i + 1 == op.operands.size();
+        code += ind + (i ? "} else " : "") + (last ? "{\n" : "if (" + idx[ax] + " < " + end + ") {\n");
+        Idx ix = idx;
+        ix[ax] = "(" + idx[ax] + " - " + off + ")";
+        std::string v = value(u, ix, code, ind + "  ");
+        code += ind + "  " + r + " = " + v + ";\n";
+        off = end;
+      }
+      code += ind + "}\n";
+      return r;
+    }
+    case Op::Take: {
+      // runtime/cpu/gather.cpp take(): indices wrap once, then clamp.
+      ValueId x = op.operands[0], ind_v = op.operands[1];
+      size_t ax = static_cast<size_t>(a.axis), ri = type(ind_v).rank();
+      Idx ii(idx.begin() + static_cast<long>(ax), idx.begin() + static_cast<long>(ax + ri));
+      std::string raw = operand(1, ii);
+      Idx ix(idx.begin(), idx.begin() + static_cast<long>(ax));
+      ix.push_back("grape_clamp_index((long long)" + raw + ", " + dim_of(x, ax) + ")");
+      ix.insert(ix.end(), idx.begin() + static_cast<long>(ax + ri), idx.end());
+      return value(x, ix, code, ind);
+    }
+    case Op::TakeAlongAxis: {
+      ValueId x = op.operands[0], iv = op.operands[1];
+      size_t ax = static_cast<size_t>(a.axis);
+      std::string raw = operand(1, broadcast_index(iv, idx));
+      Idx ix = broadcast_index(x, idx);
+      ix[ax] = "grape_clamp_index((long long)" + raw + ", " + dim_of(x, ax) + ")";
+      return value(x, ix, code, ind);
+    }
+    case Op::OneHot: {
+      // runtime/cpu/gather.cpp one_hot(): out-of-range indices give a zero row.
+      Idx ii(idx.begin(), idx.end() - 1);
+      std::string raw = operand(0, ii);
+      std::string hit = "((long long)" + raw + " == " + idx.back() + ")";
+      if (is_float(rt)) return def("(" + hit + " ? 1.0f : 0.0f)");
+      if (rt == DType::Bool) return def(hit);
+      return def("(" + std::string(reg_type(rt)) + ")(" + hit + " ? 1 : 0)");
+    }
+    case Op::Arange:
+      if (is_float(rt)) return def(round_to(rt, "__ll2float_rn(" + idx[0] + ")"));
+      return def("(" + std::string(reg_type(rt)) + ")" + idx[0]);
+    case Op::Full: case Op::Constant: return literal(rt, a.fvalue, a.ivalue);
+    case Op::CausalMask: {
+      std::string off = operand(0, {});
+      return def("(" + idx[1] + " - " + idx[0] + " <= (long long)" + off + ")");  // j <= i + offset
+    }
+    default:
+      throw std::logic_error(std::string("op ") + ir::op_name(op.op) + " is not pointwise");
+  }
+}
+
+std::string Ctx::emit_output(const Idx& idx, const std::string& core_val, const std::string& ind) {
+  std::string code;
+  if (g.core && g.root != g.core) {
+    leaf = g.core->results[0];
+    leaf_expr = core_val;
+    std::string v = compute(*g.root, idx, code, ind);
+    code += ind + store(g.root->results[0], idx, v) + "\n";
+    leaf = ir::kNoValue;
+  } else {
+    code += ind + store(g.root->results[0], idx, core_val) + "\n";
+  }
+  return code;
+}
+
+}  // namespace grape::jit::detail

@@ -1,0 +1,602 @@
+// Kernel bodies by the shape of their work: pointwise (grid-stride over elements), row kernels
+// (reductions, arg-reductions, softmax, layer/rms norm, cumsum, topk: one block per row, block
+// reductions with warp shuffles), slice_update (in place over the region), and matrix products
+// (GEMV path for M <= 16, tensor-core WMMA tiles for f16/bf16, SIMT tiles otherwise).
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "jit/emit_context.h"
+#include "scheduler/fusion.h"
+
+namespace grape::jit::detail {
+
+using ir::Op;
+using ir::ValueId;
+
+namespace {
+
+const char* kGridStride =
+    "for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x)";
+
+std::string header(Ctx& c, const std::string& name) {
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const KParams* p) {\n";
+  if (c.g.pred != ir::kNoValue) s += "  if (p->pred && !*p->pred) return;\n";
+  return s;
+}
+
+std::vector<ir::Dim> dims_of(Ctx& c, ValueId v) { return c.type(v).shape; }
+
+// ---- pointwise ------------------------------------------------------------------------------
+std::string pointwise(Ctx& c, const std::string& name, LaunchRule& L) {
+  ValueId out = c.g.root->results[0];
+  auto dims = dims_of(c, out);
+  std::string body;
+  std::string ind = "    ";
+  Idx idx = c.unravel("gi", dims, body, ind);
+  std::string v = c.compute(*c.g.root, idx, body, ind);
+  body += ind + c.store(out, idx, v) + "\n";
+  std::string s = header(c, name);
+  s += "  const long long n = " + c.numel(dims) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
+  L.kind = LaunchRule::Elementwise;
+  L.items = dims;
+  return s;
+}
+
+// ---- rows: the input split into kept axes (rows) and reduced axes ------------------------------
+struct RowSpace {
+  std::vector<size_t> kept, red;
+  std::vector<ir::Dim> kept_dims, red_dims;
+};
+
+RowSpace row_space(Ctx& c, ValueId x, const std::vector<int64_t>& axes) {
+  RowSpace r;
+  const auto& s = c.type(x).shape;
+  for (size_t d = 0; d < s.size(); ++d) {
+    bool red = false;
+    for (int64_t a : axes) red = red || a == static_cast<int64_t>(d);
+    (red ? r.red : r.kept).push_back(d);
+    (red ? r.red_dims : r.kept_dims).push_back(s[d]);
+  }
+  return r;
+}
+
+Idx join(const RowSpace& r, const Idx& kept, const Idx& red) {
+  Idx out(r.kept.size() + r.red.size());
+  for (size_t i = 0; i < r.kept.size(); ++i) out[r.kept[i]] = kept[i];
+  for (size_t i = 0; i < r.red.size(); ++i) out[r.red[i]] = red[i];
+  return out;
+}
+
+// x evaluated at (row index vars, j): statements into code, returns the register.
+std::string row_elem(Ctx& c, ValueId x, const RowSpace& r, const Idx& kept, const std::string& j, std::string& code,
+                     const std::string& ind, Idx* full = nullptr) {
+  Idx red = c.unravel(j, r.red_dims, code, ind);
+  Idx ix = join(r, kept, red);
+  if (full) *full = ix;
+  return c.value(x, ix, code, ind);
+}
+
+std::string rows_prologue(Ctx& c, const RowSpace& r, std::string& s, Idx& kept) {
+  s += "  const long long rows = " + c.numel(r.kept_dims) + ", cnt = " + c.numel(r.red_dims) + ";\n";
+  s += "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+  kept = c.unravel("row", r.kept_dims, s, "    ");
+  return "    ";
+}
+
+std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  ValueId x = op.operands[0], out = op.results[0];
+  DType xt = c.type(x).dtype, ot = c.type(out).dtype;
+  RowSpace r = row_space(c, x, op.attrs.axes);
+  bool fl = is_float(xt), logical = op.op == Op::All || op.op == Op::Any;
+  std::string acc_t = logical ? "int" : fl ? "float" : "long long";
+  std::string init, comb;
+  switch (op.op) {
+    case Op::Sum: case Op::Mean: init = fl ? "0.0f" : "0LL"; comb = "GrapeAdd()"; break;
+    case Op::Prod: init = fl ? "1.0f" : "1LL"; comb = "GrapeMul()"; break;
+    case Op::Max: init = fl ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)"; comb = "GrapeMax()"; break;
+    case Op::Min: init = fl ? "__int_as_float(0x7f800000)" : "9223372036854775807LL"; comb = "GrapeMin()"; break;
+    case Op::All: init = "1"; comb = "GrapeAnd()"; break;
+    case Op::Any: init = "0"; comb = "GrapeOr()"; break;
+    default: throw std::logic_error("not a reduction");
+  }
+  std::string s = header(c, name);
+  s += "  __shared__ " + acc_t + " sm[32];\n";
+  Idx kept;
+  std::string ind = rows_prologue(c, r, s, kept);
+  s += ind + acc_t + " acc = " + init + ";\n";
+  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
+  std::string code;
+  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
+  s += code + ind + "  acc = " + comb + "(acc, (" + acc_t + ")" + v + ");\n" + ind + "}\n";
+  s += ind + "acc = grape_block_reduce(acc, " + comb + ", sm);\n";
+  s += ind + "if (threadIdx.x == 0) {\n";
+  std::string fin;
+  if (logical) fin = "(acc != 0)";
+  else if (op.op == Op::Mean) fin = round_to(ot, "(acc / (float)cnt)");  // mean of nothing: NaN
+  else if (fl) fin = round_to(ot, "acc");
+  else fin = ot == DType::I32 ? "grape_to_i32(acc)" : "acc";
+  Idx oidx;
+  for (size_t d = 0, k = 0; d < c.type(x).rank(); ++d) {
+    bool red = std::find(r.red.begin(), r.red.end(), d) != r.red.end();
+    if (!red) oidx.push_back(kept[k++]);
+    else if (op.attrs.keepdims) oidx.push_back("0LL");
+  }
+  s += c.emit_output(oidx, fin, ind + "  ");
+  s += ind + "}\n  }\n}\n";
+  L.kind = LaunchRule::Rows;
+  L.items = r.kept_dims;
+  return s;
+}
+
+std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  ValueId x = op.operands[0];
+  bool fl = is_float(c.type(x).dtype);
+  std::string vt = fl ? "float" : "long long";
+  RowSpace r = row_space(c, x, {op.attrs.axis});
+  std::string s = header(c, name);
+  s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
+  std::string cmp = op.op == Op::ArgMax ? "true" : "false";
+  s += "  auto before = [](" + vt + " a, long long ia, " + vt + " b, long long ib) { return grape_arg_first(a, ia, b, ib, " +
+       cmp + "); };\n";
+  Idx kept;
+  std::string ind = rows_prologue(c, r, s, kept);
+  s += ind + vt + " bv = 0; long long bi = -1;\n";
+  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
+  std::string code;
+  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
+  s += code + ind + "  if (before((" + vt + ")" + v + ", j, bv, bi)) { bv = (" + vt + ")" + v + "; bi = j; }\n" + ind + "}\n";
+  s += ind + "grape_block_best(bv, bi, before, smv, smi);\n";
+  s += ind + "if (threadIdx.x == 0) {\n";
+  Idx oidx;
+  for (size_t d = 0, k = 0; d < c.type(x).rank(); ++d) {
+    if (static_cast<int64_t>(d) != op.attrs.axis) oidx.push_back(kept[k++]);
+    else if (op.attrs.keepdims) oidx.push_back("0LL");
+  }
+  s += c.emit_output(oidx, "(int)(bi < 0 ? 0 : bi)", ind + "  ");
+  s += ind + "}\n  }\n}\n";
+  L.kind = LaunchRule::Rows;
+  L.items = r.kept_dims;
+  return s;
+}
+
+// softmax / log_softmax over one axis, layer_norm / rms_norm over the last (runtime/cpu/norm.cpp).
+std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  ValueId x = op.operands[0], out = op.results[0];
+  DType ot = c.type(out).dtype;
+  bool sm = op.op == Op::Softmax || op.op == Op::LogSoftmax;
+  int64_t axis = sm ? op.attrs.axis : static_cast<int64_t>(c.type(x).rank()) - 1;
+  RowSpace r = row_space(c, x, {axis});
+  std::string s = header(c, name);
+  s += "  __shared__ float sm[32];\n";
+  Idx kept;
+  std::string ind = rows_prologue(c, r, s, kept);
+  auto pass = [&](const std::string& acc_update) {
+    std::string code;
+    std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
+    std::string u = acc_update;
+    for (size_t pos; (pos = u.find("$x")) != std::string::npos;) u.replace(pos, 2, v);
+    s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n" + code + ind + "  " + u + "\n" + ind + "}\n";
+  };
+  if (sm) {
+    s += ind + "float mx = -__int_as_float(0x7f800000);\n";
+    pass("mx = grape_fmax_nan(mx, $x);");
+    s += ind + "mx = grape_block_reduce(mx, GrapeMax(), sm);\n";
+    s += ind + "float sum = 0.0f;\n";
+    pass("sum += expf($x - mx);");
+    s += ind + "sum = grape_block_reduce(sum, GrapeAdd(), sm);\n";
+  } else {
+    s += ind + "float mean = 0.0f;\n";
+    if (op.op == Op::LayerNorm) {
+      pass("mean += $x;");
+      s += ind + "mean = grape_block_reduce(mean, GrapeAdd(), sm) / (float)cnt;\n";
+    }
+    s += ind + "float sq = 0.0f;\n";
+    pass("{ const float d = $x - mean; sq += d * d; }");
+    s += ind + "sq = grape_block_reduce(sq, GrapeAdd(), sm);\n";
+    char eps[64];
+    std::snprintf(eps, sizeof eps, "%.9gf", op.attrs.eps);
+    s += ind + "const float inv = 1.0f / sqrtf(sq / (float)cnt + " + eps + ");\n";
+  }
+  std::string code;
+  Idx full;
+  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ", &full);
+  std::string res;
+  if (op.op == Op::Softmax) res = "expf(" + v + " - mx) / sum";
+  else if (op.op == Op::LogSoftmax) res = "(" + v + " - mx) - logf(sum)";
+  else {
+    std::string gv = c.value(op.operands[1], {full.back()}, code, ind + "  ");
+    res = "(" + v + " - mean) * inv * " + gv;
+    if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, ind + "  ");
+  }
+  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n" + code;
+  s += c.emit_output(full, round_to(ot, "(" + res + ")"), ind + "  ");
+  s += ind + "}\n  }\n}\n";
+  L.kind = LaunchRule::Rows;
+  L.items = r.kept_dims;
+  return s;
+}
+
+// Inclusive scan; one thread per row walks the axis serially (runtime/cpu/reduce.cpp cumsum).
+std::string cumsum(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  ValueId x = op.operands[0], out = op.results[0];
+  DType ot = c.type(out).dtype;
+  bool fl = is_float(ot);
+  RowSpace r = row_space(c, x, {op.attrs.axis});
+  std::string s = header(c, name);
+  Idx kept;
+  std::string ind = rows_prologue(c, r, s, kept);
+  s += ind + "if (threadIdx.x != 0) continue;\n";
+  s += ind + (fl ? "float acc = 0.0f;\n" : "long long acc = 0;\n");
+  std::string code;
+  Idx full;
+  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ", &full);
+  s += ind + "for (long long j = 0; j < cnt; ++j) {\n" + code;
+  s += ind + "  acc = grape_plus(acc, (" + std::string(fl ? "float" : "long long") + ")" + v + ");\n";
+  s += c.emit_output(full, fl ? round_to(ot, "acc") : (ot == DType::I32 ? "grape_to_i32(acc)" : "acc"), ind + "  ");
+  s += ind + "}\n  }\n}\n";
+  L.kind = LaunchRule::Rows;
+  L.items = r.kept_dims;
+  return s;
+}
+
+// k passes of a block-wide selection of the next element in topk order after the previous one.
+std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.root;
+  ValueId x = op.operands[0], vals = op.results[0], inds = op.results[1];
+  bool fl = is_float(c.type(x).dtype);
+  std::string vt = fl ? "float" : "long long";
+  RowSpace r = row_space(c, x, {op.attrs.axis});
+  std::string s = header(c, name);
+  s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
+  s += "  auto before = [](" + vt + " a, long long ia, " + vt + " b, long long ib) { return grape_topk_before(a, ia, b, ib); };\n";
+  Idx kept;
+  std::string ind = rows_prologue(c, r, s, kept);
+  s += ind + vt + " pv = 0; long long pi = -1;\n";
+  s += ind + "for (long long t = 0; t < " + std::to_string(op.attrs.k) + "LL; ++t) {\n";
+  std::string ind2 = ind + "  ";
+  s += ind2 + vt + " bv = 0; long long bi = -1;\n";
+  s += ind2 + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
+  std::string code;
+  std::string v = row_elem(c, x, r, kept, "j", code, ind2 + "  ");
+  s += code + ind2 + "  const " + vt + " xv = (" + vt + ")" + v + ";\n";
+  s += ind2 + "  if ((pi < 0 || before(pv, pi, xv, j)) && before(xv, j, bv, bi)) { bv = xv; bi = j; }\n" + ind2 + "}\n";
+  s += ind2 + "grape_block_best(bv, bi, before, smv, smi);\n";
+  s += ind2 + "pv = bv; pi = bi;\n";
+  s += ind2 + "if (threadIdx.x == 0 && bi >= 0) {\n";
+  Idx oidx = join(r, kept, {"t"});
+  DType xt = c.type(x).dtype;
+  std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
+  s += ind2 + "  " + c.store(vals, oidx, sv) + "\n";
+  s += ind2 + "  " + c.store(inds, oidx, "(int)bi") + "\n";
+  s += ind2 + "}\n" + ind + "}\n  }\n}\n";
+  L.kind = LaunchRule::Rows;
+  L.items = r.kept_dims;
+  return s;
+}
+
+// ---- slice_update -----------------------------------------------------------------------------
+std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& in_place) {
+  const ir::Operation& op = *c.g.root;
+  ValueId x = op.operands[0], val = op.operands[1], out = op.results[0];
+  const auto& xs = c.type(x).shape;
+  // In place unless x is also read by the value or the indices (then a copy kernel).
+  in_place = true;
+  for (size_t i = 1; i < op.operands.size(); ++i) in_place = in_place && op.operands[i] != x;
+  for (const ir::Operation* m : c.g.ops)
+    if (m != &op)
+      for (ValueId u : m->operands) in_place = in_place && u != x;
+  std::string s = header(c, name);
+  std::string body, ind = "    ";
+  std::vector<std::string> starts;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const ir::SliceAxis& sa = op.attrs.slices[d];
+    if (sa.dynamic >= 0) {
+      std::string raw = c.value(op.operands[static_cast<size_t>(sa.dynamic)], {}, s, "  ");
+      std::string st = c.fresh("s");
+      s += "  const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) + ", " + c.dim(sa.size) + ");\n";
+      starts.push_back(st);
+    } else {
+      starts.push_back(c.dim(sa.start));
+    }
+  }
+  std::vector<ir::Dim> region;
+  for (const auto& sa : op.attrs.slices) region.push_back(sa.size);
+  if (in_place) {
+    Idx ri = c.unravel("gi", region, body, ind);
+    Idx xi, sq;
+    std::string ok = "true";
+    for (size_t d = 0; d < xs.size(); ++d) {
+      xi.push_back("(" + starts[d] + " + " + std::to_string(op.attrs.slices[d].step) + "LL * " + ri[d] + ")");
+      ok += " && " + xi.back() + " < " + c.dim(xs[d]);
+      if (!op.attrs.slices[d].squeeze) sq.push_back(ri[d]);
+    }
+    std::string v = c.value(val, c.broadcast_index(val, sq), body, ind);
+    body += ind + "if (" + ok + ") " + c.store(out, xi, v) + "\n";
+    s += "  const long long n = " + c.numel(region) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
+    L.items = region;
+  } else {
+    // Every element of out: the value inside the region, x elsewhere (disjoint writes, out != x).
+    Idx xi = c.unravel("gi", xs, body, ind);
+    std::string in = "true";
+    Idx sq;
+    std::vector<std::string> rel;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      const ir::SliceAxis& sa = op.attrs.slices[d];
+      std::string rd = c.fresh("r");
+      body += ind + "const long long " + rd + " = " + xi[d] + " - " + starts[d] + ";\n";
+      std::string step = std::to_string(sa.step) + "LL";
+      in += " && " + rd + " >= 0 && " + rd + " % " + step + " == 0 && " + rd + " / " + step + " < " + c.dim(sa.size);
+      if (!sa.squeeze) sq.push_back("(" + rd + " / " + step + ")");
+    }
+    body += ind + "if (" + in + ") {\n";
+    std::string v = c.value(val, c.broadcast_index(val, sq), body, ind + "  ");
+    body += ind + "  " + c.store(out, xi, v) + "\n" + ind + "} else {\n";
+    body += ind + "  " + c.store(out, xi, c.load(x, xi)) + "\n" + ind + "}\n";
+    s += "  const long long n = " + c.numel(xs) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
+    L.items = xs;
+  }
+  L.kind = LaunchRule::Elementwise;
+  return s;
+}
+
+// ---- matrix products --------------------------------------------------------------------------
+std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  bool linear = op.op == Op::Linear;
+  ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
+  DType dt = c.type(out).dtype;
+  bool fl = is_float(dt);
+  bool tc = dt == DType::F16 || dt == DType::BF16;
+  std::string acc = fl ? "float" : "long long";
+  const auto& as = c.type(a).shape;
+  const auto& bs = c.type(b).shape;
+  const auto& os = c.type(out).shape;
+  size_t ra = as.size(), rb = bs.size();
+  std::string M, K, N, NB;
+  std::vector<ir::Dim> batch_dims, m_dims;
+  ir::Dim m_dim = 1, n_dim = 1;
+  std::string fa, fb, fs;  // bodies of ga(), gb(), gs()
+  std::string stats_code;  // the row prologue's x at (b, m, k)
+  const ir::Operation* rp = c.g.row_prologue;
+  ValueId ax = rp ? rp->operands[0] : a;  // what A's loads read
+  Idx aidx;
+  if (linear) {
+    m_dims.assign(as.begin(), as.end() - 1);
+    K = c.dim(as.back());
+    n_dim = bs[0];
+    M = c.numel(m_dims);
+    NB = "1LL";
+    aidx = c.unravel("m", m_dims, fa, "  ");
+    aidx.push_back("k");
+    Idx bidx = {"n", "k"};
+    std::string bv = c.value(b, bidx, fb, "  ");
+    fb += "  return (" + acc + ")" + bv + ";\n";
+  } else {
+    bool has_m = ra >= 2, has_n = rb >= 2;
+    size_t nbd = os.size() - (has_m ? 1 : 0) - (has_n ? 1 : 0);
+    batch_dims.assign(os.begin(), os.begin() + static_cast<long>(nbd));
+    if (has_m) m_dim = as[ra - 2];
+    if (has_n) n_dim = bs[rb - 1];
+    M = c.dim(m_dim);
+    K = c.dim(as[ra - 1]);
+    NB = c.numel(batch_dims);
+    Idx ob = c.unravel("b", batch_dims, fa, "  ");
+    size_t abd = has_m ? ra - 2 : 0;
+    for (size_t d = 0; d < abd; ++d) aidx.push_back(as[d].is_const(1) ? "0LL" : ob[nbd - abd + d]);
+    if (has_m) aidx.push_back("m");
+    aidx.push_back("k");
+    Idx ob2 = c.unravel("b", batch_dims, fb, "  ");
+    Idx bidx;
+    size_t bbd = has_n ? rb - 2 : 0;
+    for (size_t d = 0; d < bbd; ++d) bidx.push_back(bs[d].is_const(1) ? "0LL" : ob2[nbd - bbd + d]);
+    bidx.push_back("k");
+    if (has_n) bidx.push_back("n");
+    std::string bv = c.value(b, bidx, fb, "  ");
+    fb += "  return (" + acc + ")" + bv + ";\n";
+  }
+  N = c.dim(n_dim);
+  // A element (with the row prologue applied: runtime/cpu/norm.cpp, rounded to A's dtype).
+  std::string stats_fn;
+  if (rp) {
+    std::string gx = fa;
+    std::string xv = c.value(ax, aidx, gx, "  ");
+    gx += "  return " + xv + ";\n";
+    stats_fn = "__device__ __forceinline__ float gx(const KParams* p, long long b, long long m, long long k) {\n" + gx + "}\n";
+    std::string xv2 = c.value(ax, aidx, fa, "  ");
+    std::string res;
+    DType at = c.type(a).dtype;
+    switch (rp->op) {
+      case Op::Softmax: res = "expf(" + xv2 + " - s0) / s1"; break;
+      case Op::LogSoftmax: res = "(" + xv2 + " - s0) - logf(s1)"; break;
+      case Op::LayerNorm: case Op::RmsNorm: {
+        std::string gv = c.value(rp->operands[1], {"k"}, fa, "  ");
+        res = "(" + xv2 + " - s0) * s1 * " + gv;
+        if (rp->op == Op::LayerNorm) res += " + " + c.value(rp->operands[2], {"k"}, fa, "  ");
+        break;
+      }
+      default: throw std::logic_error("bad row prologue");
+    }
+    fa += "  return " + round_to(at, "(" + res + ")") + ";\n";
+    // Per-row statistics, computed by one warp (every lane gets them).
+    std::string st = "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, float* s0, float* s1) {\n";
+    st += "  const int lane = threadIdx.x & 31;\n";
+    if (rp->op == Op::Softmax || rp->op == Op::LogSoftmax) {
+      st += "  float mx = -__int_as_float(0x7f800000);\n  for (long long k = lane; k < K; k += 32) mx = grape_fmax_nan(mx, gx(p, b, m, k));\n";
+      st += "  mx = grape_warp_max_nan(mx);\n  float s = 0.0f;\n  for (long long k = lane; k < K; k += 32) s += expf(gx(p, b, m, k) - mx);\n";
+      st += "  *s0 = mx; *s1 = grape_warp_sum(s);\n";
+    } else {
+      st += "  float mean = 0.0f;\n";
+      if (rp->op == Op::LayerNorm)
+        st += "  for (long long k = lane; k < K; k += 32) mean += gx(p, b, m, k);\n  mean = grape_warp_sum(mean) / (float)K;\n";
+      char eps[64];
+      std::snprintf(eps, sizeof eps, "%.9gf", rp->attrs.eps);
+      st += "  float sq = 0.0f;\n  for (long long k = lane; k < K; k += 32) { const float d = gx(p, b, m, k) - mean; sq += d * d; }\n";
+      st += "  sq = grape_warp_sum(sq);\n  *s0 = mean; *s1 = 1.0f / sqrtf(sq / (float)K + " + std::string(eps) + ");\n";
+    }
+    st += "}\n";
+    stats_fn += st;
+  } else {
+    std::string av = c.value(a, aidx, fa, "  ");
+    fa += "  return (" + acc + ")" + av + ";\n";
+  }
+  // Store: bias (linear), rounding, epilogue.
+  Idx oidx;
+  if (linear) {
+    oidx = c.unravel("m", m_dims, fs, "  ");
+    oidx.push_back("n");
+    if (op.operands.size() > 2) {
+      std::string bias = c.value(op.operands[2], {"n"}, fs, "  ");
+      fs += "  acc = grape_plus(acc, (" + acc + ")" + bias + ");\n";
+    }
+  } else {
+    oidx = c.unravel("b", batch_dims, fs, "  ");
+    if (as.size() >= 2) oidx.push_back("m");
+    if (bs.size() >= 2) oidx.push_back("n");
+  }
+  std::string core = fl ? round_to(dt, "acc") : (dt == DType::I32 ? "grape_to_i32(acc)" : "acc");
+  fs += c.emit_output(oidx, core, "  ");
+
+  std::string sa = rp ? ", float s0, float s1" : "";
+  std::string s;
+  s += stats_fn;
+  s += "__device__ __forceinline__ " + acc + " ga(const KParams* p, long long b, long long m, long long k" + sa + ") {\n" + fa + "}\n";
+  s += "__device__ __forceinline__ " + acc + " gb(const KParams* p, long long b, long long k, long long n) {\n" + fb + "}\n";
+  s += "__device__ __forceinline__ void gs(const KParams* p, long long b, long long m, long long n, " + acc + " acc) {\n" + fs + "}\n";
+  std::string aargs = rp ? ", s_st[m][0], s_st[m][1]" : "";
+  std::string aargs_t = rp ? ", s_st[r][0], s_st[r][1]" : "";
+  size_t smem = linear ? 64 : 8 * 16 * 33 * (fl ? 4 : 8);
+  smem = std::max<size_t>(smem, tc ? 64 * 68 * 4 : 2 * 16 * 64 * (fl ? 4 : 8));
+  s += header(c, name);
+  s += "  __shared__ __align__(128) unsigned char smem[" + std::to_string(smem) + "];\n";
+  if (rp) s += "  __shared__ float s_st[64][2];\n";
+  s += "  const long long M = " + M + ", N = " + N + ", K = " + K + ", NB = " + NB + ";\n";
+  s += "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n";
+  auto stats = [&](const std::string& rows, const std::string& m0, const std::string& ind) {
+    if (!rp) return std::string();
+    return ind + "for (int r = w; r < " + rows + "; r += 8) {\n" + ind + "  if (" + m0 + " + r < M) { float t0, t1; row_stats(p, b, " + m0 +
+           " + r, K, &t0, &t1); if (lane == 0) { s_st[r][0] = t0; s_st[r][1] = t1; } }\n" + ind + "}\n" + ind + "__syncthreads();\n";
+  };
+  // GEMV path: M <= 16 (decode), each weight element read once per batch.
+  s += "  if (M <= 16) {\n";
+  if (linear) {
+    // w is [N, K]: a warp per output column, lanes along K (coalesced).
+    s += "    const long long ncb = (N + 7) / 8;\n";
+    s += "    for (long long item = blockIdx.x; item < NB * ncb; item += gridDim.x) {\n";
+    s += "      const long long b = item / ncb, n = (item % ncb) * 8 + w;\n";
+    s += stats("(int)M", "0LL", "      ");
+    s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
+    s += "      if (n < N) {\n        for (long long k = lane; k < K; k += 32) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
+    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
+    s += "        }\n      }\n";
+    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) {\n        if (m < M) {\n          const " + acc +
+         " t = grape_warp_sum(a[m]);\n          if (lane == 0 && n < N) gs(p, b, m, n, t);\n        }\n      }\n";
+    s += "      __syncthreads();\n    }\n";
+  } else {
+    // b is [K, N]: lanes along N (coalesced), the 8 warps split K, partial sums meet in shared memory.
+    s += "    " + acc + " (*part)[16][33] = (" + acc + " (*)[16][33])smem;\n";
+    s += "    const long long ncb = (N + 31) / 32;\n";
+    s += "    for (long long item = blockIdx.x; item < NB * ncb; item += gridDim.x) {\n";
+    s += "      const long long b = item / ncb, n0 = (item % ncb) * 32, n = n0 + lane;\n";
+    s += stats("(int)M", "0LL", "      ");
+    s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
+    s += "      if (n < N) {\n        for (long long k = w; k < K; k += 8) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
+    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
+    s += "        }\n      }\n";
+    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) part[w][m][lane] = a[m];\n      __syncthreads();\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 32; t += blockDim.x) {\n        const int m = t >> 5, cc = t & 31;\n";
+    s += "        if (m < M && n0 + cc < N) {\n          " + acc + " t2 = 0;\n          for (int ww = 0; ww < 8; ++ww) t2 = grape_plus(t2, part[ww][m][cc]);\n";
+    s += "          gs(p, b, m, n0 + cc, t2);\n        }\n      }\n      __syncthreads();\n    }\n";
+  }
+  s += "    return;\n  }\n";
+  // Tile path: 64 x 64 output tiles.
+  s += "  const long long tm = (M + 63) / 64, tn = (N + 63) / 64;\n";
+  s += "  for (long long item = blockIdx.x; item < NB * tm * tn; item += gridDim.x) {\n";
+  s += "    const long long b = item / (tm * tn), rem = item % (tm * tn), m0 = (rem / tn) * 64, n0 = (rem % tn) * 64;\n";
+  s += stats("64", "m0", "    ");
+  if (tc) {
+    std::string T = storage_type(dt);
+    std::string conv = dt == DType::F16 ? "__float2half_rn" : "__float2bfloat16_rn";
+    s += "    " + T + "* As = (" + T + "*)smem;            // [64][24]\n";
+    s += "    " + T + "* Bs = (" + T + "*)(smem + 3072);   // [16][72]\n";
+    s += "    float* Cs = (float*)smem;                  // [64][68], after the K loop\n";
+    s += "    const int wr = w >> 1, wc = w & 1;\n";
+    s += "    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c0, c1;\n";
+    s += "    nvcuda::wmma::fill_fragment(c0, 0.0f);\n    nvcuda::wmma::fill_fragment(c1, 0.0f);\n";
+    s += "    for (long long k0 = 0; k0 < K; k0 += 16) {\n";
+    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc = t & 15;\n";
+    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[r * 24 + cc] = " + conv + "((m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : 0.0f);\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc = t & 63;\n";
+    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 72 + cc] = " + conv + "((k < K && n < N) ? gb(p, b, k, n) : 0.0f);\n      }\n";
+    s += "      __syncthreads();\n";
+    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, " + T + ", nvcuda::wmma::row_major> fa;\n";
+    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, " + T + ", nvcuda::wmma::row_major> fb0, fb1;\n";
+    s += "      nvcuda::wmma::load_matrix_sync(fa, As + wr * 16 * 24, 24);\n";
+    s += "      nvcuda::wmma::load_matrix_sync(fb0, Bs + wc * 32, 72);\n";
+    s += "      nvcuda::wmma::load_matrix_sync(fb1, Bs + wc * 32 + 16, 72);\n";
+    s += "      nvcuda::wmma::mma_sync(c0, fa, fb0, c0);\n      nvcuda::wmma::mma_sync(c1, fa, fb1, c1);\n";
+    s += "      __syncthreads();\n    }\n";
+    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32, c0, 68, nvcuda::wmma::mem_row_major);\n";
+    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32 + 16, c1, 68, nvcuda::wmma::mem_row_major);\n";
+    s += "    __syncthreads();\n";
+    s += "    for (int t = threadIdx.x; t < 64 * 64; t += blockDim.x) {\n      const int r = t >> 6, cc = t & 63;\n";
+    s += "      if (m0 + r < M && n0 + cc < N) gs(p, b, m0 + r, n0 + cc, Cs[r * 68 + cc]);\n    }\n";
+    s += "    __syncthreads();\n  }\n}\n";
+  } else {
+    s += "    " + acc + "* As = (" + acc + "*)smem;  // [16][64], k-major\n";
+    s += "    " + acc + "* Bs = As + 16 * 64;     // [16][64]\n";
+    s += "    const int tr = threadIdx.x >> 4, tcol = threadIdx.x & 15;\n";
+    s += "    " + acc + " c[4][4];\n";
+    s += "#pragma unroll\n    for (int i = 0; i < 4; ++i)\n#pragma unroll\n      for (int j = 0; j < 4; ++j) c[i][j] = 0;\n";
+    s += "    for (long long k0 = 0; k0 < K; k0 += 16) {\n";
+    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc = t & 15;\n";
+    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[cc * 64 + r] = (m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : (" + acc + ")0;\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc = t & 63;\n";
+    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 64 + cc] = (k < K && n < N) ? gb(p, b, k, n) : (" + acc + ")0;\n      }\n";
+    s += "      __syncthreads();\n";
+    s += "      for (int kk = 0; kk < 16; ++kk) {\n";
+    s += "#pragma unroll\n        for (int i = 0; i < 4; ++i)\n#pragma unroll\n          for (int j = 0; j < 4; ++j)\n";
+    s += "            c[i][j] = grape_mac(c[i][j], As[kk * 64 + tr * 4 + i], Bs[kk * 64 + tcol * 4 + j]);\n      }\n";
+    s += "      __syncthreads();\n    }\n";
+    s += "    for (int i = 0; i < 4; ++i)\n      for (int j = 0; j < 4; ++j) {\n";
+    s += "        const long long m = m0 + tr * 4 + i, n = n0 + tcol * 4 + j;\n        if (m < M && n < N) gs(p, b, m, n, c[i][j]);\n      }\n";
+    s += "  }\n}\n";
+  }
+  L.kind = LaunchRule::Tiles;
+  ir::Dim nb = 1;
+  for (const auto& d : batch_dims) nb = nb * d;
+  ir::Dim mm = 1;
+  if (linear)
+    for (const auto& d : m_dims) mm = mm * d;
+  else
+    mm = m_dim;
+  L.items = {nb, mm, n_dim};
+  L.gemv_cols = linear ? 8 : 32;
+  return s;
+}
+
+}  // namespace
+
+std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L, bool& in_place) {
+  in_place = false;
+  L.threads = 256;
+  const ir::Operation* core = c.g.core;
+  if (!core) return pointwise(c, name, L);
+  switch (core->op) {
+    case Op::Sum: case Op::Mean: case Op::Max: case Op::Min: case Op::Prod: case Op::All: case Op::Any:
+      return reduce(c, name, L);
+    case Op::ArgMax: case Op::ArgMin: return arg_reduce(c, name, L);
+    case Op::Softmax: case Op::LogSoftmax: case Op::LayerNorm: case Op::RmsNorm: return norm(c, name, L);
+    case Op::CumSum: return cumsum(c, name, L);
+    case Op::TopK: return topk(c, name, L);
+    case Op::SliceUpdate: return slice_update(c, name, L, in_place);
+    case Op::MatMul: case Op::Linear: return matmul(c, name, L);
+    default: throw std::logic_error(std::string("no CUDA kernel for ") + ir::op_name(core->op));
+  }
+}
+
+}  // namespace grape::jit::detail

@@ -1,0 +1,91 @@
+// The contract between CUDA code generation (jit/codegen.h) and the executors: what one generated
+// kernel reads, writes and how it is launched.
+//
+// Every generated kernel is `extern "C" __global__ void NAME(const KParams* p)`; the generated
+// source embeds the same KParams struct. For each KernelSpec the executor must:
+//   1. Allocate a device buffer for every value in `buffers` that is not already bound (weights,
+//      state, inputs, arena slots). Values are laid out contiguously (C order) in their IR dtype;
+//      bool is one byte (0/1).
+//   2. Honour `aliases`: for each (out, in) pair, buffers[out] must be the SAME device memory as
+//      buffers[in] (in-place update, SliceUpdate). If the input value is still live after this
+//      kernel (read by a later kernel in launch order, a yield, a state, a select ...), copy it into
+//      a fresh buffer first and bind that copy as both.
+//   3. Fill a KParams block: pred = device pointer to the predicate's bool (null if pred == kNoValue),
+//      buf[i] = device pointer of buffers[i], shape[i][d] = the concrete dims of buffers[i]'s IR type
+//      (f.type(v).shape evaluated with the current symbol bindings; unused entries 0), and
+//      extra[i] = this->extra[i].eval(dims).
+//   4. Launch with scheduler::launch_dims(launch, dims) (scheduler/launch.h): the block size is
+//      mandatory (launch.threads); the grid size is a performance hint only. Every kernel loops over
+//      its work with grid-stride loops bounded by the ACTUAL dims in KParams, so a launch sized for a
+//      larger shape of the same bucket (or any grid >= 1) is correct.
+//   Kernels run in `kernels` order; a value is live until the last kernel (in that order) that lists
+//   it in `buffers`.
+//
+// Ops that are NOT kernels (scheduler::OpRole, see scheduler/fusion.h):
+//   Executor: Param (the entry's inputs), Weight, StateRead, StateWrite (copy or rebind the state),
+//             Loop (body blocks have their own kernels; the executor carries values: copies the
+//             yields into the body params / results), DimValue (the executor writes the i32 value
+//             of attrs.shape[0] into the result buffer whenever the symbol bindings change, like a
+//             parameter block).
+//   Alias:    Reshape, and "identity" slices (static start 0, step 1, whole axes, squeezing only
+//             constant size-1 axes): the result is the operand's bytes, no kernel.
+//   Constant: materialised constants are tiny kernels (one element); most are inlined into their
+//             consumers as literals and never materialised.
+//   Select:   a kernel (device predicate, no host sync): out = *p ? a : b elementwise.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace grape::jit {
+
+constexpr int kMaxBuffers = 16;
+constexpr int kMaxRank = 8;
+constexpr int kMaxExtra = 8;
+
+// The device-resident parameter block of every generated kernel (identical text in the sources).
+struct KParams {
+  const unsigned char* pred;
+  void* buf[kMaxBuffers];
+  long long shape[kMaxBuffers][kMaxRank];
+  long long extra[kMaxExtra];
+};
+
+// How to size a launch. All sizes are symbolic dims: evaluate them with the current bindings
+// (scheduler::launch_dims does it). `threads` is the block size the kernel was written for.
+struct LaunchRule {
+  enum Kind {
+    Elementwise,  // grid-stride over `elements` (product of `items`)
+    Rows,         // one block per row, grid-stride over rows (product of `items`)
+    Tiles,        // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
+                  // with gemv_cols output columns per block, else tile_m x tile_n tiles
+    Single,       // one block
+  } kind = Elementwise;
+  int threads = 256;
+  int work = -1;                // the output buffer the launch covers (informational)
+  std::vector<ir::Dim> items;   // see Kind
+  int gemv_max_m = 16;
+  int gemv_cols = 32;
+  int tile_m = 64;
+  int tile_n = 64;
+};
+
+struct KernelSpec {
+  std::string name;    // the __global__ function's name, unique within a module
+  std::string source;  // complete CUDA C++ (includes cuda_fp16.h, cuda_bf16.h, mma.h)
+  std::vector<ir::ValueId> buffers;  // inputs first, then outputs
+  size_t num_inputs = 0;
+  std::vector<std::pair<size_t, size_t>> aliases;  // (output buffer index, input buffer index)
+  ir::ValueId pred = ir::kNoValue;
+  LaunchRule launch;
+  std::vector<const ir::Operation*> ops;  // every op computed by this kernel, program order
+  const ir::Operation* root = nullptr;    // the op whose result(s) the kernel writes
+  std::vector<ir::Dim> extra;             // KParams::extra[i] = extra[i].eval(bindings)
+  const ir::Block* block = nullptr;       // the block (function body or loop body) it belongs to
+};
+
+}  // namespace grape::jit

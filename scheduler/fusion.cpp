@@ -1,0 +1,269 @@
+#include "scheduler/fusion.h"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+namespace grape::scheduler {
+
+using ir::Op;
+using ir::Operation;
+using ir::ValueId;
+
+const char* role_name(OpRole r) {
+  switch (r) {
+    case OpRole::Executor: return "executor";
+    case OpRole::Alias: return "alias";
+    case OpRole::Root: return "root";
+    case OpRole::Inlined: return "inlined";
+    case OpRole::Core: return "core";
+    case OpRole::RowPrologue: return "row_prologue";
+  }
+  return "?";
+}
+
+bool is_pointwise(Op op) {
+  if (ir::is_elementwise(op)) return true;
+  switch (op) {
+    case Op::Select: case Op::Expand: case Op::Permute: case Op::Reshape: case Op::Slice:
+    case Op::Concat: case Op::Take: case Op::TakeAlongAxis: case Op::OneHot: case Op::CausalMask:
+    case Op::Arange: case Op::Full: case Op::Constant:
+      return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+bool is_executor(Op op) {
+  switch (op) {
+    case Op::Param: case Op::Weight: case Op::StateRead: case Op::StateWrite: case Op::Loop:
+    case Op::DimValue:
+      return true;
+    default: return false;
+  }
+}
+
+bool is_free_creator(Op op) { return op == Op::Constant || op == Op::Full || op == Op::Arange; }
+
+bool can_be_core(Op op) {
+  switch (op) {
+    case Op::MatMul: case Op::Linear: case Op::Sum: case Op::Mean: case Op::Max: case Op::Min:
+    case Op::Prod: case Op::All: case Op::Any: case Op::ArgMax: case Op::ArgMin: case Op::Softmax:
+    case Op::LogSoftmax: case Op::LayerNorm: case Op::RmsNorm: case Op::CumSum:
+      return true;
+    default: return false;
+  }
+}
+
+struct Use {
+  const Operation* op;
+  size_t slot;
+};
+
+}  // namespace
+
+bool is_identity_view(const ir::Function& f, const Operation& op) {
+  if (op.op == Op::Reshape) return true;
+  if (op.op != Op::Slice) return false;
+  const ir::Type& t = f.type(op.operands[0]);
+  if (op.attrs.slices.size() != t.rank()) return false;
+  for (size_t d = 0; d < t.rank(); ++d) {
+    const ir::SliceAxis& s = op.attrs.slices[d];
+    if (s.dynamic >= 0 || !s.start.is_const(0) || s.step != 1) return false;
+    if (s.squeeze ? !t.shape[d].is_const(1) : s.size != t.shape[d]) return false;
+  }
+  return true;
+}
+
+size_t FusionPlan::num_kernels() const {
+  size_t n = 0;
+  for (const auto& b : blocks) n += b.groups.size();
+  return n;
+}
+
+size_t FusionPlan::num_kernels(const ir::Block* blk) const {
+  for (const auto& b : blocks)
+    if (b.block == blk) return b.groups.size();
+  return 0;
+}
+
+FusionPlan plan_fusion(const ir::Function& f) {
+  FusionPlan plan;
+  // Where each value is defined and used, over every block.
+  std::map<ValueId, const ir::Block*> def_block;
+  std::map<ValueId, const Operation*> producer;
+  std::map<ValueId, std::vector<Use>> uses;
+  std::set<ValueId> escapes;  // used as a predicate, yielded, or read from another block
+  std::map<const Operation*, const ir::Block*> op_block;
+  std::vector<const ir::Block*> blocks;
+  for (const auto& p : f.params) def_block[p.value] = &f.body;
+  std::function<void(const ir::Block&)> index = [&](const ir::Block& b) {
+    blocks.push_back(&b);
+    for (ValueId v : b.params) def_block[v] = &b;
+    for (const auto& op : b.ops) {
+      op_block[&op] = &b;
+      for (ValueId r : op.results) {
+        def_block[r] = &b;
+        producer[r] = &op;
+      }
+    }
+    for (const auto& op : b.ops) {
+      for (size_t i = 0; i < op.operands.size(); ++i) uses[op.operands[i]].push_back({&op, i});
+      if (op.pred != ir::kNoValue) escapes.insert(op.pred);
+      if (op.body) index(*op.body);
+    }
+    for (ValueId y : b.yields) escapes.insert(y);
+  };
+  index(f.body);
+  for (auto& [v, us] : uses)
+    for (const Use& u : us)
+      if (def_block.count(v) && def_block[v] != op_block[u.op]) escapes.insert(v);
+
+  auto& roles = plan.roles;
+  std::map<const Operation*, std::vector<int>> groups_of;  // group indices (within the block)
+  auto kernelish = [&](const Operation* op) {
+    auto it = roles.find(op);
+    if (it == roles.end()) return false;
+    OpRole r = it->second;
+    return r == OpRole::Root || r == OpRole::Inlined || r == OpRole::Core || r == OpRole::RowPrologue;
+  };
+  auto accepts_inline = [&](const Use& u) {
+    if (!kernelish(u.op)) return false;
+    if (u.op->op == Op::SliceUpdate && u.slot == 0) return false;
+    return true;
+  };
+  auto materializing = [&](ValueId v) {
+    if (escapes.count(v)) return true;
+    for (const Use& u : uses[v]) {
+      auto it = roles.find(u.op);
+      if (it == roles.end() || it->second == OpRole::Executor || it->second == OpRole::Alias) return true;
+      if (u.op->op == Op::SliceUpdate && u.slot == 0) return true;
+    }
+    return false;
+  };
+
+  for (const ir::Block* blk : blocks) {
+    BlockPlan bp;
+    bp.block = blk;
+    std::vector<FusionGroup>& groups = bp.groups;
+    std::map<const Operation*, size_t> pos;
+    for (size_t i = 0; i < blk->ops.size(); ++i) pos[&blk->ops[i]] = i;
+
+    for (size_t i = blk->ops.size(); i-- > 0;) {
+      const Operation* op = &blk->ops[i];
+      if (is_executor(op->op)) {
+        roles[op] = OpRole::Executor;
+        continue;
+      }
+      ValueId v = op->results.empty() ? ir::kNoValue : op->results[0];
+      bool mat = op->results.size() != 1 || materializing(v);
+      const std::vector<Use> us = v == ir::kNoValue ? std::vector<Use>{} : uses[v];
+      auto new_group = [&]() {
+        FusionGroup g;
+        g.root = op;
+        g.pred = op->pred;
+        if (!is_pointwise(op->op)) g.core = op;
+        groups.push_back(g);
+        groups_of[op] = {static_cast<int>(groups.size() - 1)};
+        roles[op] = OpRole::Root;
+      };
+      bool single = us.size() == 1 && !mat;
+      const Operation* user = single ? us[0].op : nullptr;
+
+      if (op->op == Op::Reshape || (op->op == Op::Slice && is_identity_view(f, *op))) {
+        if (single && accepts_inline(us[0]) && user->pred == op->pred) {
+          roles[op] = OpRole::Inlined;
+          groups_of[op] = groups_of[user];
+        } else {
+          roles[op] = OpRole::Alias;
+        }
+        continue;
+      }
+      if (is_free_creator(op->op)) {
+        bool ok = !mat && !us.empty();
+        for (const Use& u : us) ok = ok && accepts_inline(u);
+        if (ok) {
+          roles[op] = OpRole::Inlined;
+          std::set<int> gs;
+          for (const Use& u : us) gs.insert(groups_of[u.op].begin(), groups_of[u.op].end());
+          groups_of[op].assign(gs.begin(), gs.end());
+        } else {
+          new_group();
+        }
+        continue;
+      }
+      if (is_pointwise(op->op)) {
+        if (single && accepts_inline(us[0]) && user->pred == op->pred) {
+          roles[op] = OpRole::Inlined;
+          groups_of[op] = groups_of[user];
+        } else {
+          new_group();
+        }
+        continue;
+      }
+      // Heavy op: the core of its epilogue's group, a row prologue of a matmul, or a root.
+      if (single && user->pred == op->pred && kernelish(user) && groups_of[user].size() == 1) {
+        FusionGroup& g = groups[static_cast<size_t>(groups_of[user][0])];
+        const ir::Type& vt = f.type(v);
+        if (can_be_core(op->op) && g.core == nullptr) {
+          // Every op from the user up to the group's root must be elementwise with this shape, so
+          // the epilogue is evaluated at exactly the core's output index.
+          bool ok = true;
+          const Operation* cur = user;
+          while (ok) {
+            ok = ir::is_elementwise(cur->op) && f.type(cur->results[0]).shape == vt.shape;
+            if (cur == g.root) break;
+            const auto& cu = uses[cur->results[0]];
+            if (cu.size() != 1) { ok = false; break; }
+            cur = cu[0].op;
+          }
+          if (ok) {
+            g.core = op;
+            roles[op] = OpRole::Core;
+            groups_of[op] = groups_of[user];
+            continue;
+          }
+        }
+        bool row_norm = op->op == Op::LayerNorm || op->op == Op::RmsNorm ||
+                        ((op->op == Op::Softmax || op->op == Op::LogSoftmax) &&
+                         op->attrs.axis + 1 == static_cast<int64_t>(vt.rank()));
+        if (row_norm && (user->op == Op::MatMul || user->op == Op::Linear) && us[0].slot == 0 &&
+            g.core == user && g.row_prologue == nullptr && vt.rank() >= 1) {
+          g.row_prologue = op;
+          roles[op] = OpRole::RowPrologue;
+          groups_of[op] = groups_of[user];
+          continue;
+        }
+      }
+      new_group();
+    }
+
+    // Members, inputs and outputs of each group.
+    for (auto& [op, gs] : groups_of) {
+      if (op_block[op] != blk) continue;
+      for (int gi : gs) groups[static_cast<size_t>(gi)].ops.push_back(op);
+    }
+    for (auto& g : groups) {
+      std::sort(g.ops.begin(), g.ops.end(), [&](const Operation* a, const Operation* b) { return pos[a] < pos[b]; });
+      std::set<const Operation*> members(g.ops.begin(), g.ops.end());
+      for (const Operation* op : g.ops) {
+        if (op != g.root) {
+          for (ValueId r : op->results) plan.inlined.insert(r);
+        }
+        for (ValueId u : op->operands) {
+          auto it = producer.find(u);
+          bool internal = it != producer.end() && members.count(it->second) && it->second != g.root;
+          if (!internal && std::find(g.inputs.begin(), g.inputs.end(), u) == g.inputs.end()) g.inputs.push_back(u);
+        }
+      }
+      g.outputs = g.root->results;
+    }
+    std::sort(groups.begin(), groups.end(),
+              [&](const FusionGroup& a, const FusionGroup& b) { return pos[a.root] < pos[b.root]; });
+    plan.blocks.push_back(std::move(bp));
+  }
+  return plan;
+}
+
+}  // namespace grape::scheduler

@@ -1,0 +1,78 @@
+// Fusion: which IR ops become one CUDA kernel. One plan per function; loop bodies get their own
+// groups (a group never spans blocks, predicates, or a loop op).
+//
+// Rules (each op gets a role, decided consumers-first, in reverse program order of its block):
+//  - Executor ops (Param, Weight, StateRead, StateWrite, Loop, DimValue) are not kernels.
+//  - Reshape and identity slices are views: Inlined into their only consumer when that is a kernel
+//    op of the same predicate, else an Alias of the operand's bytes (no kernel).
+//  - Pointwise ops (elementwise, select, cast, where, expand, permute, slice, concat, take,
+//    take_along_axis, one_hot, causal_mask, arange, full, constant) are Inlined into their
+//    consumer's kernel (recomputed at each index the consumer reads) when their result has exactly
+//    one use, in the same block, by a kernel op with the same predicate that accepts an inlined
+//    operand there (everything except slice_update's in-place operand). Constant/full/arange have no
+//    inputs and are inlined into every kernel consumer, whatever their predicate or use count.
+//  - A value must be materialised (written to memory by its group) when it is used more than once,
+//    used by an executor op or an alias, used as a predicate, yielded, used in another block, or is
+//    slice_update's in-place operand.
+//  - Epilogues: a matmul/linear, reduction, arg-reduction, softmax, layer/rms norm or cumsum whose
+//    only use is an elementwise chain of the same shape and predicate (bias add, residual add, gelu,
+//    scale, mask ...) becomes the Core of that chain's kernel: the kernel has the core's loop
+//    structure and applies the chain to each result element before storing it.
+//  - Row prologues: a layer_norm / rms_norm / softmax / log_softmax over the last axis whose only
+//    use is operand A of a matmul/linear (same predicate) is computed inside the matrix product
+//    (row statistics per block, normalised A elements produced while loading the tiles).
+//  - Everything else (reductions, norms, matmul, topk, cumsum, slice_update, and pointwise ops that
+//    must be materialised) is the Root of its own kernel.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace grape::scheduler {
+
+enum class OpRole {
+  Executor,     // handled by the executor (see jit/kernel_spec.h)
+  Alias,        // the result is the operand's bytes
+  Root,         // writes its group's output(s)
+  Inlined,      // computed inside the kernel(s) of its consumer(s), never materialised
+  Core,         // the heavy op of a group whose root is its elementwise epilogue
+  RowPrologue,  // a row normalisation computed inside a matmul group
+};
+const char* role_name(OpRole r);
+
+struct FusionGroup {
+  const ir::Operation* root = nullptr;
+  // The op that gives the kernel its loop structure: root itself when root is not pointwise, the
+  // fused heavy op when root is its epilogue, null for a purely pointwise kernel.
+  const ir::Operation* core = nullptr;
+  const ir::Operation* row_prologue = nullptr;
+  std::vector<const ir::Operation*> ops;  // every op computed by the kernel, program order
+  std::vector<ir::ValueId> inputs;        // values read from memory
+  std::vector<ir::ValueId> outputs;       // values written (root's results)
+  ir::ValueId pred = ir::kNoValue;
+};
+
+struct BlockPlan {
+  const ir::Block* block = nullptr;
+  std::vector<FusionGroup> groups;  // launch order
+};
+
+struct FusionPlan {
+  std::vector<BlockPlan> blocks;  // the function body first, then loop bodies (pre-order)
+  std::map<const ir::Operation*, OpRole> roles;
+  std::set<ir::ValueId> inlined;  // values never materialised
+  size_t num_kernels() const;
+  size_t num_kernels(const ir::Block* b) const;
+};
+
+FusionPlan plan_fusion(const ir::Function& f);
+
+// Whether an op is computed per output element from its operands (and so can be inlined).
+bool is_pointwise(ir::Op op);
+// Reshapes and slices that only drop constant size-1 axes / take whole axes: same bytes.
+bool is_identity_view(const ir::Function& f, const ir::Operation& op);
+
+}  // namespace grape::scheduler
