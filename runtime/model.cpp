@@ -192,7 +192,15 @@ struct Session::Impl {
   std::map<std::string, Tensor> state;
   std::map<std::string, int64_t> state_dims;  // the symbol values the state was created with
   std::vector<TensorSignature> inputs, outputs, states;
+  std::set<std::string> used_states;  // states the entry reads or writes (loop bodies included)
 };
+
+static void collect_states(const ir::Block& b, std::set<std::string>& out) {
+  for (const auto& op : b.ops) {
+    if (op.op == ir::Op::StateRead || op.op == ir::Op::StateWrite) out.insert(op.attrs.name);
+    if (op.body) collect_states(*op.body, out);
+  }
+}
 
 Session::Session(std::shared_ptr<const Model> model, const std::string& entry) : impl_(std::make_unique<Impl>()) {
   if (!model) throw Error(ErrorCode::InvalidArgument, "session: model is null");
@@ -214,6 +222,7 @@ Session::Session(std::shared_ptr<const Model> model, const std::string& entry) :
   impl_->fn = fn;
   impl_->weights = model->weights();
   for (const auto& st : model->module().states) impl_->states.push_back(signature_of(st.name, st.type));
+  collect_states(fn->body, impl_->used_states);
   for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
   for (size_t i = 0; i < fn->result_types.size(); ++i)
     impl_->outputs.push_back(signature_of("out" + std::to_string(i), fn->result_types[i]));
@@ -331,6 +340,9 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   // States this entry uses are created on first use with the shapes this call binds.
   std::map<std::string, Tensor> state = impl_->state;
   for (const auto& s : impl_->model->module().states) {
+    // A state is bound (created, or checked against the shape it was created with) only by the
+    // entries that use it: another entry's dims of the same name say nothing about it.
+    if (!impl_->used_states.count(s.name)) continue;
     std::set<std::string> syms;
     for (const auto& d : s.type.shape) d.collect_symbols(syms);
     bool bound = std::all_of(syms.begin(), syms.end(), [&](const std::string& x) { return dims.count(x) > 0; });

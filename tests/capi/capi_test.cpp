@@ -655,6 +655,35 @@ TEST(CapiState, StateNeverAliasesABoundInput) {
   grp_model_destroy(m);
 }
 
+TEST(CapiState, OnlyEntriesUsingAStateBindItsDims) {
+  // `main` binds B but does not use `cache`; changing B between its runs must work, and `cache`
+  // is created by `push`, the entry that uses it.
+  const char* src =
+      "state cache: f32[B] = zeros\n"
+      "fn main(x: f32[B]) -> f32[B] { return x + 1.0 }\n"
+      "fn push(x: f32[B]) -> f32[B] {\n  cache = cache + x\n  return cache\n}\n";
+  grp_model* m = load(src, false);
+  grp_session* s = open(m, "main");
+  const float v[3] = {1, 2, 3};
+  for (int64_t n : {3, 2, 1}) {
+    EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, &n, 1, v, static_cast<size_t>(n) * 4));
+    EXPECT_OK(grp_session_run(s));
+  }
+  const void* data = nullptr;
+  EXPECT_ERR(grp_session_get_state(s, "cache", nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
+             "does not exist yet");
+  grp_session_destroy(s);
+  s = open(m, "push");
+  int64_t n = 2;
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, &n, 1, v, 8));
+  EXPECT_OK(grp_session_run(s));
+  n = 3;
+  EXPECT_OK(grp_session_set_input(s, "x", GRP_F32, &n, 1, v, 12));
+  EXPECT_ERR(grp_session_run(s), GRP_ERR_TYPE, "state 'cache'");
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
 TEST(CapiTensor, NpyRoundTrip) {
   const int64_t shape[2] = {2, 2};
   const int32_t v[4] = {1, -2, 3, -4};
