@@ -1,5 +1,6 @@
 #include "jit/codegen.h"
 
+#include <map>
 #include <stdexcept>
 
 #include "jit/emit_context.h"
@@ -45,6 +46,13 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     if (locate && s.valid()) return locate(s);
     return "line " + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column);
   };
+  // Kernels that differ only in their name (the same layer repeated) compile once per arch.
+  std::map<std::pair<std::string, std::string>, std::string> seen;  // (canonical source, arch) -> problem
+  auto canonical = [](const KernelSpec& k) {
+    std::string s = k.source;
+    for (size_t pos = 0; (pos = s.find(k.name, pos)) != std::string::npos;) s.replace(pos, k.name.size(), "grape_kernel");
+    return s;
+  };
   for (const auto& f : m.functions) {
     std::vector<KernelSpec> ks;
     try {
@@ -58,13 +66,20 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       for (const auto& arch : archs) {
         std::string what = "entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) + " at " +
                            where(k.root->loc) + "), " + arch + ": ";
-        try {
-          CompileResult r = compile_cuda(k.source, k.name, arch);
-          if (r.has_warnings()) rep.errors.push_back(what + "warnings:\n" + r.log);
-          else ++rep.compiled;
-        } catch (const std::exception& e) {
-          rep.errors.push_back(what + e.what());
+        auto key = std::make_pair(canonical(k), arch);
+        auto it = seen.find(key);
+        if (it == seen.end()) {
+          std::string problem;
+          try {
+            CompileResult r = compile_cuda(k.source, k.name, arch);
+            if (r.has_warnings()) problem = "warnings:\n" + r.log;
+          } catch (const std::exception& e) {
+            problem = e.what();
+          }
+          it = seen.emplace(key, problem).first;
         }
+        if (it->second.empty()) ++rep.compiled;
+        else rep.errors.push_back(what + it->second);
       }
     }
   }

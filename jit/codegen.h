@@ -26,7 +26,7 @@ struct CompileReport {
   };
   std::vector<Entry> entries;
   std::vector<std::string> archs;
-  size_t compiled = 0;              // successful (kernel, arch) compiles
+  size_t compiled = 0;              // (kernel, arch) pairs that compiled cleanly (identical sources compile once)
   std::vector<std::string> errors;  // each names the entry, kernel, op and source location
   bool ok() const { return errors.empty(); }
 };

@@ -214,11 +214,11 @@ Idx Ctx::unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std:
   Idx out(dims.size());
   if (dims.empty()) return out;
   std::string t = fresh("t");
-  code += ind + "long long " + t + " = " + flat + ";\n";
+  code += ind + "[[maybe_unused]] long long " + t + " = " + flat + ";\n";
   for (size_t d = dims.size(); d-- > 1;) {
     out[d] = fresh("i");
     std::string n = dim(dims[d]);
-    code += ind + "const long long " + out[d] + " = " + t + " % " + n + "; " + t + " /= " + n + ";\n";
+    code += ind + "[[maybe_unused]] const long long " + out[d] + " = " + t + " % " + n + "; " + t + " /= " + n + ";\n";
   }
   out[0] = t;
   return out;

@@ -3,8 +3,8 @@
 extern "C" __global__ void __launch_bounds__(256) main_k0_gelu(const KParams* p) {
   const long long n = (p->shape[0][0] * 64LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {
-    long long t0 = gi;
-    const long long i1 = t0 % 64LL; t0 /= 64LL;
+    [[maybe_unused]] long long t0 = gi;
+    [[maybe_unused]] const long long i1 = t0 % 64LL; t0 /= 64LL;
     const float v5 = grape_ld_f16(p->buf[0], (t0) * 64LL + i1);
     const float v4 = grape_r_f16((v5 * __int_as_float(0x40000000)));
     const float v7 = grape_ld_f16(p->buf[1], i1);

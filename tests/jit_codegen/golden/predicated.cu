@@ -4,7 +4,7 @@ extern "C" __global__ void __launch_bounds__(256) main_k0_add(const KParams* p) 
   if (p->pred && !*p->pred) return;
   const long long n = (8LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {
-    long long t0 = gi;
+    [[maybe_unused]] long long t0 = gi;
     const float v3 = grape_ld_f32(p->buf[0], t0);
     const float v2 = expf(v3);
     const float v1 = (v2 + __int_as_float(0x3f800000));
