@@ -70,6 +70,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       } else if (a == "--output") o.output_dir = next();
       else if (a == "--backend") {
         o.backend = next();
+        o.backend_given = true;
         if (o.backend != "cpu" && o.backend != "auto" && o.backend != "cuda")
           throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
       } else if (a == "--no-optimize") o.no_optimize = true;

@@ -23,6 +23,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs;  // name -> .npy path
   std::string output_dir;
   std::string backend = "auto";
+  bool backend_given = false;  // --backend on the command line (the fallback notice is printed then)
   bool no_optimize = false;
   bool require_loop_bounds = false;
   bool help = false;

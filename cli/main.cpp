@@ -24,7 +24,7 @@ const char* kUsage =
     "commands:\n"
     "  check FILE...            parse and check .grp programs\n"
     "  ir FILE                  print the predicated IR\n"
-    "  run FILE                 run an entry point on the CPU reference backend\n"
+    "  run FILE                 run an entry point (on a CUDA GPU if there is one, else the CPU)\n"
     "\n"
     "  grape --version          print the version\n"
     "  grape CMD --help         help for one command\n"
@@ -44,7 +44,7 @@ const char* kIrUsage =
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
-    "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|auto]\n"
+    "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order; otherwise a short summary of each result is printed.\n";
@@ -205,8 +205,6 @@ std::string summarize(grp_dtype dtype, const int64_t* shape, size_t rank, const 
 
 int cmd_run(const Options& o) {
   if (o.files.size() != 1) throw UsageError("run needs exactly one FILE");
-  if (o.backend == "cuda" && !grp_backend_available("cuda"))
-    throw ApiError{GRP_ERR_NO_DEVICE, "--backend cuda: this build of grape has no CUDA backend yet; use --backend cpu"};
   ModelPtr model = load(o.files[0], o);
   if (!o.weights.empty()) check(grp_model_set_weights_file(model.get(), o.weights.c_str()));
   else if (o.random_weights) check(grp_model_set_random_weights(model.get(), o.seed));
@@ -220,6 +218,8 @@ int cmd_run(const Options& o) {
   check(grp_session_create(model.get(), &so, &raw_session));
   SessionPtr session(raw_session);
   grp_session* s = session.get();
+  if (o.backend_given && *grp_session_fallback_reason(s))
+    std::cerr << "grape: --backend auto: " << grp_session_fallback_reason(s) << "; running on the CPU\n";
 
   std::vector<TensorPtr> tensors;
   for (const auto& [name, path] : o.inputs) {

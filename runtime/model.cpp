@@ -11,7 +11,9 @@
 #include "frontend/compile.h"
 #include "ir/ir.h"
 #include "lang/parse.h"
+#include "jit/cuda_driver.h"
 #include "runtime/cpu/executor.h"
+#include "runtime/cuda/eager_executor.h"
 #include "runtime/random_weights.h"
 #include "runtime/safetensors.h"
 
@@ -193,6 +195,11 @@ struct Session::Impl {
   std::map<std::string, int64_t> state_dims;  // the symbol values the state was created with
   std::vector<TensorSignature> inputs, outputs, states;
   std::set<std::string> used_states;  // states the entry reads or writes (loop bodies included)
+  std::string backend = "cpu";
+  std::string fallback_reason;
+  // The CUDA backend: state lives on the device, in the executor (the host map above then only
+  // holds values set with set_state that are not uploaded yet... they are uploaded at once).
+  std::unique_ptr<cuda::EagerExecutor> gpu;
 };
 
 static void collect_states(const ir::Block& b, std::set<std::string>& out) {
@@ -202,8 +209,21 @@ static void collect_states(const ir::Block& b, std::set<std::string>& out) {
   }
 }
 
-Session::Session(std::shared_ptr<const Model> model, const std::string& entry) : impl_(std::make_unique<Impl>()) {
+Session::Session(std::shared_ptr<const Model> model, const std::string& entry)
+    : Session(std::move(model), SessionOptions{entry, "cpu", "auto", 0}) {}
+
+Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options) : impl_(std::make_unique<Impl>()) {
   if (!model) throw Error(ErrorCode::InvalidArgument, "session: model is null");
+  const std::string& entry = options.entry;
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
+    throw Error(ErrorCode::InvalidArgument, "backend \"" + options.backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
+  if (options.executor != "auto" && options.executor != "eager") {
+    if (options.executor == "graph" || options.executor == "mono" || options.executor == "dataflow")
+      throw Error(ErrorCode::Unsupported, "executor \"" + options.executor + "\" is not implemented yet; use \"eager\" or \"auto\"");
+    throw Error(ErrorCode::InvalidArgument, "executor \"" + options.executor +
+                                                "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");
+  }
+  if (options.device < 0) throw Error(ErrorCode::InvalidArgument, "device " + std::to_string(options.device) + " is negative");
   std::string name = entry.empty() ? "main" : entry;
   const ir::Function* fn = model->module().find(name);
   if (!fn) {
@@ -223,6 +243,25 @@ Session::Session(std::shared_ptr<const Model> model, const std::string& entry) :
   impl_->weights = model->weights();
   for (const auto& st : model->module().states) impl_->states.push_back(signature_of(st.name, st.type));
   collect_states(fn->body, impl_->used_states);
+  bool want_cuda = options.backend == "cuda";
+  if (options.backend == "auto") {
+    std::string why;
+    if (jit::driver_available(&why) && jit::Device::count() > options.device) want_cuda = true;
+    else impl_->fallback_reason = why.empty() ? "no CUDA device " + std::to_string(options.device) : why;
+  }
+  if (!want_cuda && options.executor == "eager")
+    throw Error(ErrorCode::Unsupported, "executor \"eager\" runs on the CUDA backend; the CPU backend has only its "
+                                        "reference executor (use \"auto\")");
+  if (!want_cuda && options.device != 0)
+    throw Error(ErrorCode::NoDevice, "device " + std::to_string(options.device) + ": the CPU backend has one device (0)");
+  if (want_cuda) {
+    jit::driver();  // throws NoDevice: "no CUDA driver found (...)"
+    if (options.device >= jit::Device::count())
+      throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(options.device) + " does not exist (" +
+                                           std::to_string(jit::Device::count()) + " found)");
+    impl_->gpu = std::make_unique<cuda::EagerExecutor>(*fn, *impl_->weights, options.device);
+    impl_->backend = "cuda";
+  }
   for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
   for (size_t i = 0; i < fn->result_types.size(); ++i)
     impl_->outputs.push_back(signature_of("out" + std::to_string(i), fn->result_types[i]));
@@ -237,11 +276,32 @@ const std::vector<TensorSignature>& Session::states() const { return impl_->stat
 void Session::reset_state() {
   impl_->state.clear();
   impl_->state_dims.clear();
+  if (impl_->gpu) impl_->gpu->reset_state();
 }
 
 Tensor Session::state(const std::string& name) const {
+  if (impl_->gpu && impl_->gpu->state_shape(name)) return impl_->gpu->state(name);
   auto it = impl_->state.find(name);
   return it == impl_->state.end() ? Tensor() : it->second;
+}
+
+const std::string& Session::backend() const { return impl_->backend; }
+const std::string& Session::fallback_reason() const { return impl_->fallback_reason; }
+
+RunStats Session::last_run_stats() const {
+  RunStats r;
+  r.backend = impl_->backend;
+  if (!impl_->gpu) return r;
+  const cuda::RunStats& g = impl_->gpu->stats();
+  r.backend = "cuda (" + impl_->gpu->device_name() + ")";
+  r.kernels = g.kernels;
+  r.host_syncs = g.host_syncs;
+  r.device_ms = g.device_ms;
+  r.device_bytes = g.device_bytes;
+  r.compile_ms = g.compile_ms;
+  r.kernels_compiled = g.kernels_compiled;
+  r.kernels_from_cache = g.kernels_from_cache;
+  return r;
 }
 
 void Session::set_state(const std::string& name, const Tensor& value) {
@@ -265,6 +325,7 @@ void Session::set_state(const std::string& name, const Tensor& value) {
                                        std::to_string(value.dim(k)) + ", expected " + t.shape[k].str() +
                                        " (declared " + t.str() + ")");
   impl_->state[name] = value;
+  if (impl_->gpu) impl_->gpu->set_state(name, value);
 }
 
 // Checks the given inputs against the entry's parameters; returns them in parameter order and the
@@ -350,10 +411,12 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     Shape shape;
     for (const auto& d : s.type.shape) shape.push_back(d.eval(dims));
     auto it = state.find(s.name);
-    if (it != state.end()) {
-      if (it->second.shape() != shape)
+    std::optional<Shape> on_device = impl_->gpu ? impl_->gpu->state_shape(s.name) : std::nullopt;
+    if (on_device || it != state.end()) {
+      if ((on_device ? *on_device : it->second.shape()) != shape)
         throw Error(ErrorCode::Type, "state '" + s.name + "' was created as " + s.type.str() + " = " +
-                                         shape_to_string(it->second.shape()) + " by an earlier call; this call needs " +
+                                         shape_to_string(on_device ? *on_device : it->second.shape()) +
+                                         " by an earlier call; this call needs " +
                                          shape_to_string(shape) + " (reset the session's state to change it)");
       continue;
     }
@@ -362,6 +425,13 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     if (fill != 0)
       for (int64_t i = 0; i < t.numel(); ++i) t.set(i, fill);
     state[s.name] = t;
+    if (impl_->gpu) impl_->gpu->set_state(s.name, t);
+  }
+  if (impl_->gpu) {
+    // The device holds the state from here on; the host map keeps only what was created here.
+    std::vector<Tensor> out = impl_->gpu->run(inputs, dims);
+    impl_->state = std::move(state);
+    return out;
   }
   cpu::ExecEnv env;
   env.weights = impl_->weights.get();

@@ -77,10 +77,34 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+struct SessionOptions {
+  std::string entry;               // "" means "main"
+  std::string backend = "auto";    // "cpu", "cuda", or "auto" (CUDA when a driver and GPU exist)
+  std::string executor = "auto";   // CUDA: "auto" | "eager" (graph, mono, dataflow: not yet)
+  int device = 0;
+};
+
+// What the last run did (CUDA backend; the CPU backend reports zeros except `backend`).
+struct RunStats {
+  std::string backend;       // "cpu" or "cuda (<device>)"
+  int64_t kernels = 0;       // kernel launches
+  int64_t host_syncs = 0;    // host synchronisations inside the run (device loop conditions)
+  double device_ms = 0;      // time on the stream, CUDA events
+  size_t device_bytes = 0;   // device memory held by the session
+  double compile_ms = 0;     // building the kernels when the session was created
+  size_t kernels_compiled = 0, kernels_from_cache = 0;
+};
+
 class Session {
  public:
-  // entry: "" means "main". backend: "cpu" (the only one in this build) or "auto".
+  // entry: "" means "main"; runs on the CPU reference backend.
   Session(std::shared_ptr<const Model> model, const std::string& entry);
+  Session(std::shared_ptr<const Model> model, const SessionOptions& options);
+  // The backend the session runs on ("cpu" or "cuda"); with backend "auto" and no usable GPU it
+  // is "cpu", and fallback_reason() says why.
+  const std::string& backend() const;
+  const std::string& fallback_reason() const;
+  RunStats last_run_stats() const;
   ~Session();
 
   const std::vector<TensorSignature>& inputs() const;

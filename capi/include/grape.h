@@ -319,6 +319,25 @@ GRAPE_API size_t grp_tensor_nbytes(const grp_tensor* t);
 GRAPE_API grp_error* grp_npy_write(const char* path, grp_dtype dtype, const int64_t* shape, size_t rank,
                                    const void* data, size_t nbytes);
 
+/* ---- Backends and run statistics (appended in 0.1.0) ------------------------------------- */
+
+/* The backend a session runs on: "cpu" or "cuda". With backend "auto" and no usable GPU it is
+ * "cpu", and grp_session_fallback_reason says why (else ""). Valid while the session lives. */
+GRAPE_API const char* grp_session_backend(const grp_session* s);
+GRAPE_API const char* grp_session_fallback_reason(const grp_session* s);
+
+/* What the last grp_session_run did. Grows through struct_size like the options structs. */
+typedef struct grp_run_stats {
+  size_t struct_size;
+  int64_t kernels;      /* kernel launches (CUDA; 0 on the CPU backend) */
+  int64_t host_syncs;   /* host synchronisations inside the run (device loop conditions) */
+  double device_ms;     /* time of the run on the device stream, measured with CUDA events */
+  size_t device_bytes;  /* device memory held by the session */
+  double compile_ms;    /* building the session's kernels (NVRTC or the kernel cache) */
+} grp_run_stats;
+/* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
+GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "capi/src/internal.h"
+#include "jit/cuda_driver.h"
 #include "ir/dtype.h"
 
 namespace grape::capi {
@@ -201,7 +202,13 @@ const char* grp_dtype_name(grp_dtype d) {
 int grp_backend_available(const char* backend) {
   if (!backend) return 0;
   std::string b = backend;
-  return b == "cpu" || b == "auto" ? 1 : 0;
+  if (b == "cpu" || b == "auto") return 1;
+  if (b != "cuda") return 0;
+  try {
+    return grape::jit::driver_available(nullptr) && grape::jit::Device::count() > 0 ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 
 }  // extern "C"

@@ -76,25 +76,6 @@ grp_session_options session_options(const grp_session_options* given) {
                       "grp_session_options");
 }
 
-void check_backend(const grp_session_options& o) {
-  std::string backend = o.backend ? o.backend : "auto";
-  if (backend == "cuda")
-    throw Error(ErrorCode::NoDevice, "backend \"cuda\": this build of Grape has no CUDA backend (no CUDA driver found); "
-                                     "use \"cpu\" or \"auto\"");
-  if (backend != "auto" && backend != "cpu")
-    invalid("backend \"" + backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
-  std::string executor = o.executor ? o.executor : "auto";
-  if (executor == "eager" || executor == "graph" || executor == "mono" || executor == "dataflow")
-    throw Error(ErrorCode::Unsupported, "executor \"" + executor +
-                                            "\" runs on the CUDA backend; the CPU backend has only its reference "
-                                            "executor (use \"auto\")");
-  if (executor != "auto")
-    invalid("executor \"" + executor + "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");
-  if (o.device < 0) invalid("device " + std::to_string(o.device) + " is negative");
-  if (o.device > 0)
-    throw Error(ErrorCode::NoDevice, "device " + std::to_string(o.device) + ": the CPU backend has one device (0)");
-}
-
 void check_output_index(const grp_session* s, size_t i) {
   if (i >= s->session->outputs().size())
     invalid("output index " + std::to_string(i) + " is out of range (entry '" + s->entry + "' has " +
@@ -155,9 +136,13 @@ grp_error* grp_session_create(grp_model* m, const grp_session_options* opts, grp
     require(m, "model");
     require(out, "out");
     grp_session_options o = session_options(opts);
-    check_backend(o);
+    SessionOptions so;
+    so.entry = o.entry ? o.entry : "";
+    so.backend = o.backend ? o.backend : "auto";
+    so.executor = o.executor ? o.executor : "auto";
+    so.device = o.device;
     auto s = std::make_unique<grp_session>();
-    s->session = std::make_unique<Session>(m->model, o.entry ? o.entry : "");
+    s->session = std::make_unique<Session>(m->model, so);
     s->entry = o.entry && *o.entry ? o.entry : "main";
     for (const auto& sig : s->session->inputs()) s->input_info.push_back(info_of(sig));
     for (const auto& sig : s->session->outputs()) s->output_info.push_back(info_of(sig));
@@ -267,7 +252,31 @@ grp_error* grp_session_set_stream(grp_session* s, void* stream) {
   return guard([&] {
     require(s, "session");
     if (stream != nullptr)
-      throw Error(ErrorCode::Unsupported, "set_stream: the CPU backend has no streams; only NULL is accepted");
+      throw Error(ErrorCode::Unsupported, s->session->backend() == "cpu"
+                                              ? "set_stream: the CPU backend has no streams; only NULL is accepted"
+                                              : "set_stream: caller streams are not supported yet by the eager CUDA "
+                                                "executor (it runs on a stream of its own); pass NULL");
+  });
+}
+
+const char* grp_session_backend(const grp_session* s) { return s ? s->session->backend().c_str() : ""; }
+
+const char* grp_session_fallback_reason(const grp_session* s) {
+  return s ? s->session->fallback_reason().c_str() : "";
+}
+
+grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) {
+  return guard([&] {
+    require(s, "session");
+    require(out, "out");
+    if (out->struct_size < offsetof(grp_run_stats, compile_ms) + sizeof(double))
+      invalid("grp_run_stats.struct_size " + std::to_string(out->struct_size) + " is smaller than the v1 struct");
+    RunStats r = s->session->last_run_stats();
+    out->kernels = r.kernels;
+    out->host_syncs = r.host_syncs;
+    out->device_ms = r.device_ms;
+    out->device_bytes = r.device_bytes;
+    out->compile_ms = r.compile_ms;
   });
 }
 
