@@ -3,8 +3,8 @@
 #
 # GPT-2 small at its real sizes (examples/gpt2.grp: 12 layers, 768 wide, 12 heads, 50257-token
 # vocabulary, KV cache of 256 positions) with deterministic random weights (--random-weights 1),
-# entry `generate`: greedy decoding of NEW tokens after a short prompt. There is no CUDA backend
-# yet; `--backend auto` picks the CPU reference backend.
+# entry `generate`: greedy decoding of NEW tokens after a short prompt. `--backend auto` uses the
+# CUDA executor where a GPU is present and otherwise the CPU reference backend.
 #
 # Writes the inputs and outputs to out/gpt2-generate/ (out0.npy = the generated ids) and prints the
 # generated token ids and the wall time.
@@ -28,7 +28,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -
 cmake --build build -j"$JOBS" --target grape
 echo "build: $(($(date +%s) - t0)) s"
 
-echo "=== GPT-2 small (124M, random weights), generate, $NEW new tokens, CPU ==="
+echo "=== GPT-2 small (124M, random weights), generate, $NEW new tokens, --backend auto ==="
 rm -rf "$OUT"
 mkdir -p "$OUT"
 python3 - "$OUT" "$PROMPT" "$NEW" <<'EOF'
