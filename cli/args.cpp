@@ -75,6 +75,11 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
           throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
       } else if (a == "--no-optimize") o.no_optimize = true;
       else if (a == "--require-loop-bounds") o.require_loop_bounds = true;
+      else if (a == "--warmup" || a == "--iters") {
+        int64_t n = parse_int(next(), a);
+        if (n < 0 || n > 1000000) throw UsageError(a + " must be between 0 and 1000000");
+        (a == "--warmup" ? o.warmup : o.iters) = static_cast<int>(n);
+      } else if (a == "--json") o.json = true;
       else throw UsageError("unknown option '" + args[i] + "'");
       continue;
     }

@@ -25,6 +25,9 @@ struct Options {
   std::string backend = "auto";
   bool backend_given = false;  // --backend on the command line (the fallback notice is printed then)
   bool no_optimize = false;
+  int warmup = 10;   // bench
+  int iters = 100;   // bench
+  bool json = false; // bench
   bool require_loop_bounds = false;
   bool help = false;
 };

@@ -1,9 +1,11 @@
 // The grape command: check, ir, run. It is a client of the C API (grape.h) and nothing else: all
 // program logic lives in the library; this file only parses arguments, moves files and prints.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -24,6 +26,7 @@ const char* kUsage =
     "commands:\n"
     "  check FILE...            parse and check .grp programs\n"
     "  ir FILE                  print the predicated IR\n"
+    "  bench FILE               time an entry point (latency percentiles, kernels, syncs)\n"
     "  run FILE                 run an entry point (on a CUDA GPU if there is one, else the CPU)\n"
     "\n"
     "  grape --version          print the version\n"
@@ -40,6 +43,13 @@ const char* kIrUsage =
     "usage: grape ir FILE [--entry NAME] [-D NAME=VALUE]... [--no-optimize]\n"
     "Prints the predicated IR of every entry point (or only NAME). --no-optimize shows it as\n"
     "lowered, before constant folding, CSE and dead-code elimination.\n";
+
+const char* kBenchUsage =
+    "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
+    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--warmup N] [--iters N] [--json]\n"
+    "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
+    "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
+    "synchronisations per call, and the device memory the session holds.\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
@@ -203,8 +213,15 @@ std::string summarize(grp_dtype dtype, const int64_t* shape, size_t rank, const 
   return s.str();
 }
 
-int cmd_run(const Options& o) {
-  if (o.files.size() != 1) throw UsageError("run needs exactly one FILE");
+// A session of the entry with its inputs bound, shared by `run` and `bench`.
+struct Prepared {
+  ModelPtr model;
+  SessionPtr session;
+  std::vector<TensorPtr> tensors;
+};
+
+Prepared prepare(const Options& o, const char* cmd) {
+  if (o.files.size() != 1) throw UsageError(std::string(cmd) + " needs exactly one FILE");
   ModelPtr model = load(o.files[0], o);
   if (!o.weights.empty()) check(grp_model_set_weights_file(model.get(), o.weights.c_str()));
   else if (o.random_weights) check(grp_model_set_random_weights(model.get(), o.seed));
@@ -245,6 +262,12 @@ int cmd_run(const Options& o) {
     check(grp_session_bind_input(s, params[i].c_str(), grp_tensor_dtype(t), grp_tensor_shape(t), grp_tensor_rank(t),
                                  grp_tensor_data(t), grp_tensor_nbytes(t)));
   }
+  return Prepared{std::move(model), std::move(session), std::move(tensors)};
+}
+
+int cmd_run(const Options& o) {
+  Prepared p = prepare(o, "run");
+  grp_session* s = p.session.get();
   check(grp_session_run(s));
 
   size_t n = grp_session_num_outputs(s);
@@ -253,6 +276,12 @@ int cmd_run(const Options& o) {
     std::filesystem::create_directories(o.output_dir, ec);
     if (ec) throw ApiError{GRP_ERR_IO, "--output " + o.output_dir + ": " + ec.message()};
   }
+  // Outputs go to temporary names first and are renamed only when all are written: a failure
+  // leaves no partial set of outputs behind.
+  std::vector<std::pair<std::string, std::string>> written;
+  auto discard = [&] {
+    for (const auto& [tmp, final_path] : written) std::filesystem::remove(tmp);
+  };
   for (size_t i = 0; i < n; ++i) {
     grp_dtype dtype;
     const int64_t* shape;
@@ -263,8 +292,75 @@ int cmd_run(const Options& o) {
       std::cout << "out" << i << ": " << summarize(dtype, shape, rank, data) << "\n";
     } else {
       std::string path = (std::filesystem::path(o.output_dir) / ("out" + std::to_string(i) + ".npy")).string();
-      check(grp_npy_write(path.c_str(), dtype, shape, rank, data, nbytes));
+      std::string tmp = (std::filesystem::path(o.output_dir) / (".out" + std::to_string(i) + ".npy.partial")).string();
+      grp_error* e = grp_npy_write(tmp.c_str(), dtype, shape, rank, data, nbytes);
+      if (e) {
+        discard();
+        check(e);
+      }
+      written.emplace_back(tmp, path);
     }
+  }
+  for (const auto& [tmp, final_path] : written) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(final_path, ec)) {
+      discard();
+      throw ApiError{GRP_ERR_IO, "--output: cannot write " + final_path + ": it is a directory"};
+    }
+  }
+  for (const auto& [tmp, final_path] : written) {
+    std::error_code ec;
+    std::filesystem::rename(tmp, final_path, ec);
+    if (ec) {
+      discard();
+      throw ApiError{GRP_ERR_IO, "--output: cannot write " + final_path + ": " + ec.message()};
+    }
+  }
+  return 0;
+}
+
+// Latency of repeated runs: device time (CUDA events) on the CUDA backend, wall time on the CPU.
+int cmd_bench(const Options& o) {
+  if (o.iters <= 0) throw UsageError("--iters must be positive");
+  Prepared p = prepare(o, "bench");
+  grp_session* s = p.session.get();
+  bool gpu = std::string(grp_session_backend(s)) == "cuda";
+  for (int i = 0; i < o.warmup; ++i) check(grp_session_run(s));
+  std::vector<double> ms;
+  grp_run_stats st;
+  std::memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  double wall_total = 0;
+  for (int i = 0; i < o.iters; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    check(grp_session_run(s));
+    double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    wall_total += wall;
+    check(grp_session_last_run_stats(s, &st));
+    ms.push_back(gpu ? st.device_ms : wall);
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double q) { return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * (sorted.size() - 1) + 0.5))]; };
+  double mean = 0;
+  for (double x : ms) mean += x / static_cast<double>(ms.size());
+  std::string entry = o.entry.empty() ? "main" : o.entry;
+  if (o.json) {
+    std::printf("{\"file\": \"%s\", \"entry\": \"%s\", \"backend\": \"%s\", \"iters\": %d, \"warmup\": %d, "
+                "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
+                "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
+                "\"device_bytes\": %zu, \"compile_ms\": %.3f}\n",
+                o.files[0].c_str(), entry.c_str(), grp_session_backend(s), o.iters, o.warmup, sorted.front(), pct(0.5),
+                pct(0.9), pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
+                static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms);
+  } else {
+    std::printf("%s --entry %s on %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(), entry.c_str(),
+                grp_session_backend(s), gpu ? "device time, CUDA events" : "wall time", o.iters, o.warmup);
+    std::printf("  latency ms: min %.4f  median %.4f  p90 %.4f  p99 %.4f  mean %.4f  (wall mean %.4f)\n", sorted.front(),
+                pct(0.5), pct(0.9), pct(0.99), mean, wall_total / o.iters);
+    std::printf("  kernels per call %lld, host syncs per call %lld, device memory %.1f MB, kernel build %.0f ms\n",
+                static_cast<long long>(st.kernels), static_cast<long long>(st.host_syncs), st.device_bytes / 1e6,
+                st.compile_ms);
   }
   return 0;
 }
@@ -296,6 +392,10 @@ int main_impl(int argc, char** argv) {
     usage = kIrUsage;
     allowed = {"-D", "--entry", "--no-optimize"};
     fn = cmd_ir;
+  } else if (cmd == "bench") {
+    usage = kBenchUsage;
+    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--backend", "--warmup", "--iters", "--json"};
+    fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
     allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--output", "--backend"};

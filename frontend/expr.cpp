@@ -714,12 +714,18 @@ Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<a
     ir::Dim size = stop - start;
     if (size.is_const() && size.const_value() < 0) size = ir::Dim(0);
     if (step != 1) {
-      auto q = ir::Dim::div(size + ir::Dim(step - 1), ir::Dim(step));
-      if (!q) {
-        spec.ok = false;
-        continue;
+      // ceil(size / step): exact for constants; symbolic sizes become a division checked at run time.
+      if (size.is_const()) {
+        size = ir::Dim((size.const_value() + step - 1) / step);
+      } else {
+        auto q = ir::Dim::div(size + ir::Dim(step - 1), ir::Dim(step));
+        if (!q) {
+          error(it->span, "cannot compute the length of this strided slice");
+          spec.ok = false;
+          continue;
+        }
+        size = *q;
       }
-      size = *q;
     }
     ax.start = start;
     ax.size = size;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -54,6 +55,9 @@ Model::~Model() = default;
 static constexpr size_t kMaxSourceBytes = 64u << 20;
 
 std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOptions& opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorCode::IO, "cannot read '" + path + "': it is a directory, not a .grp file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::IO, "cannot open '" + path + "': " + std::strerror(errno));
   std::ostringstream ss;

@@ -412,3 +412,22 @@ TEST(EndToEnd, DynamicSliceOfStaticSize) {
 
 }  // namespace
 }  // namespace grape
+
+namespace grape {
+namespace {
+
+// Regression (found by the GPU op tests): a strided slice whose length is not a multiple of the
+// step (x[2:8:4] has 2 elements) was rejected without a diagnostic, which surfaced as an
+// internal error.
+TEST(EndToEnd, StridedSliceWithRemainder) {
+  auto m = Model::load_source("fn main(x: f32[8]) -> f32[2] {\n  return x[1:8:4]\n}\n", "t.grp");
+  Session s(m, "main");
+  Tensor x(DType::F32, {8});
+  for (int i = 0; i < 8; ++i) x.set(i, 10 * i);
+  auto out = s.run({{"x", x}});
+  EXPECT_EQ(out[0].get(0), 10);  // x[1]
+  EXPECT_EQ(out[0].get(1), 50);  // x[5]
+}
+
+}  // namespace
+}  // namespace grape

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,6 +16,13 @@
 
 namespace grape {
 namespace {
+
+// The repository root: $GRAPE_SOURCE_DIR when the binary runs away from where it was built (the
+// lent GPU machine), else the build's source tree.
+std::string source_dir() {
+  const char* env = std::getenv("GRAPE_SOURCE_DIR");
+  return env ? env : GRAPE_SOURCE_DIR;
+}
 
 bool have_gpu(std::string* why) {
   if (!jit::driver_available(why)) return false;
@@ -100,7 +108,7 @@ TEST(GpuParity, Mlp) {
   REQUIRE_GPU();
   ModelOptions o;
   o.defines = {{"D", 32}, {"H", 64}};
-  auto m = Model::load_file(std::string(GRAPE_SOURCE_DIR) + "/examples/mlp.grp", o);
+  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
   m->set_random_weights(1);
   compare(m, "main", {{{"x", sample(DType::F16, {3, 32}, 1)}}}, "mlp");
 }
@@ -108,7 +116,7 @@ TEST(GpuParity, Mlp) {
 std::shared_ptr<Model> tiny_gpt2() {
   ModelOptions o;
   o.defines = {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}};
-  auto m = Model::load_file(std::string(GRAPE_SOURCE_DIR) + "/examples/gpt2.grp", o);
+  auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
   m->set_random_weights(3);
   return m;
 }
@@ -136,7 +144,7 @@ TEST(GpuParity, Bert) {
   REQUIRE_GPU();
   ModelOptions o;
   o.defines = {{"L", 2}, {"H", 64}, {"NH", 4}, {"I", 256}, {"V", 128}, {"P", 64}};
-  auto m = Model::load_file(std::string(GRAPE_SOURCE_DIR) + "/examples/bert.grp", o);
+  auto m = Model::load_file(source_dir() + "/examples/bert.grp", o);
   m->set_random_weights(4);
   Tensor mask(DType::Bool, {2, 6});
   for (int64_t i = 0; i < 12; ++i) mask.set(i, i % 6 < 4 + (i / 6));
@@ -146,7 +154,7 @@ TEST(GpuParity, Bert) {
 // The differential tests' hand-written control-flow cases, each called three times per session.
 TEST(GpuParity, ControlFlowCases) {
   REQUIRE_GPU();
-  for (const auto& e : std::filesystem::directory_iterator(std::string(GRAPE_SOURCE_DIR) + "/tests/difftest/cases")) {
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/difftest/cases")) {
     if (e.path().extension() != ".grp") continue;
     SCOPED_TRACE(e.path().filename().string());
     auto m = Model::load_source(read(e.path()), e.path().string());
