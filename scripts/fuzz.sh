@@ -27,9 +27,10 @@ scripts/setup.sh || exit 1
 mkdir -p build-fuzz
 # The same build as scripts/test.sh's (shared build-fuzz/).
 FUZZ_FLAGS="-O1 -gline-tables-only"
+# GNU ar: capi/merge_archive.cmake uses an MRI script (OPEN) that llvm-ar 14, clang's default, rejects.
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="$FUZZ_FLAGS" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$FUZZ_FLAGS" -DGRAPE_FUZZ=ON -DGRAPE_TESTS=OFF \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >build-fuzz/configure.log 2>&1 ||
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_AR="$(command -v ar)" >build-fuzz/configure.log 2>&1 ||
   { cat build-fuzz/configure.log; exit 1; }
 cmake --build build-fuzz -j"$JOBS" || exit 1
 
