@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the benchmarks on a GPU machine: Grape and its PyTorch peers in the same run, outputs
+# checked against each other before anything is timed, then a table of ratios.
+#   bench/run.sh [GRAPE_BINARY] [OUT_DIR]      (docs/gpu-testing.md shows the device-tool call)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+G=${1:-$ROOT/build/grape}
+D=${2:-$ROOT/out/bench}
+mkdir -p "$D"
+export PYTHONUNBUFFERED=1
+nvidia-smi -L || true
+
+# decode
+python3 "$ROOT/bench/decode/make_inputs.py" "$D"
+DEC=("$ROOT/examples/gpt2.grp" --entry decode_step --weights "$D/gpt2.safetensors" --input "tok=$D/tok.npy"
+     --input "p=$D/p.npy" --backend cuda)
+export GRAPE_CACHE_DIR="$D/kernel-cache"
+rm -rf "$GRAPE_CACHE_DIR"
+"$G" bench "${DEC[@]}" --warmup 0 --iters 1 --json >"$D/grape_decode_cold.json"
+"$G" bench "${DEC[@]}" --warmup 0 --iters 1 --json >"$D/grape_decode_warm.json"
+"$G" run "${DEC[@]}" --output "$D/grape_decode"
+"$G" bench "${DEC[@]}" --warmup 20 --iters 200 --json >"$D/grape_decode.json"
+python3 "$ROOT/bench/decode/peer_torch.py" "$D/gpt2.safetensors" "$D/tok.npy" 128 \
+  "$D/torch_decode_logits.npy" "$D/torch_decode.json" ${GRAPE_BENCH_NO_COMPILE:+--no-compile} >/dev/null
+
+# overhead
+python3 -c "import numpy as np; np.save('$D/x_overhead.npy', np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32))"
+OVH=("$ROOT/bench/overhead/overhead.grp" --input "x=$D/x_overhead.npy" --backend cuda)
+"$G" run "${OVH[@]}" --output "$D/grape_overhead"
+"$G" bench "${OVH[@]}" --warmup 20 --iters 200 --json >"$D/grape_overhead.json"
+python3 "$ROOT/bench/overhead/peer_torch.py" "$D/x_overhead.npy" 100 "$D/torch_overhead.npy" "$D/torch_overhead.json"
+
+python3 "$ROOT/bench/report.py" "$D" | tee "$D/report.txt"
