@@ -80,6 +80,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         if (n < 0 || n > 1000000) throw UsageError(a + " must be between 0 and 1000000");
         (a == "--warmup" ? o.warmup : o.iters) = static_cast<int>(n);
       } else if (a == "--json") o.json = true;
+      else if (a == "--arch") o.arch = next();
       else throw UsageError("unknown option '" + args[i] + "'");
       continue;
     }

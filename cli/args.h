@@ -29,6 +29,7 @@ struct Options {
   int iters = 100;   // bench
   bool json = false; // bench
   bool require_loop_bounds = false;
+  std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
   bool help = false;
 };
 

@@ -1,4 +1,4 @@
-// The grape command: check, ir, run. It is a client of the C API (grape.h) and nothing else: all
+// The grape command: check, ir, run, bench, compile, cache. It is a client of the C API (grape.h) and nothing else: all
 // program logic lives in the library; this file only parses arguments, moves files and prints.
 #include <algorithm>
 #include <chrono>
@@ -28,6 +28,8 @@ const char* kUsage =
     "  ir FILE                  print the predicated IR\n"
     "  bench FILE               time an entry point (latency percentiles, kernels, syncs)\n"
     "  run FILE                 run an entry point (on a CUDA GPU if there is one, else the CPU)\n"
+    "  compile FILE             compile every generated CUDA kernel with NVRTC (--arch sm_80,sm_90)\n"
+    "  cache info|clear         show or empty the on-disk kernel cache\n"
     "\n"
     "  grape --version          print the version\n"
     "  grape CMD --help         help for one command\n"
@@ -58,6 +60,19 @@ const char* kRunUsage =
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order; otherwise a short summary of each result is printed.\n";
+
+const char* kCompileUsage =
+    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90]\n"
+    "Generates the CUDA kernels of every entry point and compiles each with NVRTC for every target\n"
+    "of --arch (comma-separated sm_NN or compute_NN; default sm_80,sm_90). Needs NVRTC, not a GPU;\n"
+    "the kernel cache is not used. Prints the kernels of each entry; exits 1 if any kernel fails to\n"
+    "compile or compiles with warnings, naming the entry, kernel, op and source position.\n";
+
+const char* kCacheUsage =
+    "usage: grape cache info|clear\n"
+    "info prints the kernel cache's directory, number of entries and size in bytes; clear deletes\n"
+    "every entry. The cache is the folder kernels/ of $GRAPE_CACHE_DIR, else of\n"
+    "$XDG_CACHE_HOME/grape, else of $HOME/.cache/grape.\n";
 
 // A failed C API call (or a CLI-level error with a grp_code), carried to main_impl.
 struct ApiError {
@@ -365,6 +380,41 @@ int cmd_bench(const Options& o) {
   return 0;
 }
 
+// Takes ownership of a string the library returned, prints it and frees it.
+void print_owned(char* text) {
+  std::string s = text ? text : "";
+  grp_free(text);
+  std::cout << s;
+  if (!s.empty() && s.back() != '\n') std::cout << "\n";
+}
+
+int cmd_compile(const Options& o) {
+  if (o.files.size() != 1) throw UsageError("compile needs exactly one FILE");
+  ModelPtr m = load(o.files[0], o);
+  char* report = nullptr;
+  check(grp_model_compile_kernels(m.get(), o.arch.c_str(), &report), o.files[0] + ": ");
+  std::cout << o.files[0] << ": ok\n";
+  print_owned(report);
+  return 0;
+}
+
+int cmd_cache(const Options& o) {
+  if (o.files.size() != 1) throw UsageError("cache needs one of: info, clear");
+  const std::string& what = o.files[0];
+  char* text = nullptr;
+  if (what == "info") {
+    check(grp_cache_info(&text));
+  } else if (what == "clear") {
+    check(grp_cache_clear());
+    check(grp_cache_info(&text));
+    std::cout << "kernel cache cleared\n";
+  } else {
+    throw UsageError("unknown cache command '" + what + "' (expected info or clear)");
+  }
+  print_owned(text);
+  return 0;
+}
+
 int main_impl(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -400,6 +450,14 @@ int main_impl(int argc, char** argv) {
     usage = kRunUsage;
     allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--output", "--backend"};
     fn = cmd_run;
+  } else if (cmd == "compile") {
+    usage = kCompileUsage;
+    allowed = {"-D", "--arch"};
+    fn = cmd_compile;
+  } else if (cmd == "cache") {
+    usage = kCacheUsage;
+    allowed = {};
+    fn = cmd_cache;
   } else {
     std::cerr << "grape: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;

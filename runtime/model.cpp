@@ -51,6 +51,8 @@ struct Model::Impl {
 Model::Model() : impl_(std::make_unique<Impl>()) {}
 Model::~Model() = default;
 
+std::string Model::locate(const Span& s) const { return impl_->locate(s); }
+
 // Files larger than this are not .grp programs (and would only exhaust memory).
 static constexpr size_t kMaxSourceBytes = 64u << 20;
 

@@ -16,6 +16,7 @@
 namespace grape {
 
 namespace ir { struct Module; }
+struct Span;
 
 struct ModelOptions {
   std::map<std::string, int64_t> defines;  // -D NAME=VALUE const overrides
@@ -68,6 +69,8 @@ class Model {
   std::vector<std::string> entry_names() const;
   // Weights as declared: full file names (prefix applied) with dtypes and concrete shapes.
   std::vector<TensorSignature> weight_signatures() const;
+  // A span of the model's source as "file:line:col" ("" for a synthesized or foreign span).
+  std::string locate(const Span& s) const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }

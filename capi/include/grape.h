@@ -338,6 +338,30 @@ typedef struct grp_run_stats {
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);
 
+/* ---- Ahead-of-time kernel compiles and the kernel cache (appended in 0.1.0) ------------------ */
+
+/* Generates the CUDA kernels of every entry of `m` and compiles each with NVRTC for every target
+ * of `archs`, a comma-separated list of "sm_NN" (cubin) or "compute_NN" (PTX only) names, e.g.
+ * "sm_80,sm_90". Needs the NVRTC library, not a GPU; the kernel cache is neither read nor written.
+ * On success *report is a short NUL-terminated text (the targets, each entry with its number of
+ * kernels, the total number of compiles); free it with grp_free(). Errors:
+ *   GRP_ERR_INVALID_ARGUMENT  a NULL argument; an archs list that is empty, malformed or names a
+ *                             target this NVRTC cannot compile for (the message names it);
+ *   GRP_ERR_NO_DEVICE         no NVRTC library can be loaded;
+ *   GRP_ERR_INTERNAL          a kernel fails to compile or compiles with warnings: the message
+ *                             lists each one with its entry, kernel, op and `file:line:col`, and
+ *                             NVRTC's log. */
+GRAPE_API grp_error* grp_model_compile_kernels(const grp_model* m, const char* archs, GRP_OWN char** report);
+
+/* The on-disk kernel cache lives in the folder "kernels" of $GRAPE_CACHE_DIR, else of
+ * $XDG_CACHE_HOME/grape, else of $HOME/.cache/grape (created, mode 0700, when missing).
+ * *out is "directory: DIR\nentries: N\nbytes: B\n" (B: the entries' size on disk); free it with
+ * grp_free(). GRP_ERR_IO when the folder cannot be placed or created. */
+GRAPE_API grp_error* grp_cache_info(GRP_OWN char** out);
+/* Deletes every entry of the kernel cache (and leftover temporary files); the folder stays.
+ * GRP_ERR_IO when the folder cannot be placed, created or listed, or an entry cannot be deleted. */
+GRAPE_API grp_error* grp_cache_clear(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,9 +1,12 @@
 // The C API from C++: every function with NULL and invalid arguments, the error-path invariants
 // (out-parameters untouched on failure, a session usable after a rejected call), zero-copy and
-// bound inputs, bound outputs, state access, weights from memory and files, .npy round trips.
+// bound inputs, bound outputs, state access, weights from memory and files, .npy round trips,
+// ahead-of-time kernel compiles and the kernel cache.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -769,6 +772,104 @@ TEST(CapiModel, NoWeightsModelRunsWithoutWeights) {
   EXPECT_EQ(nbytes, 0u);
   grp_session_destroy(s);
   grp_model_destroy(m);
+}
+
+
+// Sets an environment variable for one test and restores it afterwards.
+struct ScopedEnv {
+  std::string name;
+  bool had = false;
+  std::string old;
+  ScopedEnv(const char* n, const std::string& value) : name(n) {
+    if (const char* v = std::getenv(n)) {
+      had = true;
+      old = v;
+    }
+    setenv(n, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had) setenv(name.c_str(), old.c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
+TEST(CapiCompile, NullArgumentsAndBadArchs) {
+  grp_model* m = load(kTestModel, false);
+  char* report = reinterpret_cast<char*>(0x1);
+  EXPECT_ERR(grp_model_compile_kernels(nullptr, "sm_80", &report), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_ERR(grp_model_compile_kernels(m, nullptr, &report), GRP_ERR_INVALID_ARGUMENT, "archs is NULL");
+  EXPECT_ERR(grp_model_compile_kernels(m, "sm_80", nullptr), GRP_ERR_INVALID_ARGUMENT, "report is NULL");
+  // The form of the list is checked before NVRTC is loaded.
+  EXPECT_ERR(grp_model_compile_kernels(m, "", &report), GRP_ERR_INVALID_ARGUMENT, "empty target name");
+  EXPECT_ERR(grp_model_compile_kernels(m, "sm_80,", &report), GRP_ERR_INVALID_ARGUMENT, "empty target name");
+  EXPECT_ERR(grp_model_compile_kernels(m, "sm80", &report), GRP_ERR_INVALID_ARGUMENT, "'sm80' is not a target name");
+  EXPECT_ERR(grp_model_compile_kernels(m, "sm_80,gfx90a", &report), GRP_ERR_INVALID_ARGUMENT, "'gfx90a'");
+  {
+    Err e(grp_model_compile_kernels(m, "sm_1", &report));
+    ASSERT_FALSE(e.ok());
+    if (e.code() == GRP_ERR_NO_DEVICE) {
+      EXPECT_NE(e.msg().find("cannot compile kernels"), std::string::npos) << e.msg();
+    } else {
+      EXPECT_EQ(e.code(), GRP_ERR_INVALID_ARGUMENT) << e.msg();
+      EXPECT_NE(e.msg().find("cannot compile for 'sm_1'"), std::string::npos) << e.msg();
+    }
+  }
+  EXPECT_EQ(report, reinterpret_cast<char*>(0x1));
+  grp_model_destroy(m);
+}
+
+TEST(CapiCompile, EveryKernelCompiles) {
+  grp_model* m = load(kTestModel, false);  // weights are not needed to compile
+  char* report = nullptr;
+  Err e(grp_model_compile_kernels(m, " sm_80 , sm_90,sm_80", &report));
+  if (e.code() == GRP_ERR_NO_DEVICE) {
+    grp_model_destroy(m);
+    GTEST_SKIP() << "NVRTC cannot be loaded: " << e.msg();
+  }
+  ASSERT_TRUE(e.ok()) << e.msg();
+  ASSERT_NE(report, nullptr);
+  std::string r = report;
+  grp_free(report);
+  EXPECT_NE(r.find("targets: sm_80, sm_90\n"), std::string::npos) << r;
+  for (const char* entry : {"main: ", "accumulate: ", "ident: "}) EXPECT_NE(r.find(entry), std::string::npos) << r;
+  EXPECT_NE(r.find("no errors or warnings"), std::string::npos) << r;
+  grp_model_destroy(m);
+}
+
+TEST(CapiCache, InfoAndClear) {
+  EXPECT_ERR(grp_cache_info(nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("grape_capi_cache_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                      std::to_string(reinterpret_cast<uintptr_t>(&dir))))
+                        .string();
+  std::filesystem::remove_all(dir);
+  {
+    ScopedEnv env("GRAPE_CACHE_DIR", dir);
+    char* text = nullptr;
+    EXPECT_OK(grp_cache_info(&text));
+    ASSERT_NE(text, nullptr);
+    EXPECT_EQ(std::string(text), "directory: " + dir + "/kernels\nentries: 0\nbytes: 0\n");
+    grp_free(text);
+    std::ofstream(dir + "/kernels/0123456789abcdef0123456789abcdef.grpk") << "12345";
+    text = nullptr;
+    EXPECT_OK(grp_cache_info(&text));
+    ASSERT_NE(text, nullptr);
+    EXPECT_NE(std::string(text).find("entries: 1\nbytes: 5\n"), std::string::npos) << text;
+    grp_free(text);
+    EXPECT_OK(grp_cache_clear());
+    EXPECT_FALSE(std::filesystem::exists(dir + "/kernels/0123456789abcdef0123456789abcdef.grpk"));
+    EXPECT_TRUE(std::filesystem::is_directory(dir + "/kernels"));
+  }
+  {
+    // A file where the cache folder should be: an IO error naming it, out-parameter untouched.
+    std::ofstream(dir + "/blocker") << "x";
+    ScopedEnv env("GRAPE_CACHE_DIR", dir + "/blocker");
+    char* text = reinterpret_cast<char*>(0x1);
+    EXPECT_ERR(grp_cache_info(&text), GRP_ERR_IO, "blocker");
+    EXPECT_EQ(text, reinterpret_cast<char*>(0x1));
+    EXPECT_ERR(grp_cache_clear(), GRP_ERR_IO, "blocker");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

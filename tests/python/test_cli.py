@@ -41,14 +41,14 @@ def xfail(reason):
     return wrap
 
 
-def grape(*args, timeout=120):
-    p = subprocess.run([GRAPE] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+def grape(*args, timeout=120, env=None):
+    p = subprocess.run([GRAPE] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
-def expect(args, code, *fragments, stream="stderr"):
+def expect(args, code, *fragments, stream="stderr", env=None, timeout=120):
     """Runs grape with args; asserts the exit status and that every fragment occurs in the stream."""
-    rc, out, err = grape(*args)
+    rc, out, err = grape(*args, env=env, timeout=timeout)
     text = err if stream == "stderr" else out
     where = f"grape {' '.join(map(str, args))}\n--- exit {rc}\n--- stdout:\n{out}--- stderr:\n{err}"
     assert rc == code, f"expected exit {code}, got {rc}\n{where}"
@@ -192,7 +192,7 @@ def version():
 
 @test
 def help_lists_commands():
-    expect(["--help"], 0, "check", "ir", "run", "exit status", stream="stdout")
+    expect(["--help"], 0, "check", "ir", "run", "compile", "cache info|clear", "exit status", stream="stdout")
 
 
 @test
@@ -200,6 +200,8 @@ def command_help():
     expect(["check", "--help"], 0, "usage: grape check", stream="stdout")
     expect(["ir", "--help"], 0, "usage: grape ir", "--no-optimize", stream="stdout")
     expect(["run", "--help"], 0, "usage: grape run", "--random-weights", "--output", stream="stdout")
+    expect(["compile", "--help"], 0, "usage: grape compile", "--arch", "sm_80,sm_90", stream="stdout")
+    expect(["cache", "--help"], 0, "usage: grape cache info|clear", "GRAPE_CACHE_DIR", stream="stdout")
 
 
 @test
@@ -653,6 +655,88 @@ def random_weights_are_deterministic():
         outs.append(np.load(os.path.join(d, "out0.npy")))
     np.testing.assert_array_equal(outs[0], outs[1])
     assert not np.array_equal(outs[0], outs[2]), "seeds 7 and 8 gave the same weights"
+
+
+# ------------------------------------------------------------------------------------------------
+# compile (every generated kernel through NVRTC) and the kernel cache
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+
+
+def nvrtc_missing(name, rc, err):
+    """True (and says so, visibly) when grape cannot load libnvrtc: the compile tests then skip."""
+    if rc == 1 and "cannot compile kernels:" in err:
+        print(f"SKIP  {name}: NVRTC cannot be loaded here: {err.strip()}")
+        return True
+    return False
+
+
+@test
+def compile_reports_kernels_for_both_archs():
+    mlp = os.path.join(EXAMPLES, "mlp.grp")
+    rc, out, err = grape("compile", mlp, timeout=300)
+    if nvrtc_missing("compile_reports_kernels_for_both_archs", rc, err):
+        return
+    assert rc == 0, f"exit {rc}\n{out}{err}"
+    for f in ("mlp.grp: ok", "targets: sm_80, sm_90", "main: ", " kernels", "no errors or warnings"):
+        assert f in out, f"stdout lacks {f!r}\n{out}"
+    kernels = int(out.split("main: ")[1].split()[0])
+    assert kernels > 0 and f"{2 * kernels} kernel/target pairs compiled" in out, out
+    # one arch, a define, a program with weights and control flow
+    out, _ = expect(["compile", PROG, "-D", "H=5", "--arch", "sm_90"], 0, "targets: sm_90\n", "main: ", "pair: ",
+                    stream="stdout", timeout=300)
+    assert "sm_80" not in out, out
+
+
+@test
+def compile_bad_arch():
+    rc, out, err = grape("compile", PROG, "--arch", "sm_1")
+    if nvrtc_missing("compile_bad_arch", rc, err):
+        return
+    assert rc == 2 and "cannot compile for 'sm_1'" in err and "sm_80" in err, f"exit {rc}\n{out}{err}"
+    expect(["compile", PROG, "--arch", "sm80"], 2, "'sm80' is not a target name")
+    expect(["compile", PROG, "--arch", "sm_80,,sm_90"], 2, "empty target name")
+    expect(["compile", PROG, "--arch"], 2, "--arch needs a value")
+
+
+@test
+def compile_usage_errors():
+    expect(["compile"], 2, "compile needs exactly one FILE")
+    expect(["compile", PROG, "--entry", "main"], 2, "unknown option '--entry'")
+    expect(["compile", PROG, "-D", "Q=1"], 2, "declares no const 'Q'")
+    expect(["compile", path("nope.grp")], 1, "nope.grp")
+
+
+def cache_env(d):
+    return dict(os.environ, GRAPE_CACHE_DIR=d)
+
+
+@test
+def cache_info_and_clear():
+    d = path("cache")
+    kd = os.path.join(d, "kernels")
+    expect(["cache", "info"], 0, f"directory: {kd}\n", "entries: 0\n", "bytes: 0\n", stream="stdout", env=cache_env(d))
+    # Entries are counted by name (*.grpk) and size; their contents are read only on lookup.
+    for i, n in enumerate((10, 20)):
+        with open(os.path.join(kd, f"{i:032x}.grpk"), "wb") as f:
+            f.write(b"x" * n)
+    with open(os.path.join(kd, "notes.txt"), "w") as f:
+        f.write("not an entry")
+    expect(["cache", "info"], 0, "entries: 2\n", "bytes: 30\n", stream="stdout", env=cache_env(d))
+    expect(["cache", "clear"], 0, "kernel cache cleared", "entries: 0\n", stream="stdout", env=cache_env(d))
+    assert os.listdir(kd) == ["notes.txt"], os.listdir(kd)
+    expect(["cache", "clear"], 0, "entries: 0\n", stream="stdout", env=cache_env(d))
+
+
+@test
+def cache_errors():
+    expect(["cache"], 2, "cache needs one of: info, clear")
+    expect(["cache", "purge"], 2, "unknown cache command 'purge'")
+    expect(["cache", "info", "--arch", "sm_80"], 2, "unknown option '--arch'")
+    blocker = write("cache_blocker", "a file, not a folder")
+    expect(["cache", "info"], 1, "cache_blocker", env=cache_env(blocker))
+    nowhere = {k: v for k, v in os.environ.items() if k not in ("GRAPE_CACHE_DIR", "XDG_CACHE_HOME", "HOME")}
+    expect(["cache", "clear"], 1, "set GRAPE_CACHE_DIR", env=nowhere)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,111 @@
+// grp_model_compile_kernels (every kernel of a model through NVRTC, ahead of time) and grp_cache_*
+// (the on-disk kernel cache).
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "capi/src/internal.h"
+#include "jit/codegen.h"
+#include "jit/kernel_cache.h"
+#include "jit/nvrtc.h"
+#include "lang/source.h"
+
+using namespace grape;
+using namespace grape::capi;
+
+namespace {
+
+// "sm_90a" -> 90, "compute_80" -> 80; -1 when the text is no target name.
+int arch_number(const std::string& arch) {
+  std::string digits;
+  if (arch.rfind("sm_", 0) == 0) digits = arch.substr(3);
+  else if (arch.rfind("compute_", 0) == 0) digits = arch.substr(8);
+  else return -1;
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.pop_back();
+  if (digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    return -1;
+  return std::stoi(digits);
+}
+
+// The targets of a comma-separated list (spaces around names ignored, repeats dropped), checked
+// for their form only.
+std::vector<std::string> parse_archs(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    std::string a = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    a.erase(0, a.find_first_not_of(" \t"));
+    a.erase(a.find_last_not_of(" \t") + 1);
+    if (a.empty()) invalid("archs: empty target name in '" + list + "' (expected e.g. \"sm_80,sm_90\")");
+    if (arch_number(a) < 0)
+      invalid("archs: '" + a + "' is not a target name (expected sm_NN or compute_NN, e.g. sm_80)");
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+grp_error* grp_model_compile_kernels(const grp_model* m, const char* archs, char** report) {
+  return guard([&] {
+    require(m, "model");
+    require(archs, "archs");
+    require(report, "report");
+    std::vector<std::string> targets = parse_archs(archs);
+    std::string why;
+    if (!jit::nvrtc_available(&why)) throw Error(ErrorCode::NoDevice, "cannot compile kernels: " + why);
+    std::vector<int> supported = jit::nvrtc_supported_archs();
+    for (const auto& a : targets) {
+      if (std::find(supported.begin(), supported.end(), arch_number(a)) != supported.end()) continue;
+      std::string list;
+      for (int n : supported) list += (list.empty() ? "" : ", ") + ("sm_" + std::to_string(n));
+      invalid("archs: NVRTC " + jit::nvrtc_version() + " cannot compile for '" + a + "'; it supports " +
+              (list.empty() ? "(none reported)" : list));
+    }
+
+    const Model& model = *m->model;
+    jit::CompileReport rep = jit::compile_module(model.module(), targets, [&model](Span s) { return model.locate(s); });
+
+    std::string target_list;
+    for (const auto& a : targets) target_list += (target_list.empty() ? "" : ", ") + a;
+    size_t kernels = 0;
+    for (const auto& e : rep.entries) kernels += e.kernels;
+    if (!rep.ok()) {
+      std::string msg = "kernel compilation failed for " + target_list + ": " + std::to_string(rep.errors.size()) +
+                        " error" + (rep.errors.size() == 1 ? "" : "s") + " (" + std::to_string(rep.compiled) +
+                        " compiles clean)\n";
+      for (const auto& e : rep.errors) msg += e + (e.empty() || e.back() != '\n' ? "\n" : "");
+      throw Error(ErrorCode::Internal, msg);
+    }
+    std::string text = "targets: " + target_list + "\n";
+    for (const auto& e : rep.entries)
+      text += "  " + e.name + ": " + std::to_string(e.kernels) + " kernel" + (e.kernels == 1 ? "" : "s") + "\n";
+    text += "total: " + std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") + " in " +
+            std::to_string(rep.entries.size()) + " entr" + (rep.entries.size() == 1 ? "y" : "ies") + ", " +
+            std::to_string(rep.compiled) + " kernel/target pairs compiled, no errors or warnings\n";
+    *report = dup_string(text);
+  });
+}
+
+grp_error* grp_cache_info(char** out) {
+  return guard([&] {
+    require(out, "out");
+    jit::CacheInfo info = jit::KernelCache::open_default().info();
+    *out = dup_string("directory: " + info.dir + "\nentries: " + std::to_string(info.entries) +
+                      "\nbytes: " + std::to_string(info.bytes) + "\n");
+  });
+}
+
+grp_error* grp_cache_clear(void) {
+  return guard([&] { jit::KernelCache::open_default().clear(); });
+}
+
+}  // extern "C"

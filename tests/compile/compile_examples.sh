@@ -1,0 +1,19 @@
+#!/bin/sh
+# CI check that every kernel Grape generates for the examples compiles cleanly (no errors, no
+# warnings) with NVRTC for sm_80 and sm_90, at tiny sizes (the kernels' code does not depend on
+# the sizes' magnitude). Exit 77 (skipped) when no NVRTC library can be loaded.
+# usage: compile_examples.sh GRAPE   (run in the source root)
+grape=$1
+status=0
+compile() {
+  start=$(date +%s)
+  out=$("$grape" compile "$@" --arch sm_80,sm_90 2>&1)
+  rc=$?
+  printf '%s\n(%ss)\n' "$out" "$(( $(date +%s) - start ))"
+  case $out in *"cannot compile kernels:"*) echo "skipped: NVRTC cannot be loaded"; exit 77 ;; esac
+  [ $rc -eq 0 ] || status=1
+}
+compile examples/mlp.grp
+compile examples/bert.grp -D L=2 -D H=64 -D NH=4 -D I=256 -D V=128 -D P=64
+compile examples/gpt2.grp -D L=2 -D E=64 -D NH=4 -D V=128 -D P=64 -D T=64 -D N=8
+exit $status
