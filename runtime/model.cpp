@@ -403,7 +403,10 @@ std::vector<Shape> Session::output_shapes(const std::vector<std::pair<std::strin
 
 std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor>>& given) {
   const ir::Function& f = *impl_->fn;
-  auto [inputs, dims] = bind_inputs(f, given);
+  // Plain variables, not structured bindings: lambdas below capture them (clang 14 refuses that).
+  auto bound = bind_inputs(f, given);
+  std::vector<Tensor>& inputs = bound.first;
+  std::map<std::string, int64_t>& dims = bound.second;
   // States this entry uses are created on first use with the shapes this call binds.
   std::map<std::string, Tensor> state = impl_->state;
   for (const auto& s : impl_->model->module().states) {

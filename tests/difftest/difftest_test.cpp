@@ -102,6 +102,7 @@ std::optional<std::string> run_diff(const DiffConfig& cfg) {
       rep << "Session creation failed: " << e.what() << "\n";
       return rep.str();
     }
+    std::unique_ptr<Interpreter> fresh;  // for states the pipeline never created
     for (size_t ci = 0; ci < cfg.sessions[si].size(); ++ci) {
       const Inputs& in = cfg.sessions[si][ci];
       std::string where = "session " + std::to_string(si) + ", call " + std::to_string(ci + 1);
@@ -132,6 +133,17 @@ std::optional<std::string> run_diff(const DiffConfig& cfg) {
       }
       for (const auto& s : cfg.states) {
         Tensor w = interp->state(s), g = session->state(s);
+        if (!g.defined() && w.defined()) {
+          // The session creates only the states its entry uses (the interpreter creates all of
+          // them): a state the pipeline never created must still hold its initial value, which a
+          // fresh interpreter shows after the same first call.
+          if (!fresh) {
+            fresh = std::make_unique<Interpreter>(parse_or_throw(cfg.source, cfg.name), cfg.defines);
+            fresh->call("main", cfg.sessions[si][0]);
+          }
+          g = fresh->state(s);
+          if (!g.defined()) g = Tensor();
+        }
         if (auto m = mismatch(w, g))
           diff << "  state " << s << " (" << *m << "):\n    interpreter " << tensor_str(w) << "\n    pipeline    "
                << tensor_str(g) << "\n";
