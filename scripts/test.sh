@@ -7,7 +7,9 @@
 #   3. build-fuzz/: the libraries, the CLI and the libFuzzer targets with clang (so the code is also
 #      compiled warning-free by a second compiler); each fuzzer runs briefly from a copy of its seed
 #      corpus tests/fuzz/corpus/<name>/ and any crash, leak, timeout or sanitizer report fails
-#   4. a summary with the time of each phase; exit status non-zero if anything failed
+#   4. the Rust and Go bindings (cargo test --offline, go test and go test -race) against a
+#      libgrape.so built in build-go/
+#   5. a summary with the time of each phase; exit status non-zero if anything failed
 #
 # Environment: GRAPE_JOBS (parallel jobs, default: number of cores), GRAPE_FUZZ_SECONDS (per
 # fuzzer, default 20; 0 builds the fuzzers but does not run them).
@@ -169,6 +171,20 @@ if phase "build (clang, libFuzzer, build-fuzz/)" build_fuzz; then
   fi
 else
   skip "fuzzers" "build failed"
+fi
+
+# --- 4. bindings ---------------------------------------------------------------------------------
+# The Rust and Go bindings against one unsanitized libgrape.so (-O0: it only has to be correct, and
+# compiles fastest), built in build-go/, where the Go package's cgo flags point.
+build_bindings_lib() {
+  cmake -S . -B build-go -DCMAKE_BUILD_TYPE=Debug -DGRAPE_TESTS=OFF >/dev/null &&
+    cmake --build build-go --target grape_shared -j"$JOBS"
+}
+if [ "${GRAPE_SKIP_BINDINGS:-0}" = 1 ]; then
+  skip "bindings (Rust, Go)" "GRAPE_SKIP_BINDINGS=1"
+elif phase "build libgrape.so for the bindings (build-go/)" build_bindings_lib; then
+  phase "bindings/rust (cargo test --offline)" env GRAPE_LIB_DIR="$ROOT/build-go/lib" bindings/rust/test.sh
+  phase "bindings/go (go test, -race)" env JOBS="$JOBS" bindings/go/test.sh
 fi
 
 finish
