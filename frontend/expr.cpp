@@ -156,16 +156,12 @@ std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e, std::map<st
       auto a = resolve_dim_expr(*e.args[0], new_symbols);
       auto b = resolve_dim_expr(*e.args[1], new_symbols);
       if (!a || !b) return std::nullopt;
-      switch (e.binary_op) {
-        case ast::BinaryOp::Add: return *a + *b;
-        case ast::BinaryOp::Sub: return *a - *b;
-        case ast::BinaryOp::Mul: return *a * *b;
-        case ast::BinaryOp::Div: {
-          auto q = ir::Dim::div(*a, *b);
-          if (!q) error(e.span, "dimension " + a->str() + " is not divisible by " + b->str());
-          return q;
-        }
-        default: break;
+      std::string err;
+      auto r = combine_dims(e.binary_op, *a, *b, &err);
+      if (r) return r;
+      if (!err.empty()) {
+        error(e.span, err);
+        return std::nullopt;
       }
       break;
     }

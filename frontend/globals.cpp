@@ -99,6 +99,20 @@ std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::st
   return eval_const_int(e, lookup, names, diags);
 }
 
+std::optional<ir::Dim> combine_dims(ast::BinaryOp op, const ir::Dim& a, const ir::Dim& b, std::string* err) {
+  switch (op) {
+    case ast::BinaryOp::Add: return a + b;
+    case ast::BinaryOp::Sub: return a - b;
+    case ast::BinaryOp::Mul: return a * b;
+    case ast::BinaryOp::Div: {
+      auto q = ir::Dim::div(a, b);
+      if (!q) *err = "dimension " + a.str() + " is not divisible by " + b.str();
+      return q;
+    }
+    default: return std::nullopt;
+  }
+}
+
 // A dim of a state's type: consts fold to numbers, other names become symbols bound per session.
 static std::optional<ir::Dim> state_dim(const ast::Expr& e, const Globals& g, Diagnostics& diags) {
   using K = ast::ExprKind;
@@ -110,16 +124,12 @@ static std::optional<ir::Dim> state_dim(const ast::Expr& e, const Globals& g, Di
   if (e.kind == K::Binary) {
     auto a = state_dim(*e.args[0], g, diags), b = state_dim(*e.args[1], g, diags);
     if (!a || !b) return std::nullopt;
-    switch (e.binary_op) {
-      case ast::BinaryOp::Add: return *a + *b;
-      case ast::BinaryOp::Sub: return *a - *b;
-      case ast::BinaryOp::Mul: return *a * *b;
-      case ast::BinaryOp::Div: {
-        auto q = ir::Dim::div(*a, *b);
-        if (!q) diags.error(e.span, "dimension " + a->str() + " is not divisible by " + b->str());
-        return q;
-      }
-      default: break;
+    std::string err;
+    auto r = combine_dims(e.binary_op, *a, *b, &err);
+    if (r) return r;
+    if (!err.empty()) {
+      diags.error(e.span, err);
+      return std::nullopt;
     }
   }
   diags.error(e.span, "expected a dimension (an integer, a const, a symbolic name, or + - * / of those)");

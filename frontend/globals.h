@@ -46,6 +46,10 @@ using ConstLookup = std::function<std::optional<std::optional<int64_t>>(const st
 std::optional<int64_t> eval_const_int(const ast::Expr& e, const ConstLookup& lookup,
                                       const std::vector<std::string>& candidates, Diagnostics& diags);
 
+// `a op b` for the dimension operators + - * /. nullopt for another operator (err empty) or an
+// inexact division (err says so).
+std::optional<ir::Dim> combine_dims(ast::BinaryOp op, const ir::Dim& a, const ir::Dim& b, std::string* err);
+
 bool build_globals(const ast::Program& p, const CompileOptions& opts, Diagnostics& diags, Globals& g);
 
 }  // namespace grape::frontend
