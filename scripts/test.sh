@@ -9,10 +9,14 @@
 #      corpus tests/fuzz/corpus/<name>/ and any crash, leak, timeout or sanitizer report fails
 #   4. the Rust and Go bindings (cargo test --offline, go test and go test -race) against a
 #      libgrape.so built in build-go/
-#   5. a summary with the time of each phase; exit status non-zero if anything failed
+#   5. build-o2/: every target (tests included) built optimized, -O2 with g++ and warnings as
+#      errors, as the README's Release build is: some warnings (-Warray-bounds, -Wrestrict, ...)
+#      appear only when optimizing. Built, not run (the tests ran in 2.)
+#   6. a summary with the time of each phase; exit status non-zero if anything failed
 #
 # Environment: GRAPE_JOBS (parallel jobs, default: number of cores), GRAPE_FUZZ_SECONDS (per
-# fuzzer, default 20; 0 builds the fuzzers but does not run them).
+# fuzzer, default 20; 0 builds the fuzzers but does not run them), GRAPE_SKIP_BINDINGS=1 (skips
+# 4.), GRAPE_SKIP_RELEASE_BUILD=1 (skips 5.).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -185,6 +189,21 @@ if [ "${GRAPE_SKIP_BINDINGS:-0}" = 1 ]; then
 elif phase "build libgrape.so for the bindings (build-go/)" build_bindings_lib; then
   phase "bindings/rust (cargo test --offline)" env GRAPE_LIB_DIR="$ROOT/build-go/lib" bindings/rust/test.sh
   phase "bindings/go (go test, -race)" env JOBS="$JOBS" bindings/go/test.sh
+fi
+
+# --- 5. optimized build ---------------------------------------------------------------------------
+# -O2 (not -g: debug info only costs compile time here); -Werror comes from CMakeLists.txt.
+build_o2() {
+  mkdir -p build-o2
+  cmake -S . -B build-o2 -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DGRAPE_TESTS=ON -DPython3_EXECUTABLE="$PYTHON" >build-o2/configure.log 2>&1 ||
+    { cat build-o2/configure.log; return 1; }
+  cmake --build build-o2 -j"$JOBS"
+}
+if [ "${GRAPE_SKIP_RELEASE_BUILD:-0}" = 1 ]; then
+  skip "build -O2, all targets (build-o2/)" "GRAPE_SKIP_RELEASE_BUILD=1"
+else
+  phase "build -O2, all targets (build-o2/)" build_o2
 fi
 
 finish

@@ -17,10 +17,12 @@ using testing::TempDir;
 // A file from a header text and a data buffer (the header is not padded).
 std::vector<uint8_t> make_file(const std::string& header, size_t data_size, uint64_t declared_len = UINT64_MAX) {
   uint64_t n = declared_len == UINT64_MAX ? header.size() : declared_len;
-  std::vector<uint8_t> out(8);
+  // Sized once and filled in place: GCC 12 at -O2 reports a false -Warray-bounds in
+  // vector::insert's reallocation path when growing an 8-byte vector from string iterators.
+  std::vector<uint8_t> out(8 + header.size() + data_size);
   for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(n >> (8 * i));
-  out.insert(out.end(), header.begin(), header.end());
-  for (size_t i = 0; i < data_size; ++i) out.push_back(static_cast<uint8_t>(i * 7 + 1));
+  if (!header.empty()) std::memcpy(out.data() + 8, header.data(), header.size());
+  for (size_t i = 0; i < data_size; ++i) out[8 + header.size() + i] = static_cast<uint8_t>(i * 7 + 1);
   return out;
 }
 
