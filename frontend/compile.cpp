@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 
 #include "frontend/globals.h"
 #include "frontend/lowerer.h"
@@ -61,14 +62,27 @@ std::optional<ir::Module> compile_program(const ast::Program& program, const Sou
   }
   for (const auto& name : g.state_order) m.states.push_back(g.state_info.at(name));
   // Errors in declarations do not stop the functions from being checked: report everything.
+  frontend::LoweringBudget budget;
   for (const auto& f : program.fns) {
     auto it = g.fns.find(f.name);
     if (!is_entry_candidate(f) || it == g.fns.end() || it->second != &f) continue;
+    // A limit of the whole program was reached (and reported): the other entries would only
+    // report it again.
+    if (budget.exhausted) break;
     ir::Function fn;
-    frontend::Lowerer lowerer(g, opts, diags);
+    frontend::Lowerer lowerer(g, opts, diags, budget);
     if (!lowerer.lower_entry(f, fn)) continue;
-    if (opts.optimize) optimize_function(fn, opts.verify);
-    else if (opts.verify) ir::verify_or_throw(fn, "lowering");
+    try {
+      if (opts.optimize)
+        optimize_function(fn, opts.verify);
+      else if (opts.verify)
+        ir::verify_or_throw(fn, "lowering");
+    } catch (const std::logic_error&) {
+      // Malformed IR is a compiler bug, unless an error already reported (in a declaration the
+      // entry uses) explains it: then that error is the one to show.
+      if (diags.has_errors()) continue;
+      throw;
+    }
     m.functions.push_back(std::move(fn));
   }
   if (diags.has_errors()) return std::nullopt;

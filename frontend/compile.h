@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "frontend/limits.h"
 #include "ir/ir.h"
 #include "lang/ast.h"
 #include "lang/diagnostics.h"
@@ -18,6 +19,8 @@ struct CompileOptions {
   // Reject device loops without a trip bound (`while` without `max N`, `for` over a run-time
   // range): executors that run loops by pure predication need one.
   bool require_loop_bounds = false;
+
+  CompileLimits limits;
 };
 
 // Lowers every function whose parameters and results are all tensors into an entry of the module.

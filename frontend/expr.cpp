@@ -120,7 +120,10 @@ std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e, std::map<st
     case K::Name: {
       auto c = g_.consts.find(e.text);
       if (c != g_.consts.end()) return ir::Dim(c->second);
-      if (g_.poisoned.count(e.text)) return std::nullopt;
+      if (g_.poisoned.count(e.text)) {
+        poisoned_use();
+        return std::nullopt;
+      }
       auto& dims = ctx_.back().dims;
       auto d = dims.find(e.text);
       if (d != dims.end()) return d->second;
@@ -287,7 +290,7 @@ Val Lowerer::lower_name(const ast::Expr& e) {
   }
   auto c = g_.consts.find(n);
   if (c != g_.consts.end()) return Val::integer(c->second);
-  if (g_.poisoned.count(n)) return Val::error();
+  if (g_.poisoned.count(n)) return poisoned_use();
   auto d = ctx_.back().dims.find(n);
   if (d != ctx_.back().dims.end()) return Val::dimension(d->second);
   if (g_.is_weight_prefix(n)) return weight_path(n, e.span);
@@ -833,8 +836,9 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
       return Val::error();
     }
   }
-  if (ctx_.size() > 64) {
-    error(call.span, "calls nested more than 64 deep");
+  if (ctx_.size() > static_cast<size_t>(std::max(0, opts_.limits.max_call_depth))) {
+    error(call.span, "calls nested more than " + std::to_string(opts_.limits.max_call_depth) +
+                         " deep (the max_call_depth limit)");
     return Val::error();
   }
   if (args.size() != fn.params.size()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace grape::frontend {
 
@@ -150,6 +151,37 @@ static std::optional<double> const_number(const ast::Expr& e, const Globals& g, 
   return std::nullopt;
 }
 
+static std::string number_text(double v) {
+  if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 1e18)
+    return std::to_string(static_cast<int64_t>(v));
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// Why `v` is not a value of `dt` (a state's full(v) would silently change it), or nullopt.
+static std::optional<std::string> fill_problem(DType dt, double v) {
+  switch (dt) {
+    case DType::I32:
+    case DType::I64: {
+      if (v != std::trunc(v) || !std::isfinite(v)) return "not an integer";
+      double lo = dt == DType::I32 ? -2147483648.0 : -9223372036854775808.0;
+      double hi = dt == DType::I32 ? 2147483647.0 : 9223372036854775807.0;
+      if (v < lo || v > hi || (dt == DType::I64 && v == hi))
+        return std::string("out of the range of ") + dtype_name(dt) +
+               (dt == DType::I32 ? " (-2147483648 to 2147483647)" : "");
+      return std::nullopt;
+    }
+    case DType::Bool:
+      if (v != 0 && v != 1) return "a bool state holds only 0 (false) or 1 (true)";
+      return std::nullopt;
+    case DType::F16:
+      if (std::isfinite(v) && std::fabs(v) > 65504.0) return "out of the range of f16 (at most 65504)";
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 namespace {
 
 class GlobalsBuilder {
@@ -163,10 +195,15 @@ class GlobalsBuilder {
     for (const auto& c : p.consts)
       if (const_decls_.count(c.name) && const_decls_.at(c.name) == &c) resolve_const(c.name);
     for (const auto& w : p.weights)
-      for (const auto& e : w.entries) weight_entry(e, "", w.prefix.value_or(""));
+      for (const auto& e : w.entries) {
+        root_span_ = e.span;
+        weight_entry(e, "", w.prefix.value_or(""));
+      }
     for (const auto& s : p.states) state(s);
-    for (const auto& f : p.fns)
+    for (const auto& f : p.fns) {
       if (claim(f.name, f.name_span, "function")) g_.fns[f.name] = &f;
+      params(f);
+    }
   }
 
  private:
@@ -176,6 +213,47 @@ class GlobalsBuilder {
   std::map<std::string, std::pair<Span, std::string>> claimed_;
   std::map<std::string, const ast::ConstDecl*> const_decls_;
   std::vector<std::string> resolving_;
+  int64_t num_weights_ = 0;  // weights and group instances, against opts_.limits.max_weights
+  bool too_many_weights_ = false;
+  Span root_span_;  // the top-level weight entry being expanded
+
+  // Parameter names of a function are unique (they would shadow each other silently).
+  void params(const ast::FnDecl& f) {
+    std::map<std::string, Span> seen;
+    for (const auto& p : f.params) {
+      auto [it, fresh] = seen.emplace(p.name, p.name_span);
+      if (fresh) continue;
+      auto& d = diags_.error(p.name_span, "parameter '" + p.name + "' of '" + f.name + "' is declared twice");
+      d.notes.push_back({it->second, "the first '" + p.name + "' is here"});
+    }
+  }
+
+  // Counts one weight or group instance against the limit; false (reported once) past it.
+  bool count_weight() {
+    if (too_many_weights_) return false;
+    if (++num_weights_ <= opts_.limits.max_weights) return true;
+    too_many_weights_ = true;
+    diags_.error(root_span_, "the weights declare more than " + std::to_string(opts_.limits.max_weights) +
+                                 " tensors and group instances (the max_weights limit)");
+    return false;
+  }
+
+  // The number of elements of a static shape, or an error (overflow or above the limit).
+  bool check_elements(const std::vector<ir::Dim>& shape, Span span, const std::string& what) {
+    int64_t n = 1;
+    bool overflow = false;
+    for (const auto& d : shape) {
+      if (!d.is_const()) return true;  // checked when the dims are bound
+      if (__builtin_mul_overflow(n, d.const_value(), &n)) overflow = true;
+    }
+    if (!overflow && n <= opts_.limits.max_tensor_elements) return true;
+    std::string t = ir::Type{DType::F32, shape}.str();
+    diags_.error(span, what + " has " + (overflow ? "more than 2^63" : std::to_string(n)) +
+                           " elements (shape " + t.substr(t.find('[')) + "); a tensor may have at most " +
+                           std::to_string(opts_.limits.max_tensor_elements) +
+                           " (the max_tensor_elements limit)");
+    return false;
+  }
 
   std::optional<int64_t> resolve_const(const std::string& name) {
     auto done = g_.consts.find(name);
@@ -219,6 +297,9 @@ class GlobalsBuilder {
     return fresh;
   }
 
+  // A declaration that failed (reported): its uses are errors without a second report.
+  void poison(const std::string& name) { g_.poisoned.insert(name); }
+
   static std::string join(const std::vector<std::string>& parts) {
     std::string s;
     for (size_t i = 0; i < parts.size(); ++i) s += (i ? "." : "") + parts[i];
@@ -232,18 +313,21 @@ class GlobalsBuilder {
       bool shared_root = it != claimed_.end() && it->second.second == "weight";  // fc1.weight, fc1.bias
       if (!shared_root && !claim(e.name_parts[0], e.name_span, "weight")) return;
     }
+    // A weight that failed: uses of its root name are errors without a second report.
+    auto fail = [&] { poison(name.substr(0, name.find('.'))); };
     if (e.is_group()) {
       auto n = eval_const_int(*e.count, g_.consts, diags_);
-      if (!n) return;
+      if (!n) return fail();
       if (*n < 0 || *n > 100000) {
         diags_.error(e.count->span, "weight group size must be between 0 and 100000, got " + std::to_string(*n));
-        return;
+        return fail();
       }
       g_.groups[name] = *n;
-      for (int64_t i = 0; i < *n; ++i)
+      for (int64_t i = 0; i < *n && count_weight(); ++i)
         for (const auto& c : e.children) weight_entry(c, name + "." + std::to_string(i) + ".", prefix);
       return;
     }
+    if (!count_weight()) return;
     if (g_.weights.count(name)) {
       diags_.error(e.name_span, "weight '" + name + "' is declared twice");
       return;
@@ -252,18 +336,19 @@ class GlobalsBuilder {
     auto dt = parse_dtype(t.dtype);
     if (!dt) {
       diags_.error(t.dtype_span, "unknown element type '" + t.dtype + "' (expected f32, f16, bf16, i32, i64 or bool)");
-      return;
+      return fail();
     }
     ir::Type type{*dt, {}};
     for (const auto& d : t.dims) {
       auto v = eval_const_int(*d, g_.consts, diags_);
-      if (!v) return;
+      if (!v) return fail();
       if (*v < 0) {
         diags_.error(d->span, "weight dimension must not be negative, got " + std::to_string(*v));
-        return;
+        return fail();
       }
       type.shape.push_back(ir::Dim(*v));
     }
+    if (!check_elements(type.shape, e.span, "weight '" + prefix + name + "'")) return fail();
     g_.weights[name] = WeightDecl{prefix + name, type, e.span};
     g_.weight_order.push_back(name);
   }
@@ -273,7 +358,7 @@ class GlobalsBuilder {
     auto dt = parse_dtype(s.type.dtype);
     if (!dt) {
       diags_.error(s.type.dtype_span, "unknown element type '" + s.type.dtype + "'");
-      return;
+      return poison(s.name);
     }
     ir::StateInfo info;
     info.name = s.name;
@@ -281,15 +366,21 @@ class GlobalsBuilder {
     info.loc = s.span;
     for (const auto& d : s.type.dims) {
       auto dim = state_dim(*d, g_, diags_);
-      if (!dim) return;
+      if (!dim) return poison(s.name);
       info.type.shape.push_back(*dim);
     }
+    if (!check_elements(info.type.shape, s.span, "state '" + s.name + "'")) return poison(s.name);
     info.init = s.init == ast::StateDecl::Init::Zeros  ? ir::StateInfo::Init::Zeros
                 : s.init == ast::StateDecl::Init::Ones ? ir::StateInfo::Init::Ones
                                                        : ir::StateInfo::Init::Full;
     if (s.init == ast::StateDecl::Init::Full) {
       auto v = const_number(*s.fill_value, g_, diags_);
-      if (!v) return;
+      if (!v) return poison(s.name);
+      if (auto why = fill_problem(*dt, *v)) {
+        diags_.error(s.fill_value->span, "state '" + s.name + "' (" + std::string(dtype_name(*dt)) +
+                                             ") cannot be filled with " + number_text(*v) + ": " + *why);
+        return poison(s.name);
+      }
       info.fill = *v;
     }
     g_.states[s.name] = &s;

@@ -5,6 +5,7 @@
 #include "frontend/lowerer.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "ir/passes/rewrite.h"
@@ -17,8 +18,34 @@ using ir::ValueId;
 // ---------------------------------------------------------------------------------------------
 // Emission helpers
 
+void Lowerer::count_op(Span loc) {
+  if (++budget_->ops <= opts_.limits.max_ops) return;
+  budget_->exhausted = true;
+  error(loc,
+        "the program is too large: with every call inlined and every static loop unrolled it needs more "
+        "than " +
+            std::to_string(opts_.limits.max_ops) + " operations (the max_ops limit)");
+  throw AbortEntry{};
+}
+
+void Lowerer::check_elements(const ir::Type& t, Span loc) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (const auto& d : t.shape) {
+    if (!d.is_const()) return;  // checked when the dims are bound
+    if (__builtin_mul_overflow(n, d.const_value(), &n)) overflow = true;
+  }
+  if (!overflow && n <= opts_.limits.max_tensor_elements) return;
+  error(loc, "this makes a tensor of type " + t.str() + ", with " +
+                 (overflow ? "more than 2^63" : std::to_string(n)) + " elements; a tensor may have at most " +
+                 std::to_string(opts_.limits.max_tensor_elements) + " (the max_tensor_elements limit)");
+  throw AbortEntry{};
+}
+
 ValueId Lowerer::emit(ir::Op op, std::vector<ValueId> operands, ir::Type type, ir::Attrs attrs, Span loc,
                       bool predicated) {
+  count_op(loc);
+  check_elements(type, loc);
   ir::Operation o;
   o.op = op;
   o.operands = std::move(operands);
@@ -33,6 +60,8 @@ ValueId Lowerer::emit(ir::Op op, std::vector<ValueId> operands, ir::Type type, i
 
 std::vector<ValueId> Lowerer::emit_multi(ir::Op op, std::vector<ValueId> operands, std::vector<ir::Type> types,
                                          ir::Attrs attrs, Span loc) {
+  count_op(loc);
+  for (const auto& t : types) check_elements(t, loc);
   ir::Operation o;
   o.op = op;
   o.operands = std::move(operands);
@@ -161,7 +190,8 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
       if (d->kind == ast::ExprKind::Name && !g_.consts.count(d->text)) alone.insert(d->text);
     ir::Param param{p.name, *t, out.new_value(*t, p.name), p.name_span};
     out.params.push_back(param);
-    bind(p.name, p.name_span, Val::tensor(param.value), false);
+    // A duplicate name is reported with the declarations; the first parameter keeps the name.
+    if (!ctx_.back().scopes.back().count(p.name)) bind(p.name, p.name_span, Val::tensor(param.value), false);
   }
   for (const auto& [name, dim] : symbols) {
     if (!alone.count(name)) {
@@ -526,7 +556,12 @@ void Lowerer::lower_for(const ast::Stmt& s) {
       if (cur_->ops.size() > from) cur_->ops.erase(cur_->ops.begin() + static_cast<long>(from), cur_->ops.end());
       if (n.loop_id != id) throw;
     } catch (...) {
+      // AbortEntry (a limit): the errors of the attempt are real.
       diags_ = real;
+      for (const auto& d : probe.all()) {
+        auto& e = diags_->error(d.span, d.message);
+        e.notes = d.notes;
+      }
       throw;
     }
     unroll_for(s, a.i, b.i);
@@ -536,11 +571,23 @@ void Lowerer::lower_for(const ast::Stmt& s) {
 }
 
 void Lowerer::unroll_for(const ast::Stmt& s, int64_t begin, int64_t end) {
-  if (end - begin > 4096) {
+  int64_t trips = 0;
+  if (end > begin && __builtin_sub_overflow(end, begin, &trips)) trips = std::numeric_limits<int64_t>::max();
+  if (trips > 4096) {
     error(s.span, "this for loop must be unrolled (its index is used as a compile-time integer) but has " +
-                      std::to_string(end - begin) + " iterations; the limit is 4096");
+                      std::to_string(trips) + " iterations; the limit is 4096");
     return;
   }
+  if (trips > opts_.limits.max_unrolled_iterations - budget_->unrolled) {
+    budget_->exhausted = true;
+    error(s.span,
+          "unrolling this for loop (its index is used as a compile-time integer) takes the program past " +
+              std::to_string(opts_.limits.max_unrolled_iterations) +
+              " unrolled iterations in all (the max_unrolled_iterations "
+              "limit; nested unrolled loops multiply)");
+    throw AbortEntry{};
+  }
+  budget_->unrolled += trips;
   ValueId stmt_pred = pred_;
   ctx_.back().loops.push_back(LoopFrame{});
   for (int64_t k = begin; k < end; ++k) {
@@ -572,7 +619,16 @@ void Lowerer::device_for(const ast::Stmt& s, const Val& a, const Val& b, int loo
     start = emit(ir::Op::Cast, {*start}, ir::Type{DType::I32, {}}, [] { ir::Attrs x; x.dtype = DType::I32; return x; }(), s.range_start->span);
   if (type_of(*end).dtype != DType::I32)
     end = emit(ir::Op::Cast, {*end}, ir::Type{DType::I32, {}}, [] { ir::Attrs x; x.dtype = DType::I32; return x; }(), s.range_end->span);
-  int64_t max_trips = (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) ? std::max<int64_t>(0, b.i - a.i) : -1;
+  int64_t max_trips = -1;
+  if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) {
+    max_trips = 0;
+    if (b.i > a.i && __builtin_sub_overflow(b.i, a.i, &max_trips))
+      max_trips = std::numeric_limits<int64_t>::max();
+    if (max_trips > opts_.limits.max_loop_trips)
+      error(s.span, "this for loop has " + std::to_string(max_trips) +
+                        " iterations; a device loop runs at most " +
+                        std::to_string(opts_.limits.max_loop_trips) + " (the max_loop_trips limit)");
+  }
   if (max_trips < 0 && opts_.require_loop_bounds)
     error(s.span, "this for loop runs over a run-time range and has no compile-time trip bound (required when "
                   "loops must be unrolled by predication); use compile-time bounds");
@@ -607,6 +663,10 @@ void Lowerer::lower_while(const ast::Stmt& s) {
   if (s.max_trips) {
     auto m = require_int(lower_expr(*s.max_trips), "the `max` trip bound of a while loop");
     if (m && *m < 0) error(s.max_trips->span, "the `max` trip bound must not be negative");
+    else if (m && *m > opts_.limits.max_loop_trips)
+      error(s.max_trips->span, "the `max` trip bound " + std::to_string(*m) + " is above the limit of " +
+                                   std::to_string(opts_.limits.max_loop_trips) +
+                                   " trips of a device loop (the max_loop_trips limit)");
     else if (m) max_trips = *m;
   }
   auto cond_value = [&](Span span) -> std::optional<ValueId> {

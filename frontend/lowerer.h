@@ -29,10 +29,18 @@ struct NeedsUnroll {
 // Thrown to abandon lowering of the current entry after an error that leaves no sensible value.
 struct AbortEntry {};
 
+// Work done by the lowerings of one program (all entries together), checked against the limits
+// of CompileOptions so that no program makes the compiler run for minutes or exhaust memory.
+struct LoweringBudget {
+  int64_t ops = 0;       // operations emitted, including attempts that were rolled back
+  int64_t unrolled = 0;  // iterations of statically unrolled for loops
+  bool exhausted = false;
+};
+
 class Lowerer {
  public:
-  Lowerer(const Globals& globals, const CompileOptions& opts, Diagnostics& diags)
-      : g_(globals), opts_(opts), diags_(&diags) {}
+  Lowerer(const Globals& globals, const CompileOptions& opts, Diagnostics& diags, LoweringBudget& budget)
+      : g_(globals), opts_(opts), diags_(&diags), budget_(&budget) {}
   // Lowers `fn` as an entry point. Returns false if errors were reported.
   bool lower_entry(const ast::FnDecl& fn, ir::Function& out);
 
@@ -73,6 +81,17 @@ class Lowerer {
   std::optional<ir::Dim> require_dim(const Val& v, const std::string& what);
   const ir::Type& type_of(ir::ValueId v) const { return fn_->type(v); }
   std::string type_str(ir::ValueId v) const { return fn_->type(v).str(); }
+  // Counts one emitted operation against CompileOptions::max_ops; past the limit reports it at
+  // `loc` and abandons the entry (AbortEntry).
+  void count_op(Span loc);
+  // A result type with a static shape of more than CompileLimits::max_tensor_elements elements is
+  // reported at `loc` and abandons the entry.
+  void check_elements(const ir::Type& t, Span loc);
+  // A use of a declaration that failed (already reported): an error value, and this entry fails.
+  Val poisoned_use() {
+    had_error_ = true;
+    return Val::error();
+  }
   // Every error of this entry goes through here: Diagnostics deduplicates identical reports from
   // different entries, so its count cannot tell whether this entry failed.
   Diagnostic& error(Span span, std::string msg) {
@@ -88,6 +107,7 @@ class Lowerer {
   const Globals& g_;
   const CompileOptions& opts_;
   Diagnostics* diags_;
+  LoweringBudget* budget_;
   ir::Function* fn_ = nullptr;
   ir::Block* cur_ = nullptr;
   ir::ValueId pred_ = ir::kNoValue;  // predicate of the statement being lowered

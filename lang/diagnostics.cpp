@@ -23,6 +23,10 @@ void Diagnostics::warning(Span span, std::string message) {
   diags_.push_back(Diagnostic{Severity::Warning, span, std::move(message), {}});
 }
 
+// Source lines longer than this are shown cut around the caret, with kShownBefore bytes before it.
+static constexpr size_t kMaxShownLine = 160;
+static constexpr size_t kShownBefore = 60;
+
 static void render_located(const SourceManager& sm, Span span, const char* kind,
                            const std::string& message, std::string& out) {
   if (!span.valid() || static_cast<size_t>(span.file) >= sm.size()) {
@@ -34,13 +38,37 @@ static void render_located(const SourceManager& sm, Span span, const char* kind,
          ": " + kind + ": " + message + "\n";
   std::string_view line = f.line(span.begin.line);
   if (line.empty() && span.begin.column <= 1) return;
-  out += "  ";
-  out += line;
-  out += "\n  ";
   int begin = std::max(1, span.begin.column);
   int end = span.end.line == span.begin.line ? span.end.column : static_cast<int>(line.size()) + 1;
   if (end <= begin) end = begin + 1;
-  for (int c = 1; c < begin; ++c)
+  // A long line is cut around the caret (minified or generated sources can have lines of
+  // megabytes); "..." marks each cut. Cuts fall on UTF-8 character boundaries.
+  std::string_view shown = line;
+  int shift = 0;  // columns removed on the left (the "..." added there is not counted)
+  bool cut_left = false, cut_right = false;
+  if (line.size() > kMaxShownLine) {
+    auto at_char = [&](size_t i) {
+      return i >= line.size() || (static_cast<unsigned char>(line[i]) & 0xc0u) != 0x80u;
+    };
+    size_t lo =
+        static_cast<size_t>(begin - 1) > kShownBefore ? static_cast<size_t>(begin - 1) - kShownBefore : 0;
+    lo = std::min(lo, line.size());
+    while (lo > 0 && !at_char(lo)) --lo;
+    size_t hi = std::min(line.size(), lo + kMaxShownLine);
+    while (hi < line.size() && !at_char(hi)) --hi;
+    shown = line.substr(lo, hi - lo);
+    shift = static_cast<int>(lo);
+    cut_left = lo > 0;
+    cut_right = hi < line.size();
+    end = std::min(end, static_cast<int>(hi) + 2);
+  }
+  out += "  ";
+  if (cut_left) out += "...";
+  out += shown;
+  if (cut_right) out += "...";
+  out += "\n  ";
+  if (cut_left) out += "   ";
+  for (int c = shift + 1; c < begin; ++c)
     out += (static_cast<size_t>(c - 1) < line.size() && line[static_cast<size_t>(c - 1)] == '\t') ? '\t' : ' ';
   out += '^';
   for (int c = begin + 1; c < end; ++c) out += '~';
@@ -64,29 +92,39 @@ std::string Diagnostics::render(const SourceManager& sm) const {
   return out;
 }
 
+// Optimal string alignment distance: insertions, deletions, substitutions and transpositions of
+// two adjacent characters ("tahn" is one edit from "tanh") each cost 1.
 static size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
+    for (size_t j = 1; j <= b.size(); ++j) {
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+    }
+    std::swap(prev2, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];
 }
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  // Long names are not typos of short ones, and the search is quadratic in the length: skip it.
+  if (name.size() > kMaxSuggestLength) return {};
+  size_t limit = std::max<size_t>(1, std::min<size_t>(3, (name.size() + 2) / 3));
   std::string best;
   size_t best_d = SIZE_MAX;
   for (const auto& c : candidates) {
+    size_t diff = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (diff > limit || c == best) continue;  // too far apart to be within the limit
     size_t d = edit_distance(name, c);
     if (d < best_d) {
       best_d = d;
       best = c;
     }
   }
-  size_t limit = std::max<size_t>(1, std::min<size_t>(3, (name.size() + 2) / 3));
   return best_d <= limit ? best : std::string();
 }
 

@@ -38,7 +38,10 @@ class Diagnostics {
 
 std::string render_diagnostic(const SourceManager& sm, const Diagnostic& d);
 
-// "did you mean" helper: the candidate closest to `name` by edit distance, or "" if none is close.
+// "did you mean" helper: the candidate closest to `name` by edit distance (a transposition of two
+// adjacent characters counts as one edit), or "" if none is close. Names longer than
+// kMaxSuggestLength get no suggestion (the search would only cost time).
+constexpr size_t kMaxSuggestLength = 64;
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
 
 }  // namespace grape

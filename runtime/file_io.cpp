@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -24,7 +25,9 @@ std::string errno_text(int e) { return std::strerror(e); }
 }  // namespace
 
 InputFile::InputFile(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever. It is
+  // refused below (not a regular file); for regular files the flag changes nothing.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) io_error(path, "cannot open file", errno);
   struct stat st;
   if (::fstat(fd_, &st) != 0) {
@@ -34,7 +37,12 @@ InputFile::InputFile(const std::string& path) : path_(path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw Error(ErrorCode::IO, path + ": not a regular file");
+    throw Error(ErrorCode::IO, path + ": not a regular file" +
+                                   (S_ISDIR(st.st_mode)                          ? " (a directory)"
+                                    : S_ISFIFO(st.st_mode)                       ? " (a FIFO or pipe)"
+                                    : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? " (a device)"
+                                    : S_ISSOCK(st.st_mode)                       ? " (a socket)"
+                                                                                 : ""));
   }
   size_ = static_cast<uint64_t>(st.st_size);
 }
@@ -59,9 +67,12 @@ void InputFile::read_at(uint64_t offset, void* dst, size_t n) const {
   }
 }
 
-std::vector<uint8_t> read_file_bytes(const std::string& path) {
+std::vector<uint8_t> read_file_bytes(const std::string& path, uint64_t max_size) {
   InputFile f(path);
-  if (f.size() > static_cast<uint64_t>(SIZE_MAX / 2)) throw Error(ErrorCode::IO, path + ": file too large");
+  if (f.size() > max_size || f.size() > static_cast<uint64_t>(SIZE_MAX / 2))
+    throw Error(ErrorCode::IO, path + ": file too large (" + std::to_string(f.size()) +
+                                   " bytes; the limit is " +
+                                   std::to_string(std::min<uint64_t>(max_size, SIZE_MAX / 2)) + ")");
   std::vector<uint8_t> out(static_cast<size_t>(f.size()));
   if (!out.empty()) f.read_at(0, out.data(), out.size());
   return out;

@@ -11,10 +11,12 @@
 
 namespace grape {
 
-// The whole content of a regular file.
-std::vector<uint8_t> read_file_bytes(const std::string& path);
+// The whole content of a regular file of at most max_size bytes (larger files are refused before
+// anything is read). Other files (FIFOs, devices, directories) are refused without blocking.
+std::vector<uint8_t> read_file_bytes(const std::string& path, uint64_t max_size = UINT64_MAX);
 
-// A read-only regular file, open for positioned reads (used to read big weight files without
+// A read-only regular file, open for positioned reads; anything else (a FIFO, a device, a
+// directory) is refused without blocking (used to read big weight files without
 // holding the whole file in memory twice).
 class InputFile {
  public:

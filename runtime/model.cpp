@@ -11,10 +11,11 @@
 
 #include "frontend/compile.h"
 #include "ir/ir.h"
-#include "lang/parse.h"
 #include "jit/cuda_driver.h"
+#include "lang/parse.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/cuda/eager_executor.h"
+#include "runtime/file_io.h"
 #include "runtime/random_weights.h"
 #include "runtime/safetensors.h"
 
@@ -60,14 +61,9 @@ std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOpti
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(ErrorCode::IO, "cannot read '" + path + "': it is a directory, not a .grp file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::IO, "cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(ErrorCode::IO, "cannot read '" + path + "'");
-  std::string text = ss.str();
-  if (text.size() > kMaxSourceBytes) throw Error(ErrorCode::IO, "'" + path + "' is too large for a .grp program");
-  return load_source(text, path, opts);
+  // A regular file only (a FIFO would block), and the size is checked before reading.
+  std::vector<uint8_t> bytes = read_file_bytes(path, kMaxSourceBytes);
+  return load_source(std::string(bytes.begin(), bytes.end()), path, opts);
 }
 
 [[noreturn]] static void throw_source_error(ErrorCode code, const SourceManager& sm, const Diagnostics& diags) {
@@ -98,6 +94,7 @@ std::shared_ptr<Model> Model::load_source(const std::string& source, const std::
   copts.defines = opts.defines;
   copts.optimize = opts.optimize;
   copts.require_loop_bounds = opts.require_loop_bounds;
+  copts.limits = opts.limits;
   auto module = compile_program(program, impl.sm, copts, diags);
   if (!module) throw_source_error(ErrorCode::Type, impl.sm, diags);
   impl.module = std::move(*module);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "frontend/limits.h"
 #include "runtime/error.h"
 #include "runtime/tensor.h"
 
@@ -22,6 +23,7 @@ struct ModelOptions {
   std::map<std::string, int64_t> defines;  // -D NAME=VALUE const overrides
   bool optimize = true;                     // false: the IR exactly as lowered (for `grape ir --no-optimize`)
   bool require_loop_bounds = false;         // reject device loops without a trip bound
+  CompileLimits limits;                     // resource limits of the compiler (frontend/compile.h)
 };
 
 // A tensor type as declared: dtype plus dims, each dim either a number or a symbolic expression.
