@@ -46,16 +46,35 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       o.help = true;
       continue;
     }
+    // A switch takes no value; `--json=VALUE` is accepted only with an explicit yes or no
+    // (so that `--json=no` does not switch it on).
+    auto flag = [&]() -> bool {
+      if (!inline_value) return true;
+      std::string v = value;
+      std::transform(v.begin(), v.end(), v.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+      if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+      throw UsageError(a + " is a switch: give it without a value, or as " + a + "=yes / " + a +
+                       "=no (got '" + value + "')");
+    };
+    // A value that names something (a file, a directory, an entry) must not be empty.
+    auto nonempty = [&](const std::string& v) -> std::string {
+      if (v.empty()) throw UsageError(a + " needs a non-empty value");
+      return v;
+    };
     if (a.size() > 1 && a[0] == '-') {
       if (!accepts(a)) throw UsageError("unknown option '" + args[i] + "'");
-      if (a == "--entry") o.entry = next();
+      if (a == "--entry")
+        o.entry = nonempty(next());
       else if (a == "-D") {
         std::string kv = next();
         auto eq = kv.find('=');
         if (eq == std::string::npos || !valid_identifier(kv.substr(0, eq)))
           throw UsageError("-D expects NAME=VALUE, got '" + kv + "'");
         o.defines[kv.substr(0, eq)] = parse_int(kv.substr(eq + 1), "-D " + kv.substr(0, eq));
-      } else if (a == "--weights") o.weights = next();
+      } else if (a == "--weights")
+        o.weights = nonempty(next());
       else if (a == "--random-weights") {
         o.random_weights = true;
         int64_t s = parse_int(next(), "--random-weights");
@@ -67,20 +86,25 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
           throw UsageError("--input expects NAME=FILE.npy, got '" + kv + "'");
         o.inputs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-      } else if (a == "--output") o.output_dir = next();
+      } else if (a == "--output")
+        o.output_dir = nonempty(next());
       else if (a == "--backend") {
         o.backend = next();
         o.backend_given = true;
         if (o.backend != "cpu" && o.backend != "auto" && o.backend != "cuda")
           throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
-      } else if (a == "--no-optimize") o.no_optimize = true;
-      else if (a == "--require-loop-bounds") o.require_loop_bounds = true;
+      } else if (a == "--no-optimize")
+        o.no_optimize = flag();
+      else if (a == "--require-loop-bounds")
+        o.require_loop_bounds = flag();
       else if (a == "--warmup" || a == "--iters") {
         int64_t n = parse_int(next(), a);
         if (n < 0 || n > 1000000) throw UsageError(a + " must be between 0 and 1000000");
         (a == "--warmup" ? o.warmup : o.iters) = static_cast<int>(n);
-      } else if (a == "--json") o.json = true;
-      else if (a == "--arch") o.arch = next();
+      } else if (a == "--json")
+        o.json = flag();
+      else if (a == "--arch")
+        o.arch = nonempty(next());
       else throw UsageError("unknown option '" + args[i] + "'");
       continue;
     }

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -59,7 +60,9 @@ const char* kRunUsage =
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
-    "DIR/out1.npy, ... in return order; otherwise a short summary of each result is printed.\n";
+    "DIR/out1.npy, ... in return order, and any other outN.npy in DIR (from an earlier run) is\n"
+    "removed, so DIR holds exactly this run's results; otherwise a short summary of each result is\n"
+    "printed.\n";
 
 const char* kCompileUsage =
     "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90]\n"
@@ -78,14 +81,42 @@ const char* kCacheUsage =
 struct ApiError {
   grp_code code;
   std::string message;
+  // The message is rendered diagnostics (`file:line:col: error: ...`), which carry their own
+  // "error:" prefix.
+  bool rendered = false;
 };
 
 // Takes ownership of e; throws if it is an error.
 void check(grp_error* e, const std::string& prefix = "") {
   if (!e) return;
   ApiError err{grp_error_code(e), prefix + grp_error_message(e)};
+  err.rendered = prefix.empty() && grp_error_location(e, nullptr, nullptr, nullptr) != 0;
   grp_error_free(e);
   throw err;
+}
+
+// s as a JSON string literal.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
 }
 
 struct ModelDeleter {
@@ -228,6 +259,31 @@ std::string summarize(grp_dtype dtype, const int64_t* shape, size_t rank, const 
   return s.str();
 }
 
+// After a run wrote out0.npy .. out{n-1}.npy into dir: removes every other outN.npy there (left by
+// an earlier run with more results), so that the folder holds exactly this run's results.
+void remove_stale_outputs(const std::string& dir, size_t n) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec), end;
+  std::vector<std::filesystem::path> stale;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.size() <= 7 || name.compare(0, 3, "out") != 0 || name.compare(name.size() - 4, 4, ".npy") != 0)
+      continue;
+    std::string digits = name.substr(3, name.size() - 7);
+    if (digits.empty() || digits.size() > 9 || (digits.size() > 1 && digits[0] == '0') ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    if (std::stoul(digits) >= n) stale.push_back(it->path());
+  }
+  if (ec) throw ApiError{GRP_ERR_IO, "--output " + dir + ": cannot list the folder: " + ec.message()};
+  for (const auto& p : stale) {
+    std::filesystem::remove(p, ec);
+    if (ec)
+      throw ApiError{GRP_ERR_IO,
+                     "--output: cannot remove the stale result " + p.string() + ": " + ec.message()};
+  }
+}
+
 // A session of the entry with its inputs bound, shared by `run` and `bench`.
 struct Prepared {
   ModelPtr model;
@@ -331,6 +387,7 @@ int cmd_run(const Options& o) {
       throw ApiError{GRP_ERR_IO, "--output: cannot write " + final_path + ": " + ec.message()};
     }
   }
+  if (!o.output_dir.empty()) remove_stale_outputs(o.output_dir, n);
   return 0;
 }
 
@@ -361,13 +418,15 @@ int cmd_bench(const Options& o) {
   for (double x : ms) mean += x / static_cast<double>(ms.size());
   std::string entry = o.entry.empty() ? "main" : o.entry;
   if (o.json) {
-    std::printf("{\"file\": \"%s\", \"entry\": \"%s\", \"backend\": \"%s\", \"iters\": %d, \"warmup\": %d, "
-                "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
-                "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
-                "\"device_bytes\": %zu, \"compile_ms\": %.3f}\n",
-                o.files[0].c_str(), entry.c_str(), grp_session_backend(s), o.iters, o.warmup, sorted.front(), pct(0.5),
-                pct(0.9), pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
-                static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms);
+    std::printf(
+        "{\"file\": %s, \"entry\": %s, \"backend\": %s, \"iters\": %d, \"warmup\": %d, "
+        "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
+        "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
+        "\"device_bytes\": %zu, \"compile_ms\": %.3f}\n",
+        json_string(o.files[0]).c_str(), json_string(entry).c_str(),
+        json_string(grp_session_backend(s)).c_str(), o.iters, o.warmup, sorted.front(), pct(0.5), pct(0.9),
+        pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
+        static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms);
   } else {
     std::printf("%s --entry %s on %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(), entry.c_str(),
                 grp_session_backend(s), gpu ? "device time, CUDA events" : "wall time", o.iters, o.warmup);
@@ -474,7 +533,8 @@ int main_impl(int argc, char** argv) {
     return 2;
   } catch (const ApiError& e) {
     const std::string& msg = e.message;
-    bool bare = msg.rfind("grape", 0) == 0 || (e.code == GRP_ERR_INTERNAL && msg.rfind("internal error", 0) == 0);
+    bool bare = e.rendered || msg.rfind("grape", 0) == 0 ||
+                (e.code == GRP_ERR_INTERNAL && msg.rfind("internal error", 0) == 0);
     print_error((bare ? "" : "error: ") + msg);
     // Arguments that name nothing in the program (entry, input, -D) are usage errors.
     return e.code == GRP_ERR_INVALID_ARGUMENT ? 2 : 1;
@@ -490,4 +550,9 @@ int main_impl(int argc, char** argv) {
 }  // namespace
 }  // namespace grape::cli
 
-int main(int argc, char** argv) { return grape::cli::main_impl(argc, argv); }
+int main(int argc, char** argv) {
+  // A write past the file-size limit (ulimit -f) fails with EFBIG and is reported as an I/O
+  // error (the partial file removed) instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  return grape::cli::main_impl(argc, argv);
+}

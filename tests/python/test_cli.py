@@ -601,6 +601,94 @@ def output_dir_is_a_file():
 
 
 # ------------------------------------------------------------------------------------------------
+# Hardening (issue 10): switches, empty values, stale outputs, one prefix, non-regular files,
+# bench JSON, the file-size limit
+
+@test
+def switch_with_a_value():
+    # --json=no must not switch JSON on; a value that is not yes/no is a usage error.
+    out, _ = expect(["bench", NOW, "--input", f"x={npy('xs.npy', np.ones(3, np.float32))}", "--iters", "1",
+                     "--warmup", "0", "--json=no"], 0, stream="stdout")
+    assert not out.lstrip().startswith("{"), out
+    out, _ = expect(["bench", NOW, "--input", f"x={path('xs.npy')}", "--iters", "1", "--warmup", "0", "--json=yes"],
+                    0, stream="stdout")
+    json.loads(out)
+    expect(["bench", NOW, "--input", f"x={path('xs.npy')}", "--json=maybe"], 2, "--json is a switch")
+    expect(["check", NOW, "--require-loop-bounds=0"], 0, "ok", stream="stdout")
+    expect(["ir", NOW, "--no-optimize=bogus"], 2, "--no-optimize is a switch")
+
+
+@test
+def empty_values_are_usage_errors():
+    expect(run_args("--output", ""), 2, "--output needs a non-empty value")
+    expect(["run", NOW, "--output=", "--input", f"x={X}"], 2, "--output needs a non-empty value")
+    expect(["run", PROG, "--weights", ""], 2, "--weights needs a non-empty value")
+    expect(["ir", NOW, "--entry", ""], 2, "--entry needs a non-empty value")
+
+
+@test
+def output_dir_holds_only_this_run():
+    d = out_dir("out_stale")
+    os.makedirs(d)
+    for stale in ["out2.npy", "out17.npy"]:
+        np.save(os.path.join(d, stale), np.zeros(1, np.float32))
+    keep = ["notes.txt", "out.npy", "out01.npy", "outx.npy"]  # not results of a run: left alone
+    for k in keep:
+        with open(os.path.join(d, k), "w") as f:
+            f.write("x")
+    expect(run_args("--output", d), 0)
+    assert sorted(os.listdir(d)) == sorted(["out0.npy", "out1.npy"] + keep), sorted(os.listdir(d))
+
+
+@test
+def source_errors_have_one_prefix():
+    bad = write("bad_prefix.grp", "fn main(x: f32[3]) -> f32[3] {\n  return x + y\n}\n")
+    for args in (["run", bad, "--input", f"x={X}"], ["ir", bad], ["check", bad]):
+        _, err = expect(args, 1, f"{bad}:2:14: error: unknown name 'y'")
+        assert not err.startswith("error: "), err
+        assert "error: " + bad not in err, err
+
+
+@test
+def fifos_are_refused_without_blocking():
+    fifo = path("a.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    expect(["check", fifo], 1, "not a regular file", timeout=20)
+    expect(["run", NOW, "--input", f"x={fifo}"], 1, "not a regular file", timeout=20)
+    expect(["run", PROG, "--weights", fifo, "--input", f"x={X}", "--input", f"n={N3}"], 1, "not a regular file",
+           timeout=20)
+
+
+@test
+def bench_json_escapes_paths():
+    d = path('we"ird\\dir')
+    os.makedirs(d, exist_ok=True)
+    prog = os.path.join(d, 'p"q.grp')
+    shutil.copy(NOW, prog)
+    out, _ = expect(["bench", prog, "--input", f"x={npy('xb.npy', np.ones(3, np.float32))}", "--iters", "1",
+                     "--warmup", "0", "--json"], 0, stream="stdout")
+    assert json.loads(out)["file"] == prog, out
+
+
+@test
+def file_size_limit_is_an_io_error():
+    import resource
+    d = out_dir("out_fsize")
+    os.makedirs(d)
+    big = npy("big.npy", np.ones((1000,), np.float32))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+
+    p = subprocess.run([GRAPE, "run", NOW, "--input", f"x={big}", "--output", d], capture_output=True, text=True,
+                       timeout=60, preexec_fn=limit)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "File too large" in p.stderr, p.stderr
+    assert os.listdir(d) == [], f"partial output left behind: {os.listdir(d)}"
+
+
+# ------------------------------------------------------------------------------------------------
 # Successful runs, checked against NumPy
 
 def check_run(xv, n, name):
