@@ -29,17 +29,21 @@ void Lowerer::count_op(Span loc) {
 }
 
 void Lowerer::check_elements(const ir::Type& t, Span loc) {
+  if (!elements_ok(t, loc)) throw AbortEntry{};
+}
+
+bool Lowerer::elements_ok(const ir::Type& t, Span loc, const char* what) {
   int64_t n = 1;
   bool overflow = false;
   for (const auto& d : t.shape) {
-    if (!d.is_const()) return;  // checked when the dims are bound
+    if (!d.is_const()) return true;  // checked when the dims are bound
     if (__builtin_mul_overflow(n, d.const_value(), &n)) overflow = true;
   }
-  if (!overflow && n <= opts_.limits.max_tensor_elements) return;
-  error(loc, "this makes a tensor of type " + t.str() + ", with " +
+  if (!overflow && n <= opts_.limits.max_tensor_elements) return true;
+  error(loc, std::string(what) + " " + t.str() + ", with " +
                  (overflow ? "more than 2^63" : std::to_string(n)) + " elements; a tensor may have at most " +
                  std::to_string(opts_.limits.max_tensor_elements) + " (the max_tensor_elements limit)");
-  throw AbortEntry{};
+  return false;
 }
 
 ValueId Lowerer::emit(ir::Op op, std::vector<ValueId> operands, ir::Type type, ir::Attrs attrs, Span loc,
@@ -185,7 +189,7 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
   std::set<std::string> alone;  // symbols that appear as a whole dim somewhere (so inputs bind them)
   for (const auto& p : fn.params) {
     auto t = resolve_type(p.type, &symbols);
-    if (!t) continue;
+    if (!t || !elements_ok(*t, p.type.span, "a parameter of type")) continue;
     for (const auto& d : p.type.dims)
       if (d->kind == ast::ExprKind::Name && !g_.consts.count(d->text)) alone.insert(d->text);
     ir::Param param{p.name, *t, out.new_value(*t, p.name), p.name_span};
@@ -204,7 +208,7 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
   }
   for (const auto& r : fn.results) {
     auto t = resolve_type(r, nullptr);
-    if (t) out.result_types.push_back(*t);
+    if (t && elements_ok(*t, r.span, "a result of type")) out.result_types.push_back(*t);
   }
   if (had_error_) return false;
 

@@ -87,6 +87,8 @@ class Lowerer {
   // A result type with a static shape of more than CompileLimits::max_tensor_elements elements is
   // reported at `loc` and abandons the entry.
   void check_elements(const ir::Type& t, Span loc);
+  // The same, reported but not thrown; `what` starts the message ("a parameter of type").
+  bool elements_ok(const ir::Type& t, Span loc, const char* what = "this makes a tensor of type");
   // A use of a declaration that failed (already reported): an error value, and this entry fails.
   Val poisoned_use() {
     had_error_ = true;

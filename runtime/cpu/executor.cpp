@@ -177,7 +177,10 @@ class Executor {
       try {
         out = run_kernel(op.op, inputs, attrs);
       } catch (const KernelError& e) {
-        throw Error(ErrorCode::Type, where(op.loc) + ir::op_name(op.op) + ": " + e.what());
+        // Kernel errors usually name their op already ("topk: k = ..."): one prefix, not two.
+        std::string msg = e.what(), prefix = std::string(ir::op_name(op.op)) + ": ";
+        if (msg.rfind(prefix, 0) != 0) msg = prefix + msg;
+        throw Error(ErrorCode::Type, where(op.loc) + msg);
       } catch (const std::bad_alloc&) {
         throw Error(ErrorCode::OutOfMemory, where(op.loc) + ir::op_name(op.op) + ": out of memory");
       }

@@ -672,6 +672,14 @@ def bench_json_escapes_paths():
 
 
 @test
+def kernel_errors_have_one_prefix():
+    prog = write("topk_rt.grp", "fn main(x: f32[N]) -> f32[3] {\n  let v, i = topk(x, 3)\n  return v\n}\n")
+    _, err = expect(["run", prog, "--input", f"x={npy('x2.npy', np.ones(2, np.float32))}"], 1,
+                    f"{prog}:2:14: topk: k = 3 is out of range")
+    assert "topk: topk:" not in err, err
+
+
+@test
 def file_size_limit_is_an_io_error():
     import resource
     d = out_dir("out_fsize")
