@@ -184,7 +184,18 @@ void Model::set_weights_bytes(const uint8_t* data, size_t size, const std::strin
 
 void Model::set_random_weights(uint64_t seed) {
   std::map<std::string, Tensor> tensors;
-  for (const auto& w : impl_->module.weights) tensors[w.name] = random_tensor(w.dtype, w.shape, seed, w.name);
+  for (const auto& w : impl_->module.weights) {
+    try {
+      tensors[w.name] = random_tensor(w.dtype, w.shape, seed, w.name);
+    } catch (const std::bad_alloc&) {
+      int64_t n = 1;
+      for (int64_t d : w.shape) n *= d;  // within the compiler's element limit: no overflow
+      throw Error(ErrorCode::OutOfMemory, "out of memory for the random weight '" + w.name + "' (" +
+                                              dtype_name(w.dtype) + shape_to_string(w.shape) + ", " +
+                                              std::to_string(n * static_cast<int64_t>(dtype_size(w.dtype))) +
+                                              " bytes; declared at " + impl_->locate(w.loc) + ")");
+    }
+  }
   set_weights(tensors);
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/error.h"
+#include "runtime/model.h"
 #include "runtime/npy.h"
 #include "tests/runtime/rt_test_util.h"
 
@@ -162,6 +163,33 @@ np.testing.assert_array_equal(np.load("b.npy"), [b >> 63 == 1 for b in bits(7, "
 print("ok")
 )PY");
   EXPECT_EQ(r.rc, 0) << r.output;
+}
+
+// A weight too big to allocate is named, with its size and declaration, not a bare "out of memory".
+// (Not under AddressSanitizer: it aborts on such an allocation instead of failing it.)
+TEST(RandomWeights, TooBigToAllocateNamesTheWeight) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer aborts on impossible allocations";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer aborts on impossible allocations";
+#endif
+#endif
+  ModelOptions o;
+  o.limits.max_tensor_elements = int64_t{1} << 62;
+  auto m = Model::load_source(
+      "weights {\n  w: i64[17592186044416]\n}\nfn main(x: f32[1]) -> f32[1] { return x }\n", "big.grp", o);
+  try {
+    m->set_random_weights(1);
+    FAIL() << "a 128 TiB weight was allocated";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find(
+                  "random weight 'w' (i64[17592186044416], 140737488355328 bytes; declared at "
+                  "big.grp:2:3)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
