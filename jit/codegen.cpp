@@ -4,7 +4,9 @@
 #include <stdexcept>
 
 #include "jit/emit_context.h"
+#include "jit/kernel_source.h"
 #include "jit/nvrtc.h"
+#include "jit/parallel_compile.h"
 
 namespace grape::jit {
 
@@ -17,8 +19,9 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       k.name = pre + "_k" + std::to_string(out.size()) + "_" + ir::op_name(g.root->op);
       detail::Ctx c(f, g);
       bool in_place = false;
-      std::string body = detail::emit_kernel_body(c, k.name, k.launch, in_place);
-      k.source = kernel_prelude() + "\n// " + k.name + ": " + std::to_string(g.ops.size()) + " op(s)\n" + body;
+      std::string body = detail::emit_kernel_body(c, kKernelSymbol, k.launch, in_place);
+      k.source = assemble_kernel_source(c.templates, "// " + std::string(ir::op_name(g.root->op)) + ", " +
+                                                         std::to_string(g.ops.size()) + " op(s)\n" + body);
       k.buffers = c.buffers;
       k.num_inputs = c.num_inputs;
       if (in_place) {
@@ -46,13 +49,11 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     if (locate && s.valid()) return locate(s);
     return "line " + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column);
   };
-  // Kernels that differ only in their name (the same layer repeated) compile once per arch.
-  std::map<std::pair<std::string, std::string>, std::string> seen;  // (canonical source, arch) -> problem
-  auto canonical = [](const KernelSpec& k) {
-    std::string s = k.source;
-    for (size_t pos = 0; (pos = s.find(k.name, pos)) != std::string::npos;) s.replace(pos, k.name.size(), "grape_kernel");
-    return s;
+  // Every (kernel, arch) pair; compile_parallel builds identical sources once.
+  struct Item {
+    std::string what;
   };
+  std::map<std::string, std::pair<std::vector<CompileJob>, std::vector<Item>>> per_arch;
   for (const auto& f : m.functions) {
     std::vector<KernelSpec> ks;
     try {
@@ -64,23 +65,21 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     rep.entries.push_back({f.name, ks.size()});
     for (const auto& k : ks) {
       for (const auto& arch : archs) {
-        std::string what = "entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) + " at " +
-                           where(k.root->loc) + "), " + arch + ": ";
-        auto key = std::make_pair(canonical(k), arch);
-        auto it = seen.find(key);
-        if (it == seen.end()) {
-          std::string problem;
-          try {
-            CompileResult r = compile_cuda(k.source, k.name, arch);
-            if (r.has_warnings()) problem = "warnings:\n" + r.log;
-          } catch (const std::exception& e) {
-            problem = e.what();
-          }
-          it = seen.emplace(key, problem).first;
-        }
-        if (it->second.empty()) ++rep.compiled;
-        else rep.errors.push_back(what + it->second);
+        auto& [jobs, items] = per_arch[arch];
+        jobs.push_back({k.source, k.name});
+        items.push_back({"entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) + " at " +
+                         where(k.root->loc) + "), " + arch + ": "});
       }
+    }
+  }
+  for (const auto& arch : archs) {
+    auto& [jobs, items] = per_arch[arch];
+    std::vector<CompileOutcome> outs = compile_parallel(jobs, arch, nullptr);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::string problem = outs[i].error;
+      if (problem.empty() && outs[i].result.has_warnings()) problem = "warnings:\n" + outs[i].result.log;
+      if (problem.empty()) ++rep.compiled;
+      else rep.errors.push_back(items[i].what + problem);
     }
   }
   return rep;

@@ -12,9 +12,6 @@
 
 namespace grape::jit {
 
-// The common text at the top of every kernel source (KParams and the device helpers).
-const std::string& kernel_prelude();
-
 // One KernelSpec per group of `plan`, in plan order (function body first, then loop bodies).
 // `prefix` makes the names unique within a module (the entry name by default).
 std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan, const std::string& prefix = "");

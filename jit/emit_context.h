@@ -33,6 +33,15 @@ struct Ctx {
   ir::ValueId leaf = ir::kNoValue;
   std::string leaf_expr;
   int tmp = 0;
+  // Offsets known without an unravel: a buffer of shape `dims` read at `idx` is at `flat`.
+  struct FlatHint {
+    std::vector<ir::Dim> dims;
+    Idx idx;
+    std::string flat;
+  };
+  std::vector<FlatHint> flat_hints;
+  // The embedded templates (jit/kernels/*.cuh) the kernel's glue instantiates.
+  std::vector<std::string> templates;
 
   std::string fresh(const char* prefix) { return prefix + std::to_string(tmp++); }
   const ir::Type& type(ir::ValueId v) const { return f.type(v); }
@@ -56,6 +65,9 @@ struct Ctx {
   // at idx and stores the group's output.
   std::string emit_output(const Idx& idx, const std::string& core_val, const std::string& ind);
 };
+
+// Matrix products with at most this many rows take the GEMV template (jit/kernels/gemv.cuh).
+constexpr int kGemvMaxRows = 16;
 
 // Kernel bodies (emit_kernels.cpp): the whole `extern "C" __global__` function text.
 std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& launch, bool& in_place);

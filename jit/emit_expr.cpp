@@ -205,6 +205,8 @@ std::string Ctx::numel(const std::vector<ir::Dim>& dims) {
 
 std::string Ctx::ravel(const std::vector<ir::Dim>& dims, const Idx& idx) {
   if (dims.empty()) return "0LL";
+  for (const auto& h : flat_hints)
+    if (h.idx == idx && h.dims == dims) return h.flat;
   std::string s = idx[0];
   for (size_t d = 1; d < dims.size(); ++d) s = "(" + s + ") * " + dim(dims[d]) + " + " + idx[d];
   return s;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "jit/emit_context.h"
+#include "jit/kernel_source.h"
 #include "scheduler/fusion.h"
 
 namespace grape::jit::detail {
@@ -344,6 +345,149 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
   return s;
 }
 
+
+// ---- matrix products through the templates (jit/kernels/gemv.cuh, gemm_mma.cuh) -------------
+// Taken when W (operand b) is a materialised 2-D f16/bf16 buffer and A has the same dtype: the
+// rows of A (every axis but the last) are folded into R, so a batch of decode tokens reads each
+// weight once. The glue is an Ops struct (loads of A with the fused row prologue, the epilogue
+// store) and the instantiation; everything else is in the templates.
+bool template_matmul_applies(Ctx& c, const ir::Operation& op) {
+  ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
+  DType dt = c.type(out).dtype;
+  if (dt != DType::F16 && dt != DType::BF16) return false;
+  if (c.type(a).dtype != dt || c.type(b).dtype != dt || c.type(b).rank() != 2 || c.type(a).rank() < 1) return false;
+  return c.buf.count(b) && !c.prod.count(b);
+}
+
+std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  const bool linear = op.op == Op::Linear;
+  const ir::Operation* rp = c.g.row_prologue;
+  ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
+  ValueId ax = rp ? rp->operands[0] : a;
+  DType dt = c.type(out).dtype;
+  const auto& as = c.type(a).shape;
+  std::vector<ir::Dim> lead(as.begin(), as.end() - 1);
+  ir::Dim k_dim = as.back();
+  ir::Dim n_dim = linear ? c.type(b).shape[0] : c.type(b).shape[1];
+  const std::string R = c.numel(lead), N = c.dim(n_dim), K = c.dim(k_dim);
+  const std::string T = storage_type(dt);
+  const bool a_direct = !rp && c.buf.count(a) && !c.prod.count(a);
+
+  // A (or the row prologue's input) at flat row r, column k: when it is a buffer of shape
+  // lead + [K], its offset is r * K + k (the hint spares the unravel's divisions).
+  auto a_at = [&](ValueId v, std::string& code) {
+    Idx idx = c.unravel("r", lead, code, "    ");
+    idx.push_back("k");
+    std::vector<ir::Dim> dims = lead;
+    dims.push_back(k_dim);
+    c.flat_hints.push_back({dims, idx, "(r * " + K + " + k)"});
+    std::string x = c.value(v, idx, code, "    ");
+    c.flat_hints.pop_back();
+    return std::make_pair(x, idx);
+  };
+
+  std::string ops = "struct Ops {\n";
+  ops += "  typedef " + T + " W;\n  typedef " + T + " T;\n";
+  ops += std::string("  static constexpr bool kRowStats = ") + (rp ? "true" : "false") + ";\n";
+  ops += std::string("  static constexpr bool kWKN = ") + (linear ? "false" : "true") + ";\n";
+  ops += std::string("  static constexpr bool kADirect = ") + (a_direct ? "true" : "false") + ";\n";
+  ops += "  __device__ static long long R(const KParams* p) { return " + R + "; }\n";
+  ops += "  __device__ static long long N(const KParams* p) { return " + N + "; }\n";
+  ops += "  __device__ static long long K(const KParams* p) { return " + K + "; }\n";
+  ops += "  __device__ static const W* w(const KParams* p) { return (const W*)p->buf[" + std::to_string(c.buf.at(b)) + "]; }\n";
+  ops += "  __device__ static const T* a_ptr(const KParams* p) { return " +
+         (a_direct ? "(const T*)p->buf[" + std::to_string(c.buf.at(a)) + "]" : std::string("nullptr")) + "; }\n";
+  if (rp) {
+    std::string code;
+    std::string x = a_at(ax, code).first;
+    ops += "  __device__ static float gx(const KParams* p, long long r, long long k) {\n" + code + "    return " + x + ";\n  }\n";
+    // Row statistics of the normalisation (runtime/cpu/norm.cpp), by one warp.
+    std::string st = "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {\n";
+    st += "    const int lane = threadIdx.x & 31;\n";
+    if (rp->op == Op::Softmax || rp->op == Op::LogSoftmax) {
+      st += "    float mx = -__int_as_float(0x7f800000);\n#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) mx = grape_fmax_nan(mx, gx(p, r, k));\n";
+      st += "    mx = grape_warp_max_nan(mx);\n    float s = 0.0f;\n#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) s += expf(gx(p, r, k) - mx);\n";
+      st += "    *s0 = mx;\n    *s1 = grape_warp_sum(s);\n";
+    } else {
+      st += "    float mean = 0.0f;\n";
+      if (rp->op == Op::LayerNorm)
+        st += "#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) mean += gx(p, r, k);\n    mean = grape_warp_sum(mean) / (float)K;\n";
+      char eps[64];
+      std::snprintf(eps, sizeof eps, "%.9gf", rp->attrs.eps);
+      st += "    float sq = 0.0f;\n#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) { const float d = gx(p, r, k) - mean; sq += d * d; }\n";
+      st += "    sq = grape_warp_sum(sq);\n    *s0 = mean;\n    *s1 = 1.0f / sqrtf(sq / (float)K + " + std::string(eps) + ");\n";
+    }
+    ops += st + "  }\n";
+    std::string code2;
+    auto [xv, idx] = a_at(ax, code2);
+    std::string res;
+    switch (rp->op) {
+      case Op::Softmax: res = "expf(" + xv + " - s0) / s1"; break;
+      case Op::LogSoftmax: res = "(" + xv + " - s0) - logf(s1)"; break;
+      case Op::LayerNorm: case Op::RmsNorm: {
+        res = "(" + xv + " - s0) * s1 * " + c.value(rp->operands[1], {"k"}, code2, "    ");
+        if (rp->op == Op::LayerNorm) res += " + " + c.value(rp->operands[2], {"k"}, code2, "    ");
+        break;
+      }
+      default: throw std::logic_error("bad row prologue");
+    }
+    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {\n" + code2 +
+           "    return " + round_to(c.type(a).dtype, "(" + res + ")") + ";\n  }\n";
+  } else {
+    std::string code;
+    std::string x = a_at(a, code).first;
+    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float, float) {\n" + code +
+           "    return " + x + ";\n  }\n";
+    ops += "  __device__ static void row_stats(const KParams*, long long, long long, float*, float*) {}\n";
+  }
+  // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain.
+  {
+    std::string code;
+    Idx oidx = c.unravel("r", lead, code, "    ");
+    oidx.push_back("n");
+    std::vector<ir::Dim> odims = lead;
+    odims.push_back(n_dim);
+    c.flat_hints.push_back({odims, oidx, "(r * " + N + " + n)"});
+    if (linear && op.operands.size() > 2) {
+      std::string bias = c.value(op.operands[2], {"n"}, code, "    ");
+      code += "    acc = acc + " + bias + ";\n";
+    }
+    code += c.emit_output(oidx, round_to(dt, "acc"), "    ");
+    c.flat_hints.pop_back();
+    ops += "  __device__ static void store(const KParams* p, long long r, long long n, float acc) {\n" + code + "  }\n";
+  }
+  ops += "};\n\n";
+
+  const std::string gemv = linear ? "grape_gemv_nk<Ops>" : "grape_gemv_kn<Ops>";
+  const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : "grape_gemv_kn_tile<Ops::W>()";
+  // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
+  // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
+  std::string s = ops + header(c, name);
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, (float*)grape_smem);\n";
+  s += "}\n\n";
+  s += header(c, name + kTensorCoreSuffix);
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  s += "  const long long R = Ops::R(p), N = Ops::N(p);\n";
+  s += "  if (p->variant == 1) {\n";
+  s += "    const long long items = ((R + 127) / 128) * ((N + 127) / 128) * p->splits;\n";
+  s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, 3>(p, item, grape_smem);\n";
+  s += "  } else {\n";
+  s += "    const long long items = ((R + 63) / 64) * ((N + 63) / 64) * p->splits;\n";
+  s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);\n";
+  s += "  }\n}\n";
+  c.templates = {"gemv.cuh", "gemm_mma.cuh"};
+  L.kind = LaunchRule::MatrixProduct;
+  L.items = {ir::Dim(1), ir::Dim(1), ir::Dim(1)};
+  ir::Dim rows = 1;
+  for (const auto& d : lead) rows = rows * d;
+  L.items = {rows, n_dim, k_dim};
+  L.weight_kn = !linear;
+  return s;
+}
+
 // ---- matrix products --------------------------------------------------------------------------
 std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.core;
@@ -594,7 +738,8 @@ std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L, boo
     case Op::CumSum: return cumsum(c, name, L);
     case Op::TopK: return topk(c, name, L);
     case Op::SliceUpdate: return slice_update(c, name, L, in_place);
-    case Op::MatMul: case Op::Linear: return matmul(c, name, L);
+    case Op::MatMul: case Op::Linear:
+      return template_matmul_applies(c, *core) ? template_matmul(c, name, L) : matmul(c, name, L);
     default: throw std::logic_error(std::string("no CUDA kernel for ") + ir::op_name(core->op));
   }
 }

@@ -1,8 +1,8 @@
 // The contract between CUDA code generation (jit/codegen.h) and the executors: what one generated
 // kernel reads, writes and how it is launched.
 //
-// Every generated kernel is `extern "C" __global__ void NAME(const KParams* p)`; the generated
-// source embeds the same KParams struct. For each KernelSpec the executor must:
+// Every generated kernel is `extern "C" __global__ void grape_kernel(const KParams* p)`
+// (jit/kernel_source.h), one per module; KParams is jit/kernel_abi.h on both sides. For each KernelSpec the executor must:
 //   1. Allocate a device buffer for every value in `buffers` that is not already bound (weights,
 //      state, inputs, arena slots). Values are laid out contiguously (C order) in their IR dtype;
 //      bool is one byte (0/1).
@@ -40,20 +40,13 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "jit/kernel_abi.h"
 
 namespace grape::jit {
 
-constexpr int kMaxBuffers = 16;
-constexpr int kMaxRank = 8;
-constexpr int kMaxExtra = 8;
-
-// The device-resident parameter block of every generated kernel (identical text in the sources).
-struct KParams {
-  const unsigned char* pred;
-  void* buf[kMaxBuffers];
-  long long shape[kMaxBuffers][kMaxRank];
-  long long extra[kMaxExtra];
-};
+constexpr int kMaxBuffers = GRAPE_KMAX_BUFFERS;
+constexpr int kMaxRank = GRAPE_KMAX_RANK;
+constexpr int kMaxExtra = GRAPE_KMAX_EXTRA;
 
 // How to size a launch. All sizes are symbolic dims: evaluate them with the current bindings
 // (scheduler::launch_dims does it). `threads` is the block size the kernel was written for.
@@ -64,6 +57,9 @@ struct LaunchRule {
     Tiles,        // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
                   // with gemv_cols output columns per block, else tile_m x tile_n tiles
     Single,       // one block
+    MatrixProduct,  // the templates of jit/kernels/gemv.cuh and gemm_mma.cuh: `items` = {R, N, K};
+                    // scheduler::launch_dims picks the path, K splits, tile configuration, dynamic
+                    // shared memory and scratch size
   } kind = Elementwise;
   int threads = 256;
   int work = -1;                // the output buffer the launch covers (informational)
@@ -72,10 +68,11 @@ struct LaunchRule {
   int gemv_cols = 32;
   int tile_m = 64;
   int tile_n = 64;
+  bool weight_kn = false;  // MatrixProduct: W is [K][N] (else [N][K])
 };
 
 struct KernelSpec {
-  std::string name;    // the __global__ function's name, unique within a module
+  std::string name;    // unique within a module, for messages; the symbol is kKernelSymbol
   std::string source;  // complete CUDA C++ (includes cuda_fp16.h, cuda_bf16.h, mma.h)
   std::vector<ir::ValueId> buffers;  // inputs first, then outputs
   size_t num_inputs = 0;

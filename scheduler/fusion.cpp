@@ -133,6 +133,19 @@ FusionPlan plan_fusion(const ir::Function& f) {
     if (u.op->op == Op::SliceUpdate && u.slot == 0) return false;
     return true;
   };
+  // A matrix product re-reads its A operand once per column tile, so arithmetic inlined there is
+  // recomputed many times and keeps A off the tensor-core path's asynchronous copies: only data
+  // movement (views, casts) is inlined into A; anything else is materialised by its own kernel,
+  // where it usually becomes the epilogue of the product that feeds it.
+  auto inline_into = [&](const Operation* op, const Use& u) {
+    if (!accepts_inline(u)) return false;
+    bool product_a = (u.op->op == Op::MatMul || u.op->op == Op::Linear) && u.slot == 0;
+    if (!product_a) return true;
+    switch (op->op) {
+      case Op::Permute: case Op::Expand: case Op::Slice: case Op::Cast: case Op::Concat: return true;
+      default: return false;
+    }
+  };
   auto materializing = [&](ValueId v) {
     if (escapes.count(v)) return true;
     for (const Use& u : uses[v]) {
@@ -194,7 +207,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
         continue;
       }
       if (is_pointwise(op->op)) {
-        if (single && accepts_inline(us[0]) && user->pred == op->pred) {
+        if (single && inline_into(op, us[0]) && user->pred == op->pred) {
           roles[op] = OpRole::Inlined;
           groups_of[op] = groups_of[user];
         } else {

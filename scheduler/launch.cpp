@@ -6,9 +6,58 @@ namespace grape::scheduler {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
+// Mirrors jit/kernels/gemv.cuh and gemm_mma.cuh: GEMV column tiles, the longest K range of a split,
+// shared memory of each path.
+constexpr int64_t kGemvMaxRows = 16, kGemvKC = 512, kGemvSplitUnit = 64, kMinSplitK = 128;
+constexpr unsigned kGemvSharedBytes = 4 * (8 * 512 + 2 * 8 + 8 * 8 * 64);
+// 64 x 64 tiles with 4 stages, 128 x 128 tiles with 3; BK = 32, rows padded by 8 elements.
+constexpr unsigned kGemmSharedBytes[2] = {4 * 2 * (64 * 40 + 64 * 40) + 64 * 8, 3 * 2 * (128 * 40 + 128 * 40) + 128 * 8};
+
+// K splits so that `tiles` work items become about `target`, each K range a multiple of `unit`
+// and at least kMinSplitK long (shorter ranges cost more in partial sums than they gain).
+void split_k(int64_t K, int64_t tiles, int64_t target, int64_t min_splits, int64_t unit, LaunchDims& d) {
+  int64_t splits = std::max(min_splits, ceil_div(target, std::max<int64_t>(tiles, 1)));
+  splits = std::clamp<int64_t>(splits, 1, std::max<int64_t>(1, K / kMinSplitK));
+  splits = std::max(splits, min_splits);
+  d.kchunk = std::max<int64_t>(unit, ceil_div(ceil_div(K, splits), unit) * unit);
+  d.splits = std::max<int64_t>(1, ceil_div(K, d.kchunk));
+}
+
+size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
+  return splits > 1 ? static_cast<size_t>(ceil_div(tiles * 4, 256) * 256 + splits * R * N * 4) : 0;
+}
+
+static_assert(kGemmSharedBytes[1] == kMatrixProductMaxSharedBytes && kGemmSharedBytes[0] <= kMatrixProductMaxSharedBytes &&
+              kGemvSharedBytes <= kMatrixProductMaxSharedBytes);
+
+void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
+                    int64_t& blocks) {
+  if (R <= kGemvMaxRows) {
+    // About two blocks per multiprocessor; a K range holds at most kGemvKC (shared memory).
+    int64_t tiles = ceil_div(N, rule.weight_kn ? 64 : 128);
+    split_k(K, tiles, 2 * int64_t{sm_count}, ceil_div(K, kGemvKC), kGemvSplitUnit, d);
+    d.shared_bytes = kGemvSharedBytes;
+    d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+    blocks = tiles * d.splits;
+  } else {
+    // 128 x 128 tiles when they fill the GPU, else 64 x 64 ones, split along K when even those
+    // would leave multiprocessors idle.
+    d.tensor_cores = true;
+    int64_t big = ceil_div(R, 128) * ceil_div(N, 128);
+    d.variant = big >= sm_count ? 1 : 0;
+    d.shared_bytes = kGemmSharedBytes[d.variant];
+    int64_t tiles = d.variant ? big : ceil_div(R, 64) * ceil_div(N, 64);
+    if (d.variant == 0 && tiles < sm_count) split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+    else d.kchunk = std::max<int64_t>(K, 1);
+    d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+    blocks = tiles * d.splits;
+  }
+}
+
 }  // namespace
 
-LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims) {
+LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count) {
   LaunchDims d;
   d.block = static_cast<unsigned>(rule.threads);
   int64_t blocks = 1;
@@ -33,6 +82,7 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
       break;
     }
     case jit::LaunchRule::Single: blocks = 1; break;
+    case jit::LaunchRule::MatrixProduct: matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks); break;
   }
   d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
   return d;

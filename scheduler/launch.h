@@ -11,11 +11,21 @@ namespace grape::scheduler {
 struct LaunchDims {
   unsigned grid = 1;   // blocks (x only)
   unsigned block = 1;  // threads per block (x only)
+  unsigned shared_bytes = 0;  // dynamic shared memory
+  // MatrixProduct: KParams::splits, kchunk and variant, and the zero-initialised scratch it needs.
+  int64_t splits = 1, kchunk = 0, variant = 0;
+  bool tensor_cores = false;  // launch the kernel's tensor-core entry point (jit/kernel_source.h)
+  size_t scratch_bytes = 0;
 };
 
 // Evaluates the rule's dims with `dims` (symbol -> value). The grid is capped (kernels grid-stride),
-// and at least 1 even for empty work (the kernel then exits at once).
-LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims);
+// and at least 1 even for empty work (the kernel then exits at once). `sm_count` sizes the
+// matrix products' K splits and tile choice (they aim to cover every multiprocessor).
+LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count = 132);
+
+// The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
+// kernel's limit to this once, at load.
+constexpr unsigned kMatrixProductMaxSharedBytes = 62464;
 
 constexpr int64_t kMaxGrid = 65535;
 

@@ -10,7 +10,9 @@
 #include "jit/codegen.h"
 #include "jit/cuda_driver.h"
 #include "jit/kernel_cache.h"
+#include "jit/kernel_source.h"
 #include "jit/kernel_spec.h"
+#include "jit/parallel_compile.h"
 #include "runtime/error.h"
 #include "scheduler/fusion.h"
 #include "scheduler/launch.h"
@@ -68,7 +70,9 @@ struct EagerExecutor::Impl {
   std::vector<jit::KernelSpec> specs;
   std::vector<jit::Module> modules;
   std::vector<CUfunction> funcs;
+  std::vector<CUfunction> tc_funcs;  // matrix products' tensor-core entry points (else null)
   std::unordered_map<const ir::Operation*, size_t> kernel_of_root;
+  std::vector<jit::DeviceBuffer> scratch;  // per kernel, zero-initialised (matrix products' split-K)
   jit::DeviceBuffer params_dev;   // one KParams slot per kernel
   jit::PinnedBuffer params_host;  // staging for the slots, and for small scalars
   std::map<std::string, jit::DeviceBuffer> weights;
@@ -220,12 +224,22 @@ struct EagerExecutor::Impl {
       for (size_t d = 0; d < t.rank(); ++d) slot->shape[j][d] = t.shape[d].eval(dims);
     }
     for (size_t e = 0; e < spec.extra.size(); ++e) slot->extra[e] = spec.extra[e].eval(dims);
+    scheduler::LaunchDims ld = scheduler::launch_dims(spec.launch, dims, dev.sm_count());
+    slot->splits = ld.splits;
+    slot->kchunk = ld.kchunk;
+    slot->variant = ld.variant;
+    if (ld.scratch_bytes > scratch[k].size()) {
+      // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
+      scratch[k] = jit::DeviceBuffer(dev, ld.scratch_bytes, "the scratch area of kernel " + spec.name);
+      jit::check(jit::driver().cuMemsetD8Async(scratch[k].ptr(), 0, ld.scratch_bytes, stream.handle()), "cuMemsetD8Async",
+                 "the scratch area of kernel " + spec.name);
+    }
+    slot->scratch = reinterpret_cast<void*>(scratch[k].ptr());
     CUdeviceptr dev_slot = params_dev.ptr() + k * sizeof(jit::KParams);
     jit::check(jit::driver().cuMemcpyHtoDAsync(dev_slot, slot, sizeof(jit::KParams), stream.handle()),
                "cuMemcpyHtoDAsync", "the parameter block of kernel " + spec.name);
-    scheduler::LaunchDims ld = scheduler::launch_dims(spec.launch, dims);
     void* args[] = {&dev_slot};
-    jit::launch(funcs[k], jit::Dim3{ld.grid, 1, 1}, jit::Dim3{ld.block, 1, 1}, 0, stream.handle(), args,
+    jit::launch(ld.tensor_cores ? tc_funcs[k] : funcs[k], jit::Dim3{ld.grid, 1, 1}, jit::Dim3{ld.block, 1, 1}, ld.shared_bytes, stream.handle(), args,
                 "kernel " + spec.name + " (" + where(*spec.root) + ")");
     ++stats.kernels;
   }
@@ -330,16 +344,28 @@ EagerExecutor::EagerExecutor(const ir::Function& f, const std::map<std::string, 
   m.plan = scheduler::plan_fusion(f);
   m.specs = jit::emit_kernels(f, m.plan, f.name);
   jit::KernelCache cache = jit::KernelCache::open_default();
-  std::string arch = m.dev.arch();
+  std::vector<jit::CompileJob> jobs;
+  for (const auto& spec : m.specs) jobs.push_back({spec.source, spec.name});
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, m.dev.arch(), &cache);
   for (size_t k = 0; k < m.specs.size(); ++k) {
     const jit::KernelSpec& s = m.specs[k];
-    jit::CompileResult r = jit::compile_cached(s.source, s.name, arch, {}, &cache);
+    if (built[k].failure) std::rethrow_exception(built[k].failure);
+    const jit::CompileResult& r = built[k].result;
     ++(r.from_cache ? m.stats.kernels_from_cache : m.stats.kernels_compiled);
     const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
     m.modules.emplace_back(m.dev, image, "kernel " + s.name);
-    m.funcs.push_back(m.modules.back().function(s.name.c_str()));
+    m.funcs.push_back(m.modules.back().function(jit::kKernelSymbol));
+    m.tc_funcs.push_back(nullptr);
+    if (s.launch.kind == jit::LaunchRule::MatrixProduct) {
+      m.tc_funcs.back() = m.modules.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
+      for (CUfunction fn : {m.funcs.back(), m.tc_funcs.back()})
+        jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                    static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
+                   "cuFuncSetAttribute", "kernel " + s.name);
+    }
     m.kernel_of_root[s.root] = k;
   }
+  m.scratch.resize(m.specs.size());
   m.stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   size_t slots = std::max<size_t>(1, m.specs.size()) + 1;
   m.params_dev = jit::DeviceBuffer(m.dev, slots * sizeof(jit::KParams), "kernel parameter blocks");

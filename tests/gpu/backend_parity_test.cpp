@@ -222,5 +222,61 @@ fn main(a: i32[6], b: i32[6], i: i32[]) -> (i32[6], i32[6], bool[6], i32[3], f32
           "integer ops");
 }
 
+// Every path of the matrix-product templates (jit/kernels/gemv.cuh, gemm_mma.cuh) against the CPU:
+// both weight layouts, f16 and bf16, GEMV (rows <= 16: one K range, K splits, ragged columns and
+// K), both tensor-core tile configurations (and ragged tiles), fused row prologues and epilogues,
+// A read directly and A computed in the kernel.
+struct MatrixCase {
+  const char* what;
+  const char* dtype;
+  const char* expr;  // of x [M, K] (or [2, M/2, K]), w [K, N], wt [N, K], b [N], g/gb [K], r [M, N]
+  int64_t m, k, n;
+  bool three_d = false;
+};
+
+class GpuMatrixProduct : public testing::TestWithParam<MatrixCase> {};
+
+TEST_P(GpuMatrixProduct, MatchesCpu) {
+  REQUIRE_GPU();
+  const MatrixCase& c = GetParam();
+  std::string t = c.dtype;
+  std::string xs = c.three_d ? t + "[2, M, " + std::to_string(c.k) + "]" : t + "[M, " + std::to_string(c.k) + "]";
+  std::string rs = c.three_d ? t + "[2, M, " + std::to_string(c.n) + "]" : t + "[M, " + std::to_string(c.n) + "]";
+  std::string src = "weights {\n  w: " + t + "[" + std::to_string(c.k) + ", " + std::to_string(c.n) + "]\n  wt: " + t + "[" +
+                    std::to_string(c.n) + ", " + std::to_string(c.k) + "]\n  b: " + t + "[" + std::to_string(c.n) +
+                    "]\n  g: " + t + "[" + std::to_string(c.k) + "]\n  gb: " + t + "[" + std::to_string(c.k) +
+                    "]\n}\nfn main(x: " + xs + ", r: " + rs + ") -> " + rs + " {\n  return " + c.expr + "\n}\n";
+  SCOPED_TRACE(src);
+  auto m = Model::load_source(src, "matrix.grp");
+  m->set_random_weights(9);
+  DType dt = *parse_dtype(c.dtype);
+  int64_t rows = c.three_d ? c.m / 2 : c.m;
+  Shape xshape = c.three_d ? Shape{2, rows, c.k} : Shape{rows, c.k};
+  Shape rshape = c.three_d ? Shape{2, rows, c.n} : Shape{rows, c.n};
+  compare(m, "main", {{{"x", sample(dt, xshape, 31)}, {"r", sample(dt, rshape, 32)}}}, c.what);
+}
+
+const MatrixCase kMatrixCases[] = {
+    {"gemv kn M=1", "f16", "x @ w + b", 1, 768, 768},
+    {"gemv kn M=5 split-K", "f16", "x @ w + b + r", 5, 3072, 768},
+    {"gemv kn M=16 layer_norm prologue gelu", "f16", "gelu(layer_norm(x, g, gb) @ w + b)", 16, 768, 2304},
+    {"gemv kn ragged N", "f16", "x @ w", 7, 200, 100},
+    {"gemv kn ragged K", "bf16", "x @ w + r", 3, 70, 64},
+    {"gemv kn 3-D rows", "f16", "x @ w + r", 10, 256, 512, true},
+    {"gemv nk M=5 (lm_head)", "f16", "linear(layer_norm(x, g, gb), wt)", 5, 768, 5000},
+    {"gemv nk split-K bias", "bf16", "linear(x, wt, b) + r", 4, 2048, 384},
+    {"gemv nk ragged K", "f16", "linear(x, wt, b)", 2, 70, 33},
+    {"mma M=17 small tiles", "f16", "x @ w + b", 17, 256, 256},
+    {"mma M=65 linear A direct", "f16", "gelu(linear(x, wt, b))", 65, 768, 768},
+    {"mma M=128 layer_norm prologue", "bf16", "layer_norm(x, g, gb) @ w + r", 128, 768, 2304},
+    {"mma ragged M N K", "f16", "linear(x, wt, b) + r", 100, 72, 100},
+    {"mma ragged K not 8-aligned", "f16", "x @ w", 40, 70, 64},
+    {"mma M=4096 large tiles", "f16", "x @ w + b", 4096, 256, 1024},
+    {"mma M=4096 linear large tiles", "bf16", "linear(x, wt, b) + r", 4096, 512, 768},
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),
+                         [](const testing::TestParamInfo<MatrixCase>& i) { return "case" + std::to_string(i.index); });
+
 }  // namespace
 }  // namespace grape

@@ -54,7 +54,7 @@ std::vector<jit::KernelSpec> kernels_of(const ir::Module& m, const std::string& 
 }
 
 // The kernel text after the shared prelude.
-std::string body(const jit::KernelSpec& k) { return k.source.substr(jit::kernel_prelude().size()); }
+std::string body(const jit::KernelSpec& k) { return k.source.substr(k.source.find("#line 1 \"generated\"")); }
 
 void check_golden(const std::string& name, const std::string& text) {
   fs::path p = fs::path(GRAPE_SOURCE_DIR) / "tests/jit_codegen/golden" / (name + ".cu");
@@ -124,13 +124,57 @@ fn main(x: f16[B, 64]) -> f16[B, 256] {
 )");
   auto ks = kernels_of(*c->mod, "main");
   ASSERT_EQ(ks.size(), 1u);
-  EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::Tiles);
+  EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::MatrixProduct);
+  EXPECT_FALSE(ks[0].launch.weight_kn);  // linear: W is [N][K]
   EXPECT_NE(ks[0].source.find("row_stats"), std::string::npos);
   EXPECT_NE(ks[0].source.find("grape_gelu"), std::string::npos);
-  EXPECT_NE(ks[0].source.find("nvcuda::wmma::mma_sync"), std::string::npos);
-  auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}});
+  EXPECT_NE(ks[0].source.find("grape_gemv_nk<Ops>"), std::string::npos);
+  EXPECT_NE(ks[0].source.find("grape_gemm_mma<Ops"), std::string::npos);
+  check_golden("linear_layernorm_gelu_glue", body(ks[0]));
+  // GEMV path (B = 5 rows): 2 column tiles of 128, K = 64 in one split.
+  auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}}, 132);
   EXPECT_EQ(d.block, 256u);
-  EXPECT_EQ(d.grid, 32u);  // GEMV path: 256 columns / 8 per block
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.grid, 2u);
+  EXPECT_EQ(d.scratch_bytes, 0u);
+  // Tensor-core path (B = 300 rows): 64 x 64 tiles, since 128 x 128 ones would not fill 132 SMs.
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 300}}, 132);
+  EXPECT_EQ(d.variant, 0);
+  EXPECT_EQ(d.grid, 5u * 4u);
+}
+
+TEST(CodegenFusion, GemvSplitsKToCoverTheGpu) {
+  jit::LaunchRule r;
+  r.kind = jit::LaunchRule::MatrixProduct;
+  r.weight_kn = true;
+  r.items = {ir::Dim(5), ir::Dim(768), ir::Dim(3072)};  // GPT-2 mlp.c_proj at decode
+  auto d = scheduler::launch_dims(r, {}, 132);
+  // 12 column tiles of 64; K in ranges of a multiple of 64, at most 512, about 2 blocks per SM.
+  EXPECT_EQ(d.kchunk % 64, 0);
+  EXPECT_LE(d.kchunk, 512);
+  EXPECT_EQ(d.splits, (3072 + d.kchunk - 1) / d.kchunk);
+  EXPECT_GE(d.grid, 132u);
+  EXPECT_EQ(d.grid, 12u * static_cast<unsigned>(d.splits));
+  EXPECT_EQ(d.scratch_bytes, 256u + static_cast<size_t>(d.splits) * 5 * 768 * 4);
+  // Many columns need no split beyond the shared-memory limit of 512 per range.
+  r.weight_kn = false;
+  r.items = {ir::Dim(5), ir::Dim(50257), ir::Dim(768)};  // lm_head
+  d = scheduler::launch_dims(r, {}, 132);
+  EXPECT_EQ(d.splits, 2);
+  EXPECT_EQ(d.grid, 393u * 2u);
+  // Tensor-core tiles that would leave SMs idle split K too: BERT b=1, 128 x 768 x 768.
+  r.items = {ir::Dim(128), ir::Dim(768), ir::Dim(768)};
+  d = scheduler::launch_dims(r, {}, 132);
+  EXPECT_EQ(d.variant, 0);
+  EXPECT_EQ(d.splits, 6);
+  EXPECT_EQ(d.kchunk, 128);
+  EXPECT_EQ(d.grid, 24u * 6u);
+  // Enough 128 x 128 tiles: no split (BERT b=16, 2048 x 3072).
+  r.items = {ir::Dim(2048), ir::Dim(3072), ir::Dim(768)};
+  d = scheduler::launch_dims(r, {}, 132);
+  EXPECT_EQ(d.variant, 1);
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.grid, 16u * 24u);
 }
 
 TEST(CodegenFusion, SliceUpdateIsInPlace) {

@@ -1,6 +1,6 @@
-
-// main_k0_add: 3 op(s)
-extern "C" __global__ void __launch_bounds__(256) main_k0_add(const KParams* p) {
+#line 1 "generated"
+// add, 3 op(s)
+extern "C" __global__ void __launch_bounds__(256) grape_kernel(const KParams* p) {
   if (p->pred && !*p->pred) return;
   const long long n = (8LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {

@@ -1,22 +1,7 @@
-// The text every generated kernel starts with: KParams (identical to jit/kernel_spec.h), element
-// loads/stores, the integer and float helpers that mirror runtime/cpu/elementwise.cpp, and block /
-// warp reductions.
-#include "jit/codegen.h"
-
-namespace grape::jit {
-
-const std::string& kernel_prelude() {
-  static const std::string text = R"(#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#include <mma.h>
-
-struct KParams {
-  const unsigned char* pred;
-  void* buf[16];
-  long long shape[16][8];
-  long long extra[8];
-};
-
+// Device helpers every generated kernel may use: element loads and stores by dtype, the integer
+// and float semantics of runtime/cpu/elementwise.cpp, warp and block reductions, the (value, index)
+// orders of arg-reductions and topk. Embedded in the library (jit/embed.cmake); the kernel source
+// assembler (jit/kernel_source.cpp) puts it after kernel_abi.h and the CUDA headers.
 __device__ __forceinline__ float grape_ld_f32(const void* b, long long i) { return ((const float*)b)[i]; }
 __device__ __forceinline__ float grape_ld_f16(const void* b, long long i) { return __half2float(((const __half*)b)[i]); }
 __device__ __forceinline__ float grape_ld_bf16(const void* b, long long i) { return __bfloat162float(((const __nv_bfloat16*)b)[i]); }
@@ -207,8 +192,3 @@ template <class T, class B> __device__ __forceinline__ void grape_block_best(T& 
   i = smi[0];
   __syncthreads();
 }
-)";
-  return text;
-}
-
-}  // namespace grape::jit

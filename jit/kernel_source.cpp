@@ -1,0 +1,35 @@
+#include "jit/kernel_source.h"
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace grape::jit {
+
+const std::string& embedded_file(const std::string& name) {
+  static const std::map<std::string, std::string> files = [] {
+    std::map<std::string, std::string> m;
+    for (size_t i = 0; i < kNumEmbeddedFiles; ++i) m.emplace(kEmbeddedFiles[i].name, kEmbeddedFiles[i].text);
+    return m;
+  }();
+  auto it = files.find(name);
+  if (it == files.end()) throw std::logic_error("no embedded kernel file '" + name + "'");
+  return it->second;
+}
+
+std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue) {
+  std::string s = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n";
+  std::set<std::string> added;
+  auto add = [&](const std::string& name) {
+    if (!added.insert(name).second) return;
+    s += "#line 1 \"" + name + "\"\n" + embedded_file(name);
+    if (s.back() != '\n') s += '\n';
+  };
+  add("kernel_abi.h");
+  add("prelude.cuh");
+  for (const auto& t : templates) add(t);
+  s += "#line 1 \"generated\"\n" + glue;
+  return s;
+}
+
+}  // namespace grape::jit

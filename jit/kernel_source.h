@@ -1,0 +1,32 @@
+// Kernel sources from their parts: the embedded templates (jit/kernels/*.cuh, real CUDA, compiled
+// into the library at build time by jit/embed.cmake) and the glue jit/emit_kernels.cpp generates.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace grape::jit {
+
+struct EmbeddedFile {
+  const char* name;  // "gemv.cuh", "kernel_abi.h"
+  const char* text;
+};
+extern const EmbeddedFile kEmbeddedFiles[];
+extern const size_t kNumEmbeddedFiles;
+
+// The text of an embedded file; throws std::logic_error for a name that is not embedded.
+const std::string& embedded_file(const std::string& name);
+
+// The symbol of every generated kernel. Each kernel is its own module, so kernels need no unique
+// names, and two kernels with the same code (the same layer repeated) have the same source: they
+// compile once and share one kernel-cache entry.
+constexpr const char* kKernelSymbol = "grape_kernel";
+// Matrix products have a second entry point, kKernelSymbol + this, for the tensor-core path.
+constexpr const char* kTensorCoreSuffix = "_mma";
+
+// A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
+// (in order, each once, with #line markers so NVRTC's messages name the template file and line),
+// then `glue`.
+std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue);
+
+}  // namespace grape::jit

@@ -1,0 +1,265 @@
+// Compute-bound matrix products on the tensor cores (f16 or bf16 operands, fp32 accumulation):
+//
+//   out[r][n] = Ops::store(r, n, sum_k A(r, k) * W(k, n))        r < R, n < N, k < K
+//
+// One work item is a BM x BN output tile. Operands go through shared memory in a STAGES-deep
+// cp.async pipeline (W always when its rows are 16-byte aligned; A when Ops::kADirect, i.e. A is a
+// plain row-major [R][K] buffer), are read into registers with ldmatrix and multiplied with
+// mma.sync.m16n8k16. A with a fused row normalisation (Ops::kRowStats) or any other computed A is
+// produced by Ops::a and stored into the same shared-memory stage. Rows are padded by 16 bytes so
+// ldmatrix is free of bank conflicts. Ragged edges read zeros; the epilogue stores only r < R, n < N.
+//
+// Ops: as gemv.cuh, plus
+//   typedef T                        the operand type (__half or __nv_bfloat16) of A and W
+//   static constexpr bool kWKN       W layout [K][N] (else [N][K])
+//   static constexpr bool kADirect;  static const T* a_ptr(p)
+#ifndef GRAPE_KERNELS_GEMM_MMA_CUH
+#define GRAPE_KERNELS_GEMM_MMA_CUH
+
+#define GRAPE_GEMM_THREADS 256
+#define GRAPE_GEMM_BK 32
+
+template <class T> struct GrapeMma;
+template <> struct GrapeMma<__half> {
+  __device__ static void mma(float* c, const unsigned* a, const unsigned* b) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  __device__ static __half from(float x) { return __float2half_rn(x); }
+};
+template <> struct GrapeMma<__nv_bfloat16> {
+  __device__ static void mma(float* c, const unsigned* a, const unsigned* b) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  __device__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+};
+
+__device__ __forceinline__ unsigned grape_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// 16 bytes global -> shared; `bytes` < 16 zero-fills the rest (0: all zeros, nothing read).
+__device__ __forceinline__ void grape_cp_async16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(grape_smem_addr(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void grape_cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N> __device__ __forceinline__ void grape_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
+
+__device__ __forceinline__ void grape_ldmatrix_x4(unsigned* r, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(grape_smem_addr(p)));
+}
+__device__ __forceinline__ void grape_ldmatrix_x4_trans(unsigned* r, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(grape_smem_addr(p)));
+}
+
+// Work item `item` = (output tile, K split): a BM x BN tile over K range [split * kchunk, + kchunk),
+// 8 warps as WARPS_M x (8 / WARPS_M), each warp a (BM / WARPS_M) x (BN / WARPS_N) sub-tile of 16 x 8
+// mma tiles, S shared-memory stages. Shared memory: S * (BM + max(BN, BK) ...) operand stages plus
+// the row statistics; scheduler/launch.cpp computes the same size. With more than one split the
+// partial sums meet in grape_splitk_finish (gemv.cuh).
+template <class Ops, int BM, int BN, int WARPS_M, int S>
+__device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* smem) {
+  using T = typename Ops::T;
+  constexpr int BK = GRAPE_GEMM_BK, WARPS_N = 8 / WARPS_M;
+  constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, MI = WM / 16, NI = WN / 8;
+  constexpr int LDA = BK + 8;                           // A stage: [BM][LDA]
+  constexpr int LDB = Ops::kWKN ? BN + 8 : BK + 8;      // B stage: [BK][LDB] or [BN][LDB]
+  constexpr int A_STAGE = BM * LDA, B_STAGE = Ops::kWKN ? BK * LDB : BN * LDB;
+  static_assert(NI % 2 == 0, "ldmatrix.x4 loads two n8 tiles of B");
+  const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
+  const long long tn = (N + BN - 1) / BN, tiles = ((R + BM - 1) / BM) * tn;
+  const long long tile = item % tiles, split = item / tiles;
+  const long long m0 = (tile / tn) * BM, n0 = (tile % tn) * BN;
+  const long long kbeg = split * p->kchunk, kend = min(K, kbeg + p->kchunk);
+  T* As = reinterpret_cast<T*>(smem);
+  T* Bs = As + S * A_STAGE;
+  float* st = reinterpret_cast<float*>(Bs + S * B_STAGE);  // [BM][2]
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int wm0 = (w / WARPS_N) * WM, wn0 = (w % WARPS_N) * WN;
+  const T* wp = reinterpret_cast<const T*>(Ops::w(p));
+  const bool w_vec = Ops::kWKN ? N % 8 == 0 : K % 8 == 0;
+  const bool a_vec = Ops::kADirect && K % 8 == 0;
+
+  if constexpr (Ops::kRowStats) {
+    for (int m = w; m < BM; m += 8) {
+      float s0 = 0.0f, s1 = 0.0f;
+      if (m0 + m < R) Ops::row_stats(p, m0 + m, K, &s0, &s1);
+      if (lane == 0) {
+        st[2 * m] = s0;
+        st[2 * m + 1] = s1;
+      }
+    }
+    __syncthreads();
+  }
+
+  // A computed by Ops::a: fetched into registers before the current tile's mma and stored into
+  // its stage after, so the loads' latency overlaps the tensor-core work.
+  constexpr int AREG = BM * BK / GRAPE_GEMM_THREADS;
+  float areg[AREG];
+  auto fetch_a = [&](long long k0) {
+#pragma unroll
+    for (int i = 0; i < AREG; ++i) {
+      const int t = threadIdx.x + i * GRAPE_GEMM_THREADS, r = t / BK, kk = t % BK;
+      const long long gr = m0 + r, gk = k0 + kk;
+      float v = 0.0f;
+      if (gr < R && gk < kend) {
+        if constexpr (Ops::kRowStats) v = Ops::a(p, gr, gk, st[2 * r], st[2 * r + 1]);
+        else v = Ops::a(p, gr, gk, 0.0f, 0.0f);
+      }
+      areg[i] = v;
+    }
+  };
+  auto store_a = [&](int stage) {
+    T* as = As + stage * A_STAGE;
+#pragma unroll
+    for (int i = 0; i < AREG; ++i) {
+      const int t = threadIdx.x + i * GRAPE_GEMM_THREADS;
+      as[(t / BK) * LDA + t % BK] = GrapeMma<T>::from(areg[i]);
+    }
+  };
+  auto load_tile = [&](int stage, long long k0) {
+    T* as = As + stage * A_STAGE;
+    T* bs = Bs + stage * B_STAGE;
+    if (a_vec) {
+      if constexpr (Ops::kADirect) {
+        const T* ap = Ops::a_ptr(p);
+        for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {
+          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
+          const long long gr = m0 + r, gk = k0 + kc;
+          const bool ok = gr < R && gk < kend;
+          grape_cp_async16(as + r * LDA + kc, ok ? ap + gr * K + gk : ap, ok ? 16 : 0);
+        }
+      }
+    }
+    if (w_vec) {
+      if constexpr (Ops::kWKN) {
+        for (int c = threadIdx.x; c < BK * BN / 8; c += GRAPE_GEMM_THREADS) {
+          const int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
+          const long long gk = k0 + r, gn = n0 + nc;
+          const bool ok = gk < kend && gn < N;
+          grape_cp_async16(bs + r * LDB + nc, ok ? wp + gk * N + gn : wp, ok ? 16 : 0);
+        }
+      } else {
+        for (int c = threadIdx.x; c < BN * BK / 8; c += GRAPE_GEMM_THREADS) {
+          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
+          const long long gn = n0 + r, gk = k0 + kc;
+          const bool ok = gn < N && gk < kend;
+          grape_cp_async16(bs + r * LDB + kc, ok ? wp + gn * K + gk : wp, ok ? 16 : 0);
+        }
+      }
+    } else {
+      for (int t = threadIdx.x; t < BK * BN; t += GRAPE_GEMM_THREADS) {
+        if constexpr (Ops::kWKN) {
+          const int r = t / BN, c = t % BN;
+          const long long gk = k0 + r, gn = n0 + c;
+          bs[r * LDB + c] = (gk < kend && gn < N) ? wp[gk * N + gn] : GrapeMma<T>::from(0.0f);
+        } else {
+          const int r = t / BK, c = t % BK;
+          const long long gn = n0 + r, gk = k0 + c;
+          bs[r * LDB + c] = (gk < kend && gn < N) ? wp[gn * K + gk] : GrapeMma<T>::from(0.0f);
+        }
+      }
+    }
+  };
+
+  float acc[MI][NI][4];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  const int KT = (int)max(0LL, (kend - kbeg + BK - 1) / BK);
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < KT) {
+      load_tile(s, kbeg + (long long)s * BK);
+      if (!a_vec) {
+        fetch_a(kbeg + (long long)s * BK);
+        store_a(s);
+      }
+    }
+    grape_cp_async_commit();
+  }
+  for (int kt = 0; kt < KT; ++kt) {
+    grape_cp_async_wait<S - 2>();
+    __syncthreads();
+    const int nt = kt + S - 1;
+    if (nt < KT) {
+      load_tile(nt % S, kbeg + (long long)nt * BK);
+      if (!a_vec) fetch_a(kbeg + (long long)nt * BK);
+    }
+    grape_cp_async_commit();
+    const T* as = As + (kt % S) * A_STAGE;
+    const T* bs = Bs + (kt % S) * B_STAGE;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      unsigned af[MI][4], bf[NI][2];
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+        grape_ldmatrix_x4(af[i], as + (wm0 + i * 16 + (lane & 15)) * LDA + kk + (lane >> 4) * 8);
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        unsigned r[4];
+        if constexpr (Ops::kWKN) {
+          grape_ldmatrix_x4_trans(r, bs + (kk + (lane & 15)) * LDB + wn0 + j * 8 + (lane >> 4) * 8);
+        } else {
+          grape_ldmatrix_x4(r, bs + (wn0 + j * 8 + (lane & 7) + ((lane >> 4) << 3)) * LDB + kk + ((lane >> 3) & 1) * 8);
+        }
+        bf[j][0] = r[0];
+        bf[j][1] = r[1];
+        bf[j + 1][0] = r[2];
+        bf[j + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) GrapeMma<T>::mma(acc[i][j], af[i], bf[j]);
+    }
+    if (!a_vec && nt < KT) store_a(nt % S);
+  }
+  grape_cp_async_wait<0>();
+  __syncthreads();  // the next item's first loads overwrite the stages
+
+  if (p->splits > 1) {
+    float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        const long long r = m0 + wm0 + i * 16 + (lane >> 2), n = n0 + wn0 + j * 8 + (lane & 3) * 2;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const long long rr = r + (e >> 1) * 8, nn = n + (e & 1);
+          if (rr < R && nn < N) part[(split * R + rr) * N + nn] = acc[i][j][e];
+        }
+      }
+    }
+    grape_splitk_finish<Ops>(p, tile, tiles, m0, BM, n0, BN);
+    return;
+  }
+
+#pragma unroll
+  for (int i = 0; i < MI; ++i) {
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+      const long long r = m0 + wm0 + i * 16 + (lane >> 2), n = n0 + wn0 + j * 8 + (lane & 3) * 2;
+      if (r < R) {
+        if (n < N) Ops::store(p, r, n, acc[i][j][0]);
+        if (n + 1 < N) Ops::store(p, r, n + 1, acc[i][j][1]);
+      }
+      if (r + 8 < R) {
+        if (n < N) Ops::store(p, r + 8, n, acc[i][j][2]);
+        if (n + 1 < N) Ops::store(p, r + 8, n + 1, acc[i][j][3]);
+      }
+    }
+  }
+}
+
+#endif  // GRAPE_KERNELS_GEMM_MMA_CUH

@@ -1,0 +1,314 @@
+// Memory-bound matrix products: a few rows (decode: batch x 1 token), so the time is the time to
+// read the weight once.
+//
+//   out[r][n] = Ops::store(r, n, sum_k A(r, k) * W(k, n))        r < R, n < N, k < K
+//
+// W is a materialised buffer in one of two layouts: [K][N] (`x @ w`, GPT-2's Conv1D; gemv_kn) or
+// [N][K] (`linear`, PyTorch's nn.Linear; gemv_nk). A comes from Ops::a (a load, or a load through a
+// fused row normalisation); each block stages its rows and K range of A in shared memory as fp32.
+// Weights are read 16 bytes per thread per load, several loads in flight.
+//
+// Work items are (column tile, K split) pairs, so a narrow product still covers every SM. With more
+// than one split, each split writes fp32 partial sums to p->scratch; the last split of a column
+// tile to finish (a counter per tile, which that split resets to 0 for the next launch) adds the
+// partials in split order (in four interleaved sums), so results do not depend on timing, and
+// applies the epilogue.
+//
+// Ops (generated per kernel by jit/emit_kernels.cpp):
+//   typedef W                                  weight element: float, __half or __nv_bfloat16
+//   static constexpr bool kRowStats            A has a fused row normalisation
+//   static long long R(p), N(p), K(p)
+//   static const W* w(p)
+//   static void row_stats(p, r, K, s0*, s1*)   whole warp; only used when kRowStats
+//   static float a(p, r, k, s0, s1)
+//   static void store(p, r, n, float acc)      applies bias, rounding and the fused epilogue
+#ifndef GRAPE_KERNELS_GEMV_CUH
+#define GRAPE_KERNELS_GEMV_CUH
+
+#define GRAPE_GEMV_THREADS 256
+#define GRAPE_GEMV_MT 8    // rows per pass (more rows: more passes over the same weights, from L2)
+#define GRAPE_GEMV_KC 512  // the longest K range of one split (shared memory holds A's [MT][KC])
+
+// 16 bytes of weights as floats.
+template <class W> struct GrapeVec;
+template <> struct GrapeVec<float> {
+  static constexpr int kN = 4;
+  __device__ static void unpack(const uint4& u, float* f) {
+    f[0] = __uint_as_float(u.x); f[1] = __uint_as_float(u.y); f[2] = __uint_as_float(u.z); f[3] = __uint_as_float(u.w);
+  }
+  __device__ static float one(const float* p, long long i) { return p[i]; }
+};
+template <> struct GrapeVec<__half> {
+  static constexpr int kN = 8;
+  __device__ static void unpack(const uint4& u, float* f) {
+    const __half2* h = reinterpret_cast<const __half2*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 t = __half22float2(h[i]);
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  }
+  __device__ static float one(const __half* p, long long i) { return __half2float(p[i]); }
+};
+template <> struct GrapeVec<__nv_bfloat16> {
+  static constexpr int kN = 8;
+  __device__ static void unpack(const uint4& u, float* f) {
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 t = __bfloat1622float2(h[i]);
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  }
+  __device__ static float one(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
+};
+
+__device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
+  uint4 u;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+               : "l"(p));
+  return u;
+}
+
+// Columns per work item for each layout (the host mirrors these in scheduler/launch.cpp).
+template <class W> __device__ constexpr int grape_gemv_kn_tile() { return 8 * GrapeVec<W>::kN; }
+#define GRAPE_GEMV_NK_TILE 128
+
+// Shared memory (floats): A [MT][KC], row statistics [MT][2], the cross-warp sums [8][MT][64].
+#define GRAPE_GEMV_SMEM_FLOATS (GRAPE_GEMV_MT * GRAPE_GEMV_KC + 2 * GRAPE_GEMV_MT + 8 * GRAPE_GEMV_MT * 64)
+
+// Stages A rows [r0, r0 + rows) x k in [k0, k0 + kn) into As (zeros up to a multiple of 64 in k).
+template <class Ops>
+__device__ __forceinline__ void grape_gemv_stage(const KParams* p, float* As, float* st, long long r0, int rows,
+                                                 long long k0, int kn, long long K) {
+  if constexpr (Ops::kRowStats) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (int m = w; m < rows; m += GRAPE_GEMV_THREADS / 32) {
+      float s0, s1;
+      Ops::row_stats(p, r0 + m, K, &s0, &s1);
+      if (lane == 0) {
+        st[2 * m] = s0;
+        st[2 * m + 1] = s1;
+      }
+    }
+    __syncthreads();
+  }
+  const int kp = (kn + 63) & ~63;
+  for (int t = threadIdx.x; t < rows * kp; t += GRAPE_GEMV_THREADS) {
+    const int m = t / kp, kk = t - m * kp;
+    float v = 0.0f;
+    if (kk < kn) {
+      if constexpr (Ops::kRowStats) v = Ops::a(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1]);
+      else v = Ops::a(p, r0 + m, k0 + kk, 0.0f, 0.0f);
+    }
+    As[m * GRAPE_GEMV_KC + kk] = v;
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ long long grape_gemv_partials_offset(long long tiles) {
+  return ((tiles * 4 + 255) / 256) * 256;
+}
+
+// Split-K completion, shared with gemm_mma.cuh: every split of output tile `tile` has written its
+// partial sums for rows [r0, r0 + rows) x columns [n0, n0 + cols); the last split to arrive adds
+// them in split order and stores through the epilogue. 256 threads.
+template <class Ops>
+__device__ void grape_splitk_finish(const KParams* p, long long tile, long long tiles, long long r0, long long rows,
+                                    long long n0, int cols) {
+  __shared__ int last;
+  const long long R = Ops::R(p), N = Ops::N(p), splits = p->splits;
+  unsigned int* counters = static_cast<unsigned int*>(p->scratch);
+  const float* part = reinterpret_cast<const float*>(static_cast<const char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1u) == (unsigned int)(splits - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (long long t = threadIdx.x; t < rows * cols; t += 256) {
+    const long long r = r0 + t / cols, n = n0 + t % cols;
+    if (r >= R || n >= N) continue;
+    const float* q = part + r * N + n;
+    const long long stride = R * N;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    long long sp = 0;
+    for (; sp + 4 <= splits; sp += 4) {
+      s0 += __ldcg(q + sp * stride);
+      s1 += __ldcg(q + (sp + 1) * stride);
+      s2 += __ldcg(q + (sp + 2) * stride);
+      s3 += __ldcg(q + (sp + 3) * stride);
+    }
+    for (; sp < splits; ++sp) s0 += __ldcg(q + sp * stride);
+    Ops::store(p, r, n, (s0 + s1) + (s2 + s3));
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) counters[tile] = 0;
+}
+
+template <class Ops>
+__device__ __forceinline__ void grape_gemv_emit(const KParams* p, long long tiles, long long split, long long r, long long n,
+                                                float v) {
+  if (p->splits == 1) {
+    Ops::store(p, r, n, v);
+  } else {
+    float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+    part[(split * Ops::R(p) + r) * Ops::N(p) + n] = v;
+  }
+}
+
+// W [K][N]: 8 threads cover 8 * kN consecutive columns of a weight row (128 contiguous bytes), the
+// 32 groups of 8 threads walk K; warp shuffles and then shared memory add the 32 partial sums.
+template <class Ops>
+__device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
+  using W = typename Ops::W;
+  constexpr int V = GrapeVec<W>::kN, MT = GRAPE_GEMV_MT, TN = 8 * V;
+  const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
+  const long long tiles = (N + TN - 1) / TN, tile = item % tiles, split = item / tiles;
+  const long long n0 = tile * TN, k0 = split * p->kchunk;
+  const int kn = (int)max(0LL, min(p->kchunk, K - k0));
+  float* As = smem;
+  float* st = As + MT * GRAPE_GEMV_KC;
+  float* red = st + 2 * MT;
+  const int tx = threadIdx.x & 7, ty = threadIdx.x >> 3, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const long long n = n0 + tx * V;
+  const bool vec = N % V == 0 && n + V <= N;
+  const W* wt = Ops::w(p) + k0 * N;
+  for (long long r0 = 0; r0 < R; r0 += MT) {
+    const int rows = (int)min((long long)MT, R - r0);
+    grape_gemv_stage<Ops>(p, As, st, r0, rows, k0, kn, K);
+    float acc[MT][V];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc[m][v] = 0.0f;
+    if (vec) {
+#pragma unroll 4
+      for (int kk = ty; kk < kn; kk += 32) {
+        float wv[V];
+        GrapeVec<W>::unpack(grape_ld_stream16(wt + (long long)kk * N + n), wv);
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          if (m < rows) {
+            const float a = As[m * GRAPE_GEMV_KC + kk];
+#pragma unroll
+            for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
+          }
+        }
+      }
+    } else {
+      for (int kk = ty; kk < kn; kk += 32) {
+        float wv[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) wv[v] = n + v < N ? GrapeVec<W>::one(wt, (long long)kk * N + n + v) : 0.0f;
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          if (m < rows) {
+            const float a = As[m * GRAPE_GEMV_KC + kk];
+#pragma unroll
+            for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      if (m < rows) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          acc[m][v] += __shfl_xor_sync(0xffffffffu, acc[m][v], 8);
+          acc[m][v] += __shfl_xor_sync(0xffffffffu, acc[m][v], 16);
+          if (lane < 8) red[(w * MT + m) * 64 + tx * V + v] = acc[m][v];
+        }
+      }
+    }
+    __syncthreads();
+    for (int t = threadIdx.x; t < rows * TN; t += GRAPE_GEMV_THREADS) {
+      const int m = t / TN, c = t - m * TN;
+      float s = 0.0f;
+#pragma unroll
+      for (int ww = 0; ww < 8; ++ww) s += red[(ww * MT + m) * 64 + c];
+      if (n0 + c < N) grape_gemv_emit<Ops>(p, tiles, split, r0 + m, n0 + c, s);
+    }
+    __syncthreads();
+  }
+  if (p->splits > 1) grape_splitk_finish<Ops>(p, tile, tiles, 0, R, n0, TN);
+}
+
+// W [N][K]: in each warp, 4 groups of 8 lanes read 4 weight rows (columns of the product), 8 * kN
+// consecutive k each (128 contiguous bytes); each lane keeps 4 columns (16 per warp, 128 per block);
+// shuffles over the 8 lanes of a group add the partial sums.
+template <class Ops>
+__device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
+  using W = typename Ops::W;
+  constexpr int V = GrapeVec<W>::kN, MT = GRAPE_GEMV_MT, JN = 4, TN = GRAPE_GEMV_NK_TILE;
+  const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
+  const long long tiles = (N + TN - 1) / TN, tile = item % tiles, split = item / tiles;
+  const long long n0 = tile * TN, k0 = split * p->kchunk;
+  const int kn = (int)max(0LL, min(p->kchunk, K - k0));
+  float* As = smem;
+  float* st = As + MT * GRAPE_GEMV_KC;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 3, kl = lane & 7;
+  const long long nb = n0 + w * 16 + g;  // this lane's columns: nb + 4 * j
+  const bool vec = K % V == 0;
+  const W* wt = Ops::w(p) + k0;
+  for (long long r0 = 0; r0 < R; r0 += MT) {
+    const int rows = (int)min((long long)MT, R - r0);
+    grape_gemv_stage<Ops>(p, As, st, r0, rows, k0, kn, K);
+    float acc[MT][JN];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int j = 0; j < JN; ++j) acc[m][j] = 0.0f;
+#pragma unroll 2
+    for (int kk = kl * V; kk < kn; kk += 8 * V) {
+      float wv[JN][V];
+#pragma unroll
+      for (int j = 0; j < JN; ++j) {
+        const long long n = nb + 4 * j;
+        if (n < N && vec && kk + V <= kn) {
+          GrapeVec<W>::unpack(grape_ld_stream16(wt + n * K + kk), wv[j]);
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v) wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wt, n * K + kk + v) : 0.0f;
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        if (m < rows) {
+          float a[V];
+#pragma unroll
+          for (int v = 0; v < V; v += 4) {
+            const float4 t = *reinterpret_cast<const float4*>(As + m * GRAPE_GEMV_KC + kk + v);
+            a[v] = t.x; a[v + 1] = t.y; a[v + 2] = t.z; a[v + 3] = t.w;
+          }
+#pragma unroll
+          for (int j = 0; j < JN; ++j)
+#pragma unroll
+            for (int v = 0; v < V; ++v) acc[m][j] = fmaf(a[v], wv[j][v], acc[m][j]);
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      if (m < rows) {
+#pragma unroll
+        for (int j = 0; j < JN; ++j) {
+          float s = acc[m][j];
+          s += __shfl_xor_sync(0xffffffffu, s, 1);
+          s += __shfl_xor_sync(0xffffffffu, s, 2);
+          s += __shfl_xor_sync(0xffffffffu, s, 4);
+          const long long n = nb + 4 * j;
+          if (kl == 0 && n < N) grape_gemv_emit<Ops>(p, tiles, split, r0 + m, n, s);
+        }
+      }
+    }
+    __syncthreads();
+  }
+  if (p->splits > 1) grape_splitk_finish<Ops>(p, tile, tiles, 0, R, n0, TN);
+}
+
+#endif  // GRAPE_KERNELS_GEMV_CUH

@@ -1,0 +1,54 @@
+#include "jit/parallel_compile.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace grape::jit {
+
+std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs, const std::string& arch,
+                                             KernelCache* cache, unsigned threads,
+                                             const std::function<void(size_t, size_t)>& progress) {
+  // Distinct sources, each with the first job that has it.
+  std::map<std::string, size_t> first;
+  std::vector<size_t> distinct, slot(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto [it, fresh] = first.emplace(jobs[i].source, distinct.size());
+    if (fresh) distinct.push_back(i);
+    slot[i] = it->second;
+  }
+  std::vector<CompileOutcome> built(distinct.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  size_t done = 0;
+  auto worker = [&] {
+    for (size_t d; (d = next.fetch_add(1)) < distinct.size();) {
+      const CompileJob& job = jobs[distinct[d]];
+      try {
+        built[d].result = compile_cached(job.source, job.name, arch, {}, cache);
+      } catch (const std::exception& e) {
+        built[d].error = e.what();
+        built[d].failure = std::current_exception();
+      }
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(++done, distinct.size());
+      }
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, distinct.size()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  std::vector<CompileOutcome> out(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) out[i] = built[slot[i]];
+  return out;
+}
+
+}  // namespace grape::jit

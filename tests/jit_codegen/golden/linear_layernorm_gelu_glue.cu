@@ -1,0 +1,64 @@
+#line 1 "generated"
+// gelu, 3 op(s)
+struct Ops {
+  typedef __half W;
+  typedef __half T;
+  static constexpr bool kRowStats = true;
+  static constexpr bool kWKN = false;
+  static constexpr bool kADirect = false;
+  __device__ static long long R(const KParams* p) { return (p->shape[0][0]); }
+  __device__ static long long N(const KParams* p) { return 256LL; }
+  __device__ static long long K(const KParams* p) { return 64LL; }
+  __device__ static const W* w(const KParams* p) { return (const W*)p->buf[3]; }
+  __device__ static const T* a_ptr(const KParams* p) { return nullptr; }
+  __device__ static float gx(const KParams* p, long long r, long long k) {
+    [[maybe_unused]] long long t0 = r;
+    const float v1 = grape_ld_f16(p->buf[0], (r * 64LL + k));
+    return v1;
+  }
+  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {
+    const int lane = threadIdx.x & 31;
+    float mean = 0.0f;
+#pragma unroll 8
+    for (long long k = lane; k < K; k += 32) mean += gx(p, r, k);
+    mean = grape_warp_sum(mean) / (float)K;
+    float sq = 0.0f;
+#pragma unroll 8
+    for (long long k = lane; k < K; k += 32) { const float d = gx(p, r, k) - mean; sq += d * d; }
+    sq = grape_warp_sum(sq);
+    *s0 = mean;
+    *s1 = 1.0f / sqrtf(sq / (float)K + 1e-05f);
+  }
+  __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {
+    [[maybe_unused]] long long t2 = r;
+    const float v3 = grape_ld_f16(p->buf[0], (r * 64LL + k));
+    const float v4 = grape_ld_f16(p->buf[1], k);
+    const float v5 = grape_ld_f16(p->buf[2], k);
+    return grape_r_f16(((v3 - s0) * s1 * v4 + v5));
+  }
+  __device__ static void store(const KParams* p, long long r, long long n, float acc) {
+    [[maybe_unused]] long long t6 = r;
+    const float v7 = grape_ld_f16(p->buf[4], n);
+    acc = acc + v7;
+    const float v8 = grape_r_f16(grape_gelu(grape_r_f16(acc)));
+    grape_st_f16(p->buf[5], (r * 256LL + n), v8);
+  }
+};
+
+extern "C" __global__ void __launch_bounds__(256) grape_kernel(const KParams* p) {
+  extern __shared__ __align__(16) unsigned char grape_smem[];
+  const long long items = ((Ops::N(p) + GRAPE_GEMV_NK_TILE - 1) / GRAPE_GEMV_NK_TILE) * p->splits;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, (float*)grape_smem);
+}
+
+extern "C" __global__ void __launch_bounds__(256) grape_kernel_mma(const KParams* p) {
+  extern __shared__ __align__(16) unsigned char grape_smem[];
+  const long long R = Ops::R(p), N = Ops::N(p);
+  if (p->variant == 1) {
+    const long long items = ((R + 127) / 128) * ((N + 127) / 128) * p->splits;
+    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, 3>(p, item, grape_smem);
+  } else {
+    const long long items = ((R + 63) / 64) * ((N + 63) / 64) * p->splits;
+    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);
+  }
+}
