@@ -346,6 +346,29 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
 }
 
 
+// The statements of a row prologue's statistics (runtime/cpu/norm.cpp) over k < K, computed by one
+// warp (every lane gets them): s0/s1 are (max, sum of exp) for softmax, (mean, 1/std) for the
+// norms. `gx` is the call reading the prologue's input at k ("gx(p, r, k)").
+std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const std::string& ind) {
+  std::string st = ind + "const int lane = threadIdx.x & 31;\n";
+  const std::string loop = "#pragma unroll 8\n" + ind + "for (long long k = lane; k < K; k += 32) ";
+  if (rp.op == Op::Softmax || rp.op == Op::LogSoftmax) {
+    st += ind + "float mx = -__int_as_float(0x7f800000);\n" + loop + "mx = grape_fmax_nan(mx, " + gx + ");\n";
+    st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + loop + "s += expf(" + gx + " - mx);\n";
+    st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
+  } else {
+    st += ind + "float mean = 0.0f;\n";
+    if (rp.op == Op::LayerNorm)
+      st += loop + "mean += " + gx + ";\n" + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
+    char eps[64];
+    std::snprintf(eps, sizeof eps, "%.9gf", rp.attrs.eps);
+    st += ind + "float sq = 0.0f;\n" + loop + "{ const float d = " + gx + " - mean; sq += d * d; }\n";
+    st += ind + "sq = grape_warp_sum(sq);\n" + ind + "*s0 = mean;\n" + ind + "*s1 = 1.0f / sqrtf(sq / (float)K + " +
+          std::string(eps) + ");\n";
+  }
+  return st;
+}
+
 // ---- matrix products through the templates (jit/kernels/gemv.cuh, gemm_mma.cuh) -------------
 // Taken when W (operand b) is a materialised 2-D f16/bf16 buffer and A has the same dtype: the
 // rows of A (every axis but the last) are folded into R, so a batch of decode tokens reads each
@@ -402,23 +425,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     std::string code;
     std::string x = a_at(ax, code).first;
     ops += "  __device__ static float gx(const KParams* p, long long r, long long k) {\n" + code + "    return " + x + ";\n  }\n";
-    // Row statistics of the normalisation (runtime/cpu/norm.cpp), by one warp.
-    std::string st = "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {\n";
-    st += "    const int lane = threadIdx.x & 31;\n";
-    if (rp->op == Op::Softmax || rp->op == Op::LogSoftmax) {
-      st += "    float mx = -__int_as_float(0x7f800000);\n#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) mx = grape_fmax_nan(mx, gx(p, r, k));\n";
-      st += "    mx = grape_warp_max_nan(mx);\n    float s = 0.0f;\n#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) s += expf(gx(p, r, k) - mx);\n";
-      st += "    *s0 = mx;\n    *s1 = grape_warp_sum(s);\n";
-    } else {
-      st += "    float mean = 0.0f;\n";
-      if (rp->op == Op::LayerNorm)
-        st += "#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) mean += gx(p, r, k);\n    mean = grape_warp_sum(mean) / (float)K;\n";
-      char eps[64];
-      std::snprintf(eps, sizeof eps, "%.9gf", rp->attrs.eps);
-      st += "    float sq = 0.0f;\n#pragma unroll 8\n    for (long long k = lane; k < K; k += 32) { const float d = gx(p, r, k) - mean; sq += d * d; }\n";
-      st += "    sq = grape_warp_sum(sq);\n    *s0 = mean;\n    *s1 = 1.0f / sqrtf(sq / (float)K + " + std::string(eps) + ");\n";
-    }
-    ops += st + "  }\n";
+    ops += "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {\n" +
+           row_stats_code(*rp, "gx(p, r, k)", "    ") + "  }\n";
     std::string code2;
     auto [xv, idx] = a_at(ax, code2);
     std::string res;
@@ -463,12 +471,16 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : "grape_gemv_kn_tile<Ops::W>()";
   // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
   // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
-  std::string s = ops + header(c, name);
+  auto two_per_sm = [](std::string h) {
+    const std::string lb = "__launch_bounds__(256)";
+    return h.replace(h.find(lb), lb.size(), "__launch_bounds__(256, 2)");
+  };
+  std::string s = ops + two_per_sm(header(c, name));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, (float*)grape_smem);\n";
   s += "}\n\n";
-  s += header(c, name + kTensorCoreSuffix);
+  s += two_per_sm(header(c, name + kTensorCoreSuffix));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long R = Ops::R(p), N = Ops::N(p);\n";
   s += "  if (p->variant == 1) {\n";
@@ -566,24 +578,8 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
       default: throw std::logic_error("bad row prologue");
     }
     fa += "  return " + round_to(at, "(" + res + ")") + ";\n";
-    // Per-row statistics, computed by one warp (every lane gets them).
-    std::string st = "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, float* s0, float* s1) {\n";
-    st += "  const int lane = threadIdx.x & 31;\n";
-    if (rp->op == Op::Softmax || rp->op == Op::LogSoftmax) {
-      st += "  float mx = -__int_as_float(0x7f800000);\n  for (long long k = lane; k < K; k += 32) mx = grape_fmax_nan(mx, gx(p, b, m, k));\n";
-      st += "  mx = grape_warp_max_nan(mx);\n  float s = 0.0f;\n  for (long long k = lane; k < K; k += 32) s += expf(gx(p, b, m, k) - mx);\n";
-      st += "  *s0 = mx; *s1 = grape_warp_sum(s);\n";
-    } else {
-      st += "  float mean = 0.0f;\n";
-      if (rp->op == Op::LayerNorm)
-        st += "  for (long long k = lane; k < K; k += 32) mean += gx(p, b, m, k);\n  mean = grape_warp_sum(mean) / (float)K;\n";
-      char eps[64];
-      std::snprintf(eps, sizeof eps, "%.9gf", rp->attrs.eps);
-      st += "  float sq = 0.0f;\n  for (long long k = lane; k < K; k += 32) { const float d = gx(p, b, m, k) - mean; sq += d * d; }\n";
-      st += "  sq = grape_warp_sum(sq);\n  *s0 = mean; *s1 = 1.0f / sqrtf(sq / (float)K + " + std::string(eps) + ");\n";
-    }
-    st += "}\n";
-    stats_fn += st;
+    stats_fn += "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, float* s0, "
+                "float* s1) {\n" + row_stats_code(*rp, "gx(p, b, m, k)", "  ") + "}\n";
   } else {
     std::string av = c.value(a, aidx, fa, "  ");
     fa += "  return (" + acc + ")" + av + ";\n";
@@ -634,7 +630,7 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "      const long long b = item / ncb, n = (item % ncb) * 8 + w;\n";
     s += stats("(int)M", "0LL", "      ");
     s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
-    s += "      if (n < N) {\n        for (long long k = lane; k < K; k += 32) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
+    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = lane; k < K; k += 32) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
     s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
     s += "        }\n      }\n";
     s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) {\n        if (m < M) {\n          const " + acc +
@@ -648,7 +644,7 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "      const long long b = item / ncb, n0 = (item % ncb) * 32, n = n0 + lane;\n";
     s += stats("(int)M", "0LL", "      ");
     s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
-    s += "      if (n < N) {\n        for (long long k = w; k < K; k += 8) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
+    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = w; k < K; k += 8) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
     s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
     s += "        }\n      }\n";
     s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) part[w][m][lane] = a[m];\n      __syncthreads();\n";

@@ -45,13 +45,13 @@ struct Ops {
   }
 };
 
-extern "C" __global__ void __launch_bounds__(256) grape_kernel(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const KParams* p) {
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::N(p) + GRAPE_GEMV_NK_TILE - 1) / GRAPE_GEMV_NK_TILE) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, (float*)grape_smem);
 }
 
-extern "C" __global__ void __launch_bounds__(256) grape_kernel_mma(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const KParams* p) {
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long R = Ops::R(p), N = Ops::N(p);
   if (p->variant == 1) {
