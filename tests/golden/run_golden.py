@@ -5,7 +5,9 @@
   tests/golden/ir/NAME.grp           ->  NAME.ir       : `grape ir` stdout (must exit 0)
 
 A first line `# args: ...` in a .grp adds arguments to the command (e.g. `-D N=3`,
-`--no-optimize`, `--entry f`). Paths are given relative to the repository root, so that the
+`--no-optimize`, `--entry f`); a line `# env: NAME=VALUE ...` among the leading comment lines sets
+environment variables for it (e.g. `GRAPE_LIMITS=max_ops=20000`, so that a limit is reached fast
+in sanitizer builds too). Paths are given relative to the repository root, so that the
 file names in diagnostics are stable.
 
 An .expected file starts with `# exit: N`; the rest is the exact stderr. If the command also
@@ -35,16 +37,30 @@ def case_args(path):
     return []
 
 
-def run(grape, argv):
+def case_env(path):
+    env = dict(os.environ)
+    env.pop("GRAPE_LIMITS", None)
+    with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            if line.startswith("# env:"):
+                for item in shlex.split(line[len("# env:"):]):
+                    k, _, v = item.partition("=")
+                    env[k] = v
+    return env
+
+
+def run(grape, argv, env=None):
     try:
-        p = subprocess.run([grape] + argv, cwd=ROOT, capture_output=True, timeout=TIMEOUT_S)
+        p = subprocess.run([grape] + argv, cwd=ROOT, capture_output=True, timeout=TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         return None, "", f"TIMEOUT after {TIMEOUT_S}s\n"
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def diag_case(grape, grp):
-    rc, out, err = run(grape, ["check", grp] + case_args(grp))
+    rc, out, err = run(grape, ["check", grp] + case_args(grp), case_env(grp))
     text = f"# exit: {rc}\n" + err
     if text and not text.endswith("\n"):
         text += "\n"
@@ -54,7 +70,7 @@ def diag_case(grape, grp):
 
 
 def ir_case(grape, grp):
-    rc, out, err = run(grape, ["ir", grp] + case_args(grp))
+    rc, out, err = run(grape, ["ir", grp] + case_args(grp), case_env(grp))
     problem = None if rc == 0 and not err else f"grape ir exited {rc}\n{err}"
     return grp[:-len(".grp")] + ".ir", out, problem
 
