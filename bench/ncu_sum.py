@@ -12,7 +12,9 @@ def main(name, path):
         k = (r["ID"], r["Kernel Name"])
         unit = r.get("Metric Unit", "")
         v = float(r["Metric Value"].replace(",", ""))
-        scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+        # Times in microseconds, sizes in bytes (ncu prints "ns"/"us"/"ms" or "nsecond"/... by version).
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3, "byte": 1,
+                 "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
         rows.setdefault(k, {})[r["Metric Name"]] = v * scale.get(unit, 1)
     t = sum(r.get("gpu__time_duration.sum", 0) for r in rows.values())
     b = sum(r.get("dram__bytes.sum", 0) for r in rows.values())
