@@ -18,8 +18,8 @@ struct CompileJob {
 
 struct CompileOutcome {
   CompileResult result;
-  std::string error;               // non-empty when the kernel did not compile: NVRTC's log and the source
-  std::exception_ptr failure;      // what compile_cached threw (its grape::Error keeps its code)
+  std::string error;           // non-empty when the kernel did not compile: NVRTC's log and the source
+  std::exception_ptr failure;  // what compile_cached threw (its grape::Error keeps its code)
 };
 
 // One outcome per job, in job order. `threads` 0: one per hardware thread. `progress`, when set,
