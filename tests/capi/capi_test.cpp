@@ -102,12 +102,13 @@ std::vector<uint8_t> safetensors_f32(const std::string& name, const std::vector<
   std::string header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(v.size()) +
                        "],\"data_offsets\":[0," + std::to_string(v.size() * 4) + "]}}";
   while (header.size() % 8) header += ' ';
-  std::vector<uint8_t> out(8);
+  // Sized once and filled in place: GCC 12 at -O2 reports a false -Warray-bounds in
+  // vector::insert's reallocation path when growing an 8-byte vector.
+  std::vector<uint8_t> out(8 + header.size() + v.size() * 4);
   uint64_t n = header.size();
   for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(n >> (8 * i));
-  out.insert(out.end(), header.begin(), header.end());
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
-  out.insert(out.end(), p, p + v.size() * 4);
+  std::memcpy(out.data() + 8, header.data(), header.size());
+  if (!v.empty()) std::memcpy(out.data() + 8 + header.size(), v.data(), v.size() * 4);
   return out;
 }
 
