@@ -14,10 +14,11 @@ constexpr unsigned kGemvSharedBytes = 4 * (8 * 512 + 2 * 8 + 8 * 8 * 64);
 // 64 x 64 tiles with 4 stages, 128 x 128 tiles with 3; BK = 32, rows padded by 8 elements.
 constexpr unsigned kGemmSharedBytes[2] = {4 * 2 * (64 * 40 + 64 * 40) + 64 * 8, 3 * 2 * (128 * 40 + 128 * 40) + 128 * 8};
 
-// K splits so that `tiles` work items become about `target`, each K range a multiple of `unit`
-// and at least kMinSplitK long (shorter ranges cost more in partial sums than they gain).
+// K splits so that `tiles` work items become at most about `target` (one wave: a second wave
+// doubles the latency-bound time of these short blocks), each K range a multiple of `unit` and at
+// least kMinSplitK long (shorter ranges cost more in partial sums than they gain).
 void split_k(int64_t K, int64_t tiles, int64_t target, int64_t min_splits, int64_t unit, LaunchDims& d) {
-  int64_t splits = std::max(min_splits, ceil_div(target, std::max<int64_t>(tiles, 1)));
+  int64_t splits = std::max(min_splits, target / std::max<int64_t>(tiles, 1));
   splits = std::clamp<int64_t>(splits, 1, std::max<int64_t>(1, K / kMinSplitK));
   splits = std::max(splits, min_splits);
   d.kchunk = std::max<int64_t>(unit, ceil_div(ceil_div(K, splits), unit) * unit);

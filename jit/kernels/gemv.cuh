@@ -129,6 +129,8 @@ __device__ void grape_splitk_finish(const KParams* p, long long tile, long long 
   __syncthreads();
   if (!last) return;
   __threadfence();
+  // Unrolled so each thread has several elements' partial loads in flight at once.
+#pragma unroll 4
   for (long long t = threadIdx.x; t < rows * cols; t += 256) {
     const long long r = r0 + t / cols, n = n0 + t % cols;
     if (r >= R || n >= N) continue;
