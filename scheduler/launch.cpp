@@ -11,8 +11,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 // shared memory of each path.
 constexpr int64_t kGemvMaxRows = 16, kGemvKC = 512, kGemvSplitUnit = 64, kMinSplitK = 128;
 constexpr unsigned kGemvSharedBytes = 4 * (8 * 512 + 2 * 8 + 8 * 8 * 64);
-// 64 x 64 tiles with 4 stages, 128 x 128 tiles with 3; BK = 32, rows padded by 8 elements.
-constexpr unsigned kGemmSharedBytes[2] = {4 * 2 * (64 * 40 + 64 * 40) + 64 * 8, 3 * 2 * (128 * 40 + 128 * 40) + 128 * 8};
+// 64 x 64 tiles, 4 stages of BK = 32, rows padded by 8 elements, plus the row statistics.
+constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
 
 // K splits so that `tiles` work items become at most about `target` (one wave: a second wave
 // doubles the latency-bound time of these short blocks), each K range a multiple of `unit` and at
@@ -29,8 +29,7 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
   return splits > 1 ? static_cast<size_t>(ceil_div(tiles * 4, 256) * 256 + splits * R * N * 4) : 0;
 }
 
-static_assert(kGemmSharedBytes[1] == kMatrixProductMaxSharedBytes && kGemmSharedBytes[0] <= kMatrixProductMaxSharedBytes &&
-              kGemvSharedBytes <= kMatrixProductMaxSharedBytes);
+static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes && kGemvSharedBytes <= kMatrixProductMaxSharedBytes);
 
 void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
                     int64_t& blocks) {
@@ -42,14 +41,11 @@ void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;
   } else {
-    // 128 x 128 tiles when they fill the GPU, else 64 x 64 ones, split along K when even those
-    // would leave multiprocessors idle.
+    // 64 x 64 tiles, split along K when they would leave multiprocessors idle.
     d.tensor_cores = true;
-    int64_t big = ceil_div(R, 128) * ceil_div(N, 128);
-    d.variant = big >= sm_count ? 1 : 0;
-    d.shared_bytes = kGemmSharedBytes[d.variant];
-    int64_t tiles = d.variant ? big : ceil_div(R, 64) * ceil_div(N, 64);
-    if (d.variant == 0 && tiles < sm_count) split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+    d.shared_bytes = kGemmSharedBytes;
+    int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
+    if (tiles < sm_count) split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
     else d.kchunk = std::max<int64_t>(K, 1);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;

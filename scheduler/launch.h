@@ -12,7 +12,8 @@ struct LaunchDims {
   unsigned grid = 1;   // blocks (x only)
   unsigned block = 1;  // threads per block (x only)
   unsigned shared_bytes = 0;  // dynamic shared memory
-  // MatrixProduct: KParams::splits, kchunk and variant, and the zero-initialised scratch it needs.
+  // MatrixProduct: KParams::splits, kchunk and variant (0: the one tile configuration), and the
+  // zero-initialised scratch it needs.
   int64_t splits = 1, kchunk = 0, variant = 0;
   bool tensor_cores = false;  // launch the kernel's tensor-core entry point (jit/kernel_source.h)
   size_t scratch_bytes = 0;
@@ -25,7 +26,7 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
 
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
 // kernel's limit to this once, at load.
-constexpr unsigned kMatrixProductMaxSharedBytes = 62464;
+constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
 
 constexpr int64_t kMaxGrid = 65535;
 

@@ -137,9 +137,10 @@ fn main(x: f16[B, 64]) -> f16[B, 256] {
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 2u);
   EXPECT_EQ(d.scratch_bytes, 0u);
-  // Tensor-core path (B = 300 rows): 64 x 64 tiles, since 128 x 128 ones would not fill 132 SMs.
+  // Tensor-core path (B = 300 rows): 64 x 64 tiles; K = 64 is too short to split.
   d = scheduler::launch_dims(ks[0].launch, {{"B", 300}}, 132);
-  EXPECT_EQ(d.variant, 0);
+  EXPECT_TRUE(d.tensor_cores);
+  EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 5u * 4u);
 }
 
@@ -165,16 +166,15 @@ TEST(CodegenFusion, GemvSplitsKToCoverTheGpu) {
   // Tensor-core tiles that would leave SMs idle split K too: BERT b=1, 128 x 768 x 768.
   r.items = {ir::Dim(128), ir::Dim(768), ir::Dim(768)};
   d = scheduler::launch_dims(r, {}, 132);
-  EXPECT_EQ(d.variant, 0);
+  EXPECT_TRUE(d.tensor_cores);
   EXPECT_EQ(d.splits, 6);
   EXPECT_EQ(d.kchunk, 128);
   EXPECT_EQ(d.grid, 24u * 6u);
-  // Enough 128 x 128 tiles: no split (BERT b=16, 2048 x 3072).
+  // Enough tiles: no split (BERT b=16, 2048 x 3072).
   r.items = {ir::Dim(2048), ir::Dim(3072), ir::Dim(768)};
   d = scheduler::launch_dims(r, {}, 132);
-  EXPECT_EQ(d.variant, 1);
   EXPECT_EQ(d.splits, 1);
-  EXPECT_EQ(d.grid, 16u * 24u);
+  EXPECT_EQ(d.grid, 32u * 48u);
 }
 
 TEST(CodegenFusion, SliceUpdateIsInPlace) {
@@ -225,24 +225,14 @@ void compile_all(const std::string& what, const ir::Module& m) {
   for (const auto& e : r.errors) ADD_FAILURE() << what << ": " << e.substr(0, 6000);
 }
 
-TEST(CodegenNvrtc, Mlp) {
-  auto c = compile_file("examples/mlp.grp");
-  compile_all("mlp", *c->mod);
-}
-TEST(CodegenNvrtc, Gpt2Tiny) {
-  auto c = compile_file("examples/gpt2.grp", {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
-  compile_all("gpt2 tiny", *c->mod);
-}
-// About 3 minutes on 2 cores (2458 compiles); real sizes change only constants in the kernels that
-// Gpt2Tiny compiles, so CI runs it only with GRAPE_SLOW_TESTS=1.
+// mlp, bert and gpt2 at tiny sizes are compiled for sm_80 and sm_90 by the compile.examples ctest
+// (tests/compile/compile_examples.sh), through the CLI; compiling them here too doubled CI's time.
+// Slow (every entry at real size, sm_80 and sm_90); real sizes change only constants in the
+// kernels that compile.examples compiles at tiny size, so CI runs it only with GRAPE_SLOW_TESTS=1.
 TEST(CodegenNvrtc, Gpt2Real) {
   if (!std::getenv("GRAPE_SLOW_TESTS")) GTEST_SKIP() << "slow (about 3 min): set GRAPE_SLOW_TESTS=1 to run";
   auto c = compile_file("examples/gpt2.grp");
   compile_all("gpt2", *c->mod);
-}
-TEST(CodegenNvrtc, Bert) {
-  auto c = compile_file("examples/bert.grp");
-  compile_all("bert", *c->mod);
 }
 TEST(CodegenNvrtc, DifftestCases) {
   for (const auto& e : fs::directory_iterator(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases")) {

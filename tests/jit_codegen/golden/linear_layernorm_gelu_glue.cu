@@ -53,12 +53,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const KParams*
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const KParams* p) {
   extern __shared__ __align__(16) unsigned char grape_smem[];
-  const long long R = Ops::R(p), N = Ops::N(p);
-  if (p->variant == 1) {
-    const long long items = ((R + 127) / 128) * ((N + 127) / 128) * p->splits;
-    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, 3>(p, item, grape_smem);
-  } else {
-    const long long items = ((R + 63) / 64) * ((N + 63) / 64) * p->splits;
-    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);
-  }
+  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);
 }
