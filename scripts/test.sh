@@ -7,16 +7,15 @@
 #   3. build-fuzz/: the libraries, the CLI and the libFuzzer targets with clang (so the code is also
 #      compiled warning-free by a second compiler); each fuzzer runs briefly from a copy of its seed
 #      corpus tests/fuzz/corpus/<name>/ and any crash, leak, timeout or sanitizer report fails
-#   4. the Rust and Go bindings (cargo test --offline, go test and go test -race) against a
-#      libgrape.so built in build-go/
-#   5. build-o2/: every target (tests included) built optimized, -O2 with g++ and warnings as
+#   4. build-go/: every target (tests included) built optimized, -O2 with g++ and warnings as
 #      errors, as the README's Release build is: some warnings (-Warray-bounds, -Wrestrict, ...)
-#      appear only when optimizing. Built, not run (the tests ran in 2.)
-#   6. a summary with the time of each phase; exit status non-zero if anything failed
+#      appear only when optimizing. Built, not run (the tests ran in 2.); then the Rust and Go
+#      bindings (cargo test --offline, go test and go test -race) against its libgrape.so
+#   5. a summary with the time of each phase; exit status non-zero if anything failed
 #
 # Environment: GRAPE_JOBS (parallel jobs, default: number of cores), GRAPE_FUZZ_SECONDS (per
 # fuzzer, default 20; 0 builds the fuzzers but does not run them), GRAPE_SKIP_BINDINGS=1 (skips
-# 4.), GRAPE_SKIP_RELEASE_BUILD=1 (skips 5.).
+# the binding suites), GRAPE_SKIP_RELEASE_BUILD=1 (builds only libgrape.so in 4.).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -177,33 +176,29 @@ else
   skip "fuzzers" "build failed"
 fi
 
-# --- 4. bindings ---------------------------------------------------------------------------------
-# The Rust and Go bindings against one unsanitized libgrape.so (-O0: it only has to be correct, and
-# compiles fastest), built in build-go/, where the Go package's cgo flags point.
-build_bindings_lib() {
-  cmake -S . -B build-go -DCMAKE_BUILD_TYPE=Debug -DGRAPE_TESTS=OFF >/dev/null &&
-    cmake --build build-go --target grape_shared -j"$JOBS"
-}
-if [ "${GRAPE_SKIP_BINDINGS:-0}" = 1 ]; then
-  skip "bindings (Rust, Go)" "GRAPE_SKIP_BINDINGS=1"
-elif phase "build libgrape.so for the bindings (build-go/)" build_bindings_lib; then
-  phase "bindings/rust (cargo test --offline)" env GRAPE_LIB_DIR="$ROOT/build-go/lib" bindings/rust/test.sh
-  phase "bindings/go (go test, -race)" env JOBS="$JOBS" bindings/go/test.sh
-fi
-
-# --- 5. optimized build ---------------------------------------------------------------------------
-# -O2 (not -g: debug info only costs compile time here); -Werror comes from CMakeLists.txt.
+# --- 4. optimized build, and the bindings against it --------------------------------------------
+# Every target at -O2 with -Werror (CMakeLists.txt), in build-go/, where the Go package's cgo flags
+# point; the Rust and Go suites then run against its unsanitized libgrape.so. One build serves both
+# (a separate -O0 library build for the bindings cost another minute). GRAPE_SKIP_RELEASE_BUILD=1
+# builds only the library.
 build_o2() {
-  mkdir -p build-o2
-  cmake -S . -B build-o2 -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DGRAPE_TESTS=ON -DPython3_EXECUTABLE="$PYTHON" >build-o2/configure.log 2>&1 ||
-    { cat build-o2/configure.log; return 1; }
-  cmake --build build-o2 -j"$JOBS"
+  mkdir -p build-go
+  cmake -S . -B build-go -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DGRAPE_TESTS=ON -DPython3_EXECUTABLE="$PYTHON" >build-go/configure.log 2>&1 ||
+    { cat build-go/configure.log; return 1; }
+  if [ "${GRAPE_SKIP_RELEASE_BUILD:-0}" = 1 ]; then
+    cmake --build build-go --target grape_shared -j"$JOBS"
+  else
+    cmake --build build-go -j"$JOBS"
+  fi
 }
-if [ "${GRAPE_SKIP_RELEASE_BUILD:-0}" = 1 ]; then
-  skip "build -O2, all targets (build-o2/)" "GRAPE_SKIP_RELEASE_BUILD=1"
-else
-  phase "build -O2, all targets (build-o2/)" build_o2
+if phase "build -O2, all targets (build-go/)" build_o2; then
+  if [ "${GRAPE_SKIP_BINDINGS:-0}" = 1 ]; then
+    skip "bindings (Rust, Go)" "GRAPE_SKIP_BINDINGS=1"
+  else
+    phase "bindings/rust (cargo test --offline)" env GRAPE_LIB_DIR="$ROOT/build-go/lib" bindings/rust/test.sh
+    phase "bindings/go (go test, -race)" env JOBS="$JOBS" bindings/go/test.sh
+  fi
 fi
 
 finish
