@@ -489,7 +489,6 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "}\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
-  L.items = {ir::Dim(1), ir::Dim(1), ir::Dim(1)};
   ir::Dim rows = 1;
   for (const auto& d : lead) rows = rows * d;
   L.items = {rows, n_dim, k_dim};

@@ -19,12 +19,11 @@ struct KParams {
   long long shape[GRAPE_KMAX_BUFFERS][GRAPE_KMAX_RANK];
   long long extra[GRAPE_KMAX_EXTRA];
   // Matrix products (jit/kernels/gemv.cuh, gemm_mma.cuh), chosen on the host per launch
-  // (scheduler/launch.h): K splits and the K range of each, the tile configuration, and a
-  // zero-initialised scratch area (split-K counters, then fp32 partial sums).
+  // (scheduler/launch.h): K splits and the K range of each, and a zero-initialised scratch area
+  // (split-K counters, then fp32 partial sums).
   void* scratch;
   long long splits;
   long long kchunk;
-  long long variant;
 };
 
 #ifndef __CUDACC_RTC__

@@ -12,9 +12,8 @@ struct LaunchDims {
   unsigned grid = 1;   // blocks (x only)
   unsigned block = 1;  // threads per block (x only)
   unsigned shared_bytes = 0;  // dynamic shared memory
-  // MatrixProduct: KParams::splits, kchunk and variant (0: the one tile configuration), and the
-  // zero-initialised scratch it needs.
-  int64_t splits = 1, kchunk = 0, variant = 0;
+  // MatrixProduct: KParams::splits and kchunk, and the zero-initialised scratch it needs.
+  int64_t splits = 1, kchunk = 0;
   bool tensor_cores = false;  // launch the kernel's tensor-core entry point (jit/kernel_source.h)
   size_t scratch_bytes = 0;
 };

@@ -227,7 +227,6 @@ struct EagerExecutor::Impl {
     scheduler::LaunchDims ld = scheduler::launch_dims(spec.launch, dims, dev.sm_count());
     slot->splits = ld.splits;
     slot->kchunk = ld.kchunk;
-    slot->variant = ld.variant;
     if (ld.scratch_bytes > scratch[k].size()) {
       // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
       scratch[k] = jit::DeviceBuffer(dev, ld.scratch_bytes, "the scratch area of kernel " + spec.name);
