@@ -1,5 +1,7 @@
 #include "jit/codegen.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 
@@ -35,6 +37,9 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       k.root = g.root;
       k.extra = c.extra;
       k.block = bp.block;
+      // GRAPE_DUMP_KERNELS=DIR: each kernel's source as DIR/<name>.cu, for reading and profiling.
+      if (const char* dir = std::getenv("GRAPE_DUMP_KERNELS"); dir && *dir)
+        std::ofstream(std::string(dir) + "/" + k.name + ".cu") << k.source;
       out.push_back(std::move(k));
     }
   }

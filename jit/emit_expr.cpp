@@ -177,7 +177,7 @@ Ctx::Ctx(const ir::Function& fn, const scheduler::FusionGroup& grp) : f(fn), g(g
     if (!buf.count(buffers[i])) buf[buffers[i]] = static_cast<int>(i);
   }
   for (const ir::Operation* op : g.ops) {
-    if (op == g.root || op == g.core || op == g.row_prologue) continue;
+    if (op == g.root || op == g.core || op == g.row_prologue || op == g.attention_scores) continue;
     for (ValueId r : op->results) prod[r] = op;
   }
 }

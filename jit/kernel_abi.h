@@ -20,7 +20,8 @@ struct KParams {
   long long extra[GRAPE_KMAX_EXTRA];
   // Matrix products (jit/kernels/gemv.cuh, gemm_mma.cuh), chosen on the host per launch
   // (scheduler/launch.h): K splits and the K range of each, and a zero-initialised scratch area
-  // (split-K counters, then fp32 partial sums).
+  // (split-K counters, then fp32 partial sums). Attention (jit/kernels/attention.cuh): splits is
+  // the number of query rows per block, kchunk non-zero when the scores stay in shared memory.
   void* scratch;
   long long splits;
   long long kchunk;

@@ -60,6 +60,8 @@ struct LaunchRule {
     MatrixProduct,  // the templates of jit/kernels/gemv.cuh and gemm_mma.cuh: `items` = {R, N, K};
                     // scheduler::launch_dims picks the path, K splits, tile configuration, dynamic
                     // shared memory and scratch size
+    Attention,      // jit/kernels/attention.cuh: `items` = {batch, S, KV, DK, DV}; launch_dims
+                    // picks the query rows per block and whether scores stay in shared memory
   } kind = Elementwise;
   int threads = 256;
   int work = -1;                // the output buffer the launch covers (informational)

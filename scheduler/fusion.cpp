@@ -18,6 +18,7 @@ const char* role_name(OpRole r) {
     case OpRole::Inlined: return "inlined";
     case OpRole::Core: return "core";
     case OpRole::RowPrologue: return "row_prologue";
+    case OpRole::AttentionScores: return "attention_scores";
   }
   return "?";
 }
@@ -126,7 +127,8 @@ FusionPlan plan_fusion(const ir::Function& f) {
     auto it = roles.find(op);
     if (it == roles.end()) return false;
     OpRole r = it->second;
-    return r == OpRole::Root || r == OpRole::Inlined || r == OpRole::Core || r == OpRole::RowPrologue;
+    return r == OpRole::Root || r == OpRole::Inlined || r == OpRole::Core || r == OpRole::RowPrologue ||
+           r == OpRole::AttentionScores;
   };
   auto accepts_inline = [&](const Use& u) {
     if (!kernelish(u.op)) return false;
@@ -154,6 +156,35 @@ FusionPlan plan_fusion(const ir::Function& f) {
       if (u.op->op == Op::SliceUpdate && u.slot == 0) return true;
     }
     return false;
+  };
+
+  // q @ k^T of a fused attention (fusion.h): `op`'s only use `user` starts an elementwise chain of
+  // its shape that ends in the softmax row prologue of group g, whose core p @ v has the scores'
+  // batch axes.
+  auto attention_scores = [&](const Operation* op, const Operation* user, const FusionGroup& g) {
+    if (op->op != Op::MatMul || g.attention_scores || !g.row_prologue || g.row_prologue->op != Op::Softmax ||
+        !g.core || g.core->op != Op::MatMul)
+      return false;
+    const ir::Type& st = f.type(op->results[0]);
+    const ir::Type& qt = f.type(op->operands[0]);
+    const ir::Type& kt = f.type(op->operands[1]);
+    const ir::Type& vt = f.type(g.core->operands[1]);
+    const ir::Type& ot = f.type(g.core->results[0]);
+    if (!is_float(st.dtype) || qt.rank() < 2 || kt.rank() < 2 || vt.rank() < 2 || ot.rank() != st.rank())
+      return false;
+    for (const ir::Dim& d : {qt.shape.back(), vt.shape.back()})
+      if (!d.is_const() || d.const_value() < 1 || d.const_value() > kMaxFusedHeadDim) return false;
+    for (size_t d = 0; d + 1 < st.rank(); ++d)
+      if (ot.shape[d] != st.shape[d]) return false;
+    for (const Operation* cur = user; cur != g.row_prologue;) {
+      if (!ir::is_elementwise(cur->op) || cur->results.size() != 1 || f.type(cur->results[0]).shape != st.shape ||
+          cur->pred != op->pred || escapes.count(cur->results[0]))
+        return false;
+      const auto& cu = uses[cur->results[0]];
+      if (cu.size() != 1) return false;
+      cur = cu[0].op;
+    }
+    return true;
   };
 
   for (const ir::Block* blk : blocks) {
@@ -245,6 +276,12 @@ FusionPlan plan_fusion(const ir::Function& f) {
             g.core == user && g.row_prologue == nullptr && vt.rank() >= 1) {
           g.row_prologue = op;
           roles[op] = OpRole::RowPrologue;
+          groups_of[op] = groups_of[user];
+          continue;
+        }
+        if (attention_scores(op, user, g)) {
+          g.attention_scores = op;
+          roles[op] = OpRole::AttentionScores;
           groups_of[op] = groups_of[user];
           continue;
         }

@@ -21,6 +21,10 @@
 //  - Row prologues: a layer_norm / rms_norm / softmax / log_softmax over the last axis whose only
 //    use is operand A of a matmul/linear (same predicate) is computed inside the matrix product
 //    (row statistics per block, normalised A elements produced while loading the tiles).
+//  - Attention: a batched matmul (q @ k^T) whose only use is an elementwise chain of its shape
+//    (scale, mask) ending in the softmax row prologue of a matmul (p @ v) is computed inside that
+//    group: one kernel for the whole attention, scores never in memory. Head widths must be
+//    constants <= kMaxFusedHeadDim (the kernel keeps a row of the output in registers).
 //  - Everything else (reductions, norms, matmul, topk, cumsum, slice_update, and pointwise ops that
 //    must be materialised) is the Root of its own kernel.
 #pragma once
@@ -40,6 +44,7 @@ enum class OpRole {
   Inlined,      // computed inside the kernel(s) of its consumer(s), never materialised
   Core,         // the heavy op of a group whose root is its elementwise epilogue
   RowPrologue,  // a row normalisation computed inside a matmul group
+  AttentionScores,  // the q @ k^T product of a fused attention group
 };
 const char* role_name(OpRole r);
 
@@ -49,6 +54,9 @@ struct FusionGroup {
   // fused heavy op when root is its epilogue, null for a purely pointwise kernel.
   const ir::Operation* core = nullptr;
   const ir::Operation* row_prologue = nullptr;
+  // Fused attention: the q @ k^T product whose scores, through an elementwise chain, are the input
+  // of the softmax row prologue of this group's p @ v core (jit/kernels/attention.cuh).
+  const ir::Operation* attention_scores = nullptr;
   std::vector<const ir::Operation*> ops;  // every op computed by the kernel, program order
   std::vector<ir::ValueId> inputs;        // values read from memory
   std::vector<ir::ValueId> outputs;       // values written (root's results)
@@ -69,6 +77,8 @@ struct FusionPlan {
 };
 
 FusionPlan plan_fusion(const ir::Function& f);
+
+constexpr int64_t kMaxFusedHeadDim = 256;
 
 // Whether an op is computed per output element from its operands (and so can be inlined).
 bool is_pointwise(ir::Op op);

@@ -52,6 +52,19 @@ void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K
   }
 }
 
+// Mirrors jit/kernels/attention.cuh: query rows per block (the 8 warps split the keys of fewer
+// rows), and its shared memory: q rows, per-warp k tiles, row statistics, cached scores.
+void attention(int64_t S, int64_t KV, int64_t DK, LaunchDims& d, int64_t batch, int64_t& blocks) {
+  int64_t rows = S <= 1 ? 1 : S <= 2 ? 2 : S <= 4 ? 4 : 8;
+  int64_t dkp = ceil_div(DK, 32) * 32, kvp = ceil_div(KV, 32) * 32;
+  int64_t floats = rows * dkp + 8 * 32 * 33 + 2 * 8;
+  int64_t cached = floats + rows * kvp;
+  d.splits = rows;
+  d.kchunk = cached * 4 <= kAttentionMaxSharedBytes ? 1 : 0;
+  d.shared_bytes = static_cast<unsigned>(4 * (d.kchunk ? cached : floats));
+  blocks = batch * ceil_div(S, rows);
+}
+
 }  // namespace
 
 LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count) {
@@ -80,6 +93,7 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
     }
     case jit::LaunchRule::Single: blocks = 1; break;
     case jit::LaunchRule::MatrixProduct: matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks); break;
+    case jit::LaunchRule::Attention: attention(item(1), item(2), item(3), d, item(0), blocks); break;
   }
   d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
   return d;

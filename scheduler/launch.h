@@ -27,6 +27,10 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
 // kernel's limit to this once, at load.
 constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
 
+// The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no
+// attribute is needed): head widths up to 256 fit, and the scores stay in it when they fit too.
+constexpr unsigned kAttentionMaxSharedBytes = 48 * 1024;
+
 constexpr int64_t kMaxGrid = 65535;
 
 }  // namespace grape::scheduler

@@ -1,0 +1,167 @@
+// Fused attention: `softmax(chain(q @ k^T)) @ v` in one kernel, the scores never in global memory.
+// For each batch-head b and query row i (S queries, KV keys, head widths DK and DV):
+//
+//   x[j]   = Ops::score(b, i, j, sum_d q[b][i][d] * k[b][j][d])   the softmax input: the rounded
+//                                                                 product through the fused chain
+//                                                                 (scale, mask, ...)
+//   p[j]   = Ops::prob(exp(x[j] - max x) / sum exp(x - max x))     rounded to the softmax's dtype
+//   out[d] = Ops::store(b, i, d, sum_j p[j] * v[b][j][d])          rounding and the epilogue
+//
+// The semantics are those of the unfused ops (runtime/cpu): the same roundings at the same points;
+// only the order of the float sums differs. Two passes over the keys: the first computes the scores
+// and a running (max, sum of exponentials) per lane, merged per row; the second turns scores into
+// probabilities and accumulates p * v. Scores are kept in shared memory between the passes when
+// they fit (p->kchunk != 0), else recomputed.
+//
+// Work item: (b, a group of ROWS = p->splits query rows), ROWS in {1, 2, 4, 8}. The 8 warps of a
+// block are ROWS rows x (8 / ROWS) key slices: warp (r, s) takes every (8/ROWS)-th block of 32 keys
+// of row r, so a decode step (one query row) still spreads its keys over the whole block. In a
+// block of 32 keys lane l owns key j0 + l for the scores (a dot product against a 32 x 32 tile of
+// k staged by the warp in shared memory, coalesced), and dims l, l + 32, ... for the output. The
+// key slices' partial outputs meet in shared memory and are added in slice order (deterministic).
+//
+// Ops (generated per kernel by jit/emit_kernels.cpp):
+//   static long long S(p), KV(p), DK(p), DV(p)
+//   static float q(p, b, i, d), k(p, b, j, d), v(p, b, j, d)
+//   static float score(p, b, i, j, float dot)
+//   static float prob(float x)
+//   static void store(p, b, i, d, float acc)
+// Shared memory (floats, dynamic; scheduler/launch.cpp mirrors the size):
+//   [ROWS][DKP] q rows | [8][32][33] per-warp k tiles (later the partial outputs) | [8][2] row
+//   statistics | [ROWS][KVP] scores when cached.          DKP, KVP: DK, KV rounded up to 32.
+#ifndef GRAPE_KERNELS_ATTENTION_CUH
+#define GRAPE_KERNELS_ATTENTION_CUH
+
+#define GRAPE_ATTN_WARPS 8
+#define GRAPE_ATTN_TILE (32 * 33)
+
+// Merges the softmax statistics (m, l) = (max, sum of exp(x - max)) of two sets of scores. An
+// empty set is (-inf, 0); a NaN max stays NaN, as in the unfused softmax.
+__device__ __forceinline__ void grape_attn_merge(float& m, float& l, float mo, float lo) {
+  const float mn = grape_fmax_nan(m, mo);
+  const float a = l == 0.0f ? 0.0f : l * expf(m - mn);
+  const float c = lo == 0.0f ? 0.0f : lo * expf(mo - mn);
+  m = mn;
+  l = a + c;
+}
+
+// Lane l's dot product q . k[j0 + l] over the head width, 32 dims at a time: the warp stages a
+// 32 keys x 32 dims tile of k (each load coalesced across lanes), then each lane reads its key's
+// row (padded to 33: no bank conflicts). q is zero beyond DK.
+template <class Ops>
+__device__ __forceinline__ float grape_attn_dot(const KParams* p, long long b, long long j0, long long KV,
+                                                long long DK, const float* q, float* tile, int lane) {
+  float dot = 0.0f;
+  for (long long d0 = 0; d0 < DK; d0 += 32) {
+    __syncwarp();
+#pragma unroll 8
+    for (int kk = 0; kk < 32; ++kk) {
+      const long long j = j0 + kk, d = d0 + lane;
+      tile[kk * 33 + lane] = (j < KV && d < DK) ? Ops::k(p, b, j, d) : 0.0f;
+    }
+    __syncwarp();
+#pragma unroll 8
+    for (int dd = 0; dd < 32; ++dd) dot += q[d0 + dd] * tile[lane * 33 + dd];
+  }
+  return dot;
+}
+
+// One work item. DVT = ceil(DV / 32): output dims per lane.
+template <class Ops, int DVT>
+__device__ void grape_attention(const KParams* p, long long item, float* smem) {
+  const long long S = Ops::S(p), KV = Ops::KV(p), DK = Ops::DK(p), DV = Ops::DV(p);
+  const int rows = (int)p->splits, slices = GRAPE_ATTN_WARPS / rows;
+  const long long groups = (S + rows - 1) / rows;
+  const long long b = item / groups, i0 = (item % groups) * rows;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = w / slices, s = w % slices;
+  const long long i = i0 + r;
+  const bool live = i < S;  // the same for the whole warp
+  const long long dkp = (DK + 31) / 32 * 32, kvp = (KV + 31) / 32 * 32;
+  float* qs = smem;
+  float* tiles = qs + rows * dkp;
+  float* tile = tiles + w * GRAPE_ATTN_TILE;
+  float* stats = tiles + GRAPE_ATTN_WARPS * GRAPE_ATTN_TILE;
+  float* cache = p->kchunk ? stats + 2 * GRAPE_ATTN_WARPS + r * kvp : nullptr;
+  const float neg_inf = -__int_as_float(0x7f800000);
+
+  for (long long t = threadIdx.x; t < rows * dkp; t += blockDim.x) {
+    const long long rr = t / dkp, d = t % dkp;
+    qs[t] = (i0 + rr < S && d < DK) ? Ops::q(p, b, i0 + rr, d) : 0.0f;
+  }
+  __syncthreads();
+  const float* q = qs + r * dkp;
+
+  // Pass 1: scores, and each lane's running softmax statistics.
+  float m = neg_inf, l = 0.0f;
+  if (live) {
+    for (long long j0 = (long long)s * 32; j0 < KV; j0 += (long long)slices * 32) {
+      const float dot = grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
+      const long long j = j0 + lane;
+      if (j < KV) {
+        const float x = Ops::score(p, b, i, j, dot);
+        if (cache) cache[j] = x;
+        grape_attn_merge(m, l, x, x == neg_inf ? 0.0f : 1.0f);
+      }
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float mo = __shfl_xor_sync(0xffffffffu, m, o), lo = __shfl_xor_sync(0xffffffffu, l, o);
+    grape_attn_merge(m, l, mo, lo);
+  }
+  if (lane == 0) {
+    stats[2 * w] = m;
+    stats[2 * w + 1] = l;
+  }
+  __syncthreads();
+  // The row's statistics: its slices merged in slice order (every warp of the row alike).
+  float M = neg_inf, L = 0.0f;
+  for (int t = 0; t < slices; ++t) grape_attn_merge(M, L, stats[2 * (r * slices + t)], stats[2 * (r * slices + t) + 1]);
+
+  // Pass 2: probabilities times v.
+  float acc[DVT];
+#pragma unroll
+  for (int t = 0; t < DVT; ++t) acc[t] = 0.0f;
+  if (live) {
+    for (long long j0 = (long long)s * 32; j0 < KV; j0 += (long long)slices * 32) {
+      const long long j = j0 + lane;
+      float x;
+      if (cache) {
+        x = j < KV ? cache[j] : neg_inf;
+      } else {
+        const float dot = grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
+        x = j < KV ? Ops::score(p, b, i, j, dot) : neg_inf;
+      }
+      const float pj = j < KV ? Ops::prob(expf(x - M) / L) : 0.0f;
+      const int nk = (int)(KV - j0 < 32 ? KV - j0 : 32);
+      for (int kk = 0; kk < nk; ++kk) {
+        const float pk = __shfl_sync(0xffffffffu, pj, kk);
+#pragma unroll
+        for (int t = 0; t < DVT; ++t) {
+          const long long d = lane + 32 * t;
+          if (d < DV) acc[t] += pk * Ops::v(p, b, j0 + kk, d);
+        }
+      }
+    }
+  }
+
+  // The key slices' partial outputs, added in slice order by the row's first warp.
+  __syncthreads();
+  float* part = tiles;  // [8][DVT * 32]
+#pragma unroll
+  for (int t = 0; t < DVT; ++t) part[w * DVT * 32 + lane + 32 * t] = acc[t];
+  __syncthreads();
+  if (live && s == 0) {
+#pragma unroll
+    for (int t = 0; t < DVT; ++t) {
+      const long long d = lane + 32 * t;
+      if (d >= DV) continue;
+      float sum = 0.0f;
+      for (int u = 0; u < slices; ++u) sum += part[(r * slices + u) * DVT * 32 + lane + 32 * t];
+      Ops::store(p, b, i, d, sum);
+    }
+  }
+  __syncthreads();
+}
+
+#endif  // GRAPE_KERNELS_ATTENTION_CUH
