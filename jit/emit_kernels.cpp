@@ -349,11 +349,37 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
 
 // The statements of a row prologue's statistics (runtime/cpu/norm.cpp) over k < K, computed by one
 // warp (every lane gets them): s0/s1 are (max, sum of exp) for softmax, (mean, 1/std) for the
-// norms. `gx` is the call reading the prologue's input at k ("gx(p, r, k)").
-std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const std::string& ind) {
+// norms. `gx` is the call reading the prologue's input at k ("gx(p, r, k)"). When K is a constant
+// of at most kRowStatsRegs * 32, each lane loads its elements once into registers (one memory
+// round trip for both statistics instead of one per pass).
+constexpr int64_t kRowStatsRegs = 32;
+std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const std::string& ind, const ir::Dim& k_dim) {
   std::string st = ind + "const int lane = threadIdx.x & 31;\n";
+  const bool softmax = rp.op == Op::Softmax || rp.op == Op::LogSoftmax;
+  char eps[64];
+  std::snprintf(eps, sizeof eps, "%.9gf", rp.attrs.eps);
+  const std::string finish_norm = ind + "sq = grape_warp_sum(sq);\n" + ind + "*s0 = mean;\n" + ind +
+                                  "*s1 = 1.0f / sqrtf(sq / (float)K + " + std::string(eps) + ");\n";
+  if (k_dim.is_const() && k_dim.const_value() <= kRowStatsRegs * 32) {
+    const std::string n = std::to_string((k_dim.const_value() + 31) / 32);
+    auto each = [&](const std::string& stmt) {
+      return "#pragma unroll\n" + ind + "for (int t = 0; t < " + n + "; ++t) if (lane + 32 * t < K) " + stmt + "\n";
+    };
+    st += ind + "float xr[" + n + "];\n#pragma unroll\n" + ind + "for (int t = 0; t < " + n +
+          "; ++t) {\n" + ind + "  const long long k = lane + 32 * t;\n" + ind + "  xr[t] = k < K ? " + gx + " : 0.0f;\n" + ind + "}\n";
+    if (softmax) {
+      st += ind + "float mx = -__int_as_float(0x7f800000);\n" + each("mx = grape_fmax_nan(mx, xr[t]);");
+      st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + each("s += expf(xr[t] - mx);");
+      st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
+    } else {
+      st += ind + "float mean = 0.0f;\n";
+      if (rp.op == Op::LayerNorm) st += each("mean += xr[t];") + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
+      st += ind + "float sq = 0.0f;\n" + each("{ const float d = xr[t] - mean; sq += d * d; }") + finish_norm;
+    }
+    return st;
+  }
   const std::string loop = "#pragma unroll 8\n" + ind + "for (long long k = lane; k < K; k += 32) ";
-  if (rp.op == Op::Softmax || rp.op == Op::LogSoftmax) {
+  if (softmax) {
     st += ind + "float mx = -__int_as_float(0x7f800000);\n" + loop + "mx = grape_fmax_nan(mx, " + gx + ");\n";
     st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + loop + "s += expf(" + gx + " - mx);\n";
     st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
@@ -361,11 +387,7 @@ std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const
     st += ind + "float mean = 0.0f;\n";
     if (rp.op == Op::LayerNorm)
       st += loop + "mean += " + gx + ";\n" + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
-    char eps[64];
-    std::snprintf(eps, sizeof eps, "%.9gf", rp.attrs.eps);
-    st += ind + "float sq = 0.0f;\n" + loop + "{ const float d = " + gx + " - mean; sq += d * d; }\n";
-    st += ind + "sq = grape_warp_sum(sq);\n" + ind + "*s0 = mean;\n" + ind + "*s1 = 1.0f / sqrtf(sq / (float)K + " +
-          std::string(eps) + ");\n";
+    st += ind + "float sq = 0.0f;\n" + loop + "{ const float d = " + gx + " - mean; sq += d * d; }\n" + finish_norm;
   }
   return st;
 }
@@ -427,7 +449,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     std::string x = a_at(ax, code).first;
     ops += "  __device__ static float gx(const KParams* p, long long r, long long k) {\n" + code + "    return " + x + ";\n  }\n";
     ops += "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {\n" +
-           row_stats_code(*rp, "gx(p, r, k)", "    ") + "  }\n";
+           row_stats_code(*rp, "gx(p, r, k)", "    ", k_dim) + "  }\n";
     std::string code2;
     auto [xv, idx] = a_at(ax, code2);
     std::string res;
@@ -647,7 +669,7 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     }
     fa += "  return " + round_to(at, "(" + res + ")") + ";\n";
     stats_fn += "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, float* s0, "
-                "float* s1) {\n" + row_stats_code(*rp, "gx(p, b, m, k)", "  ") + "}\n";
+                "float* s1) {\n" + row_stats_code(*rp, "gx(p, b, m, k)", "  ", as[ra - 1]) + "}\n";
   } else {
     std::string av = c.value(a, aidx, fa, "  ");
     fa += "  return (" + acc + ")" + av + ";\n";

@@ -28,6 +28,8 @@
 #define GRAPE_GEMV_THREADS 256
 #define GRAPE_GEMV_MT 8    // rows per pass (more rows: more passes over the same weights, from L2)
 #define GRAPE_GEMV_KC 512  // the longest K range of one split (shared memory holds A's [MT][KC])
+#define GRAPE_GEMV_PF 6    // weight vectors per thread requested before A is staged (gemv_kn)
+#define GRAPE_GEMV_NK_PF 2 // steps of 4 vectors per lane requested before A is staged (gemv_nk)
 
 // 16 bytes of weights as floats.
 template <class W> struct GrapeVec;
@@ -179,6 +181,14 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
   const long long n = n0 + tx * V;
   const bool vec = N % V == 0 && n + V <= N;
   const W* wt = Ops::w(p) + k0 * N;
+  // The first GRAPE_GEMV_PF weight vectors of this thread are requested before A is staged, so
+  // their latency overlaps the row statistics and A's loads (all of them for K ranges <= 256).
+  uint4 pre[GRAPE_GEMV_PF];
+  if (vec) {
+#pragma unroll
+    for (int t = 0; t < GRAPE_GEMV_PF; ++t)
+      pre[t] = ty + 32 * t < kn ? grape_ld_stream16(wt + (long long)(ty + 32 * t) * N + n) : make_uint4(0, 0, 0, 0);
+  }
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     grape_gemv_stage<Ops>(p, As, st, r0, rows, k0, kn, K);
@@ -188,8 +198,24 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
 #pragma unroll
       for (int v = 0; v < V; ++v) acc[m][v] = 0.0f;
     if (vec) {
+#pragma unroll
+      for (int t = 0; t < GRAPE_GEMV_PF; ++t) {
+        const int kk = ty + 32 * t;
+        if (kk < kn) {
+          float wv[V];
+          GrapeVec<W>::unpack(r0 == 0 ? pre[t] : grape_ld_stream16(wt + (long long)kk * N + n), wv);
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            if (m < rows) {
+              const float a = As[m * GRAPE_GEMV_KC + kk];
+#pragma unroll
+              for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
+            }
+          }
+        }
+      }
 #pragma unroll 4
-      for (int kk = ty; kk < kn; kk += 32) {
+      for (int kk = ty + 32 * GRAPE_GEMV_PF; kk < kn; kk += 32) {
         float wv[V];
         GrapeVec<W>::unpack(grape_ld_stream16(wt + (long long)kk * N + n), wv);
 #pragma unroll
@@ -257,6 +283,17 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
   const long long nb = n0 + w * 16 + g;  // this lane's columns: nb + 4 * j
   const bool vec = K % V == 0;
   const W* wt = Ops::w(p) + k0;
+  // This lane's weights at k0 + kk: JN rows, V consecutive k each.
+  auto load = [&](int kk, int j, uint4& u) {
+    const long long n = nb + 4 * j;
+    u = n < N && vec && kk + V <= kn ? grape_ld_stream16(wt + n * K + kk) : make_uint4(0, 0, 0, 0);
+  };
+  // The first GRAPE_GEMV_NK_PF steps' weights are requested before A is staged (see gemv_kn).
+  uint4 pre[GRAPE_GEMV_NK_PF][JN];
+#pragma unroll
+  for (int t = 0; t < GRAPE_GEMV_NK_PF; ++t)
+#pragma unroll
+    for (int j = 0; j < JN; ++j) load(kl * V + t * 8 * V, j, pre[t][j]);
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     grape_gemv_stage<Ops>(p, As, st, r0, rows, k0, kn, K);
@@ -265,14 +302,14 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
     for (int m = 0; m < MT; ++m)
 #pragma unroll
       for (int j = 0; j < JN; ++j) acc[m][j] = 0.0f;
-#pragma unroll 2
-    for (int kk = kl * V; kk < kn; kk += 8 * V) {
+    // One step: k in [kk, kk + V) of this lane's JN rows, from `u` where a vector load applies.
+    auto step = [&](int kk, const uint4* u) {
       float wv[JN][V];
 #pragma unroll
       for (int j = 0; j < JN; ++j) {
         const long long n = nb + 4 * j;
         if (n < N && vec && kk + V <= kn) {
-          GrapeVec<W>::unpack(grape_ld_stream16(wt + n * K + kk), wv[j]);
+          GrapeVec<W>::unpack(u[j], wv[j]);
         } else {
 #pragma unroll
           for (int v = 0; v < V; ++v) wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wt, n * K + kk + v) : 0.0f;
@@ -293,6 +330,26 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
             for (int v = 0; v < V; ++v) acc[m][j] = fmaf(a[v], wv[j][v], acc[m][j]);
         }
       }
+    };
+#pragma unroll
+    for (int t = 0; t < GRAPE_GEMV_NK_PF; ++t) {
+      const int kk = kl * V + t * 8 * V;
+      if (kk >= kn) break;
+      if (r0 == 0) {
+        step(kk, pre[t]);
+      } else {
+        uint4 u[JN];
+#pragma unroll
+        for (int j = 0; j < JN; ++j) load(kk, j, u[j]);
+        step(kk, u);
+      }
+    }
+#pragma unroll 2
+    for (int kk = kl * V + GRAPE_GEMV_NK_PF * 8 * V; kk < kn; kk += 8 * V) {
+      uint4 u[JN];
+#pragma unroll
+      for (int j = 0; j < JN; ++j) load(kk, j, u[j]);
+      step(kk, u);
     }
 #pragma unroll
     for (int m = 0; m < MT; ++m) {

@@ -278,5 +278,60 @@ const MatrixCase kMatrixCases[] = {
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),
                          [](const testing::TestParamInfo<MatrixCase>& i) { return "case" + std::to_string(i.index); });
 
+// Fused attention (jit/kernels/attention.cuh) against the unfused CPU ops: decode (one query row,
+// a position mask), encoder (a broadcast padding mask), causal prefill, keys too many to cache,
+// head widths that are not multiples of 32 or differ between k and v, a k shared across the batch,
+// every float dtype, and an epilogue after p @ v.
+struct AttentionCase {
+  const char* what;
+  const char* dtype;
+  int64_t b, h, s, kv, dk, dv;
+  const char* mask;     // bool[MS0, MS1] expression over S, KV (or "" for none)
+  bool shared_k = false;  // k and v are [h, kv, d], broadcast over the batch
+};
+
+class GpuAttention : public testing::TestWithParam<AttentionCase> {};
+
+TEST_P(GpuAttention, MatchesCpu) {
+  REQUIRE_GPU();
+  const AttentionCase& c = GetParam();
+  const std::string t = c.dtype, n = std::to_string(c.b), h = std::to_string(c.h);
+  auto shp = [&](int64_t rows, int64_t cols, bool batch) {
+    return t + "[" + (batch ? n + ", " : "") + h + ", " + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+  };
+  std::string scores = c.shared_k ? "(q @ transpose(k, 1, 2)) * 0.125" : "(q @ transpose(k, 2, 3)) * 0.125";
+  if (*c.mask) scores = "where(" + std::string(c.mask) + ", " + scores + ", -10000.0)";
+  std::string src = "fn main(q: " + shp(c.s, c.dk, true) + ", k: " + shp(c.kv, c.dk, !c.shared_k) + ", v: " +
+                    shp(c.kv, c.dv, !c.shared_k) + ", pos: i32[]) -> " + shp(c.s, c.dv, true) + " {\n  return (softmax(" +
+                    scores + ", axis=-1) @ v) * 2.0\n}\n";
+  SCOPED_TRACE(src);
+  auto m = Model::load_source(src, "attention.grp");
+  DType dt = *parse_dtype(c.dtype);
+  Shape qs{c.b, c.h, c.s, c.dk}, ks{c.b, c.h, c.kv, c.dk}, vs{c.b, c.h, c.kv, c.dv};
+  if (c.shared_k) {
+    ks.erase(ks.begin());
+    vs.erase(vs.begin());
+  }
+  Tensor pos(DType::I32, {});
+  pos.set_int(0, c.kv / 2);
+  compare(m, "main", {{{"q", sample(dt, qs, 41)}, {"k", sample(dt, ks, 42)}, {"v", sample(dt, vs, 43)}, {"pos", pos}}},
+          c.what);
+}
+
+const AttentionCase kAttentionCases[] = {
+    {"decode position mask", "f16", 5, 12, 1, 256, 64, 64, "reshape(arange(256, i32) <= pos, (1, 256))"},
+    {"decode ragged keys bf16", "bf16", 2, 3, 1, 70, 64, 64, "reshape(arange(70, i32) <= pos, (1, 70))"},
+    {"two query rows", "f16", 1, 2, 2, 33, 32, 32, ""},
+    {"encoder 20 rows", "bf16", 2, 3, 20, 20, 40, 40, "reshape(arange(20, i32) < 17, (1, 20))"},
+    {"causal prefill f32", "f32", 1, 2, 33, 33, 16, 16, "causal_mask(33, 33, 0)"},
+    {"keys beyond the score cache", "f16", 1, 2, 9, 2000, 64, 64, ""},
+    {"dv differs from dk", "f16", 2, 2, 5, 50, 32, 96, ""},
+    {"head width 256", "f16", 1, 2, 3, 40, 256, 256, ""},
+    {"k shared across the batch", "f16", 3, 2, 4, 24, 16, 16, "", true},
+};
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuAttention, testing::ValuesIn(kAttentionCases),
+                         [](const testing::TestParamInfo<AttentionCase>& i) { return "case" + std::to_string(i.index); });
+
 }  // namespace
 }  // namespace grape

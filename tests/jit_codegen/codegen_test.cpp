@@ -197,6 +197,54 @@ fn main(k: f16[4, 8], pos: i32[]) -> f16[4, 8] {
   EXPECT_TRUE(found);
 }
 
+// q @ k^T, scale, mask, softmax and p @ v: one attention kernel (jit/kernels/attention.cuh), whose
+// source compiles with NVRTC; the launch spreads a decode step's keys over the block's warps.
+TEST(CodegenFusion, AttentionIsOneKernel) {
+  auto c = compile_text("attn.grp", R"(
+fn main(q: f16[B, 4, S, 64], k: f16[B, 4, T, 64], v: f16[B, 4, T, 64], p: i32[]) -> f16[B, 4, S, 64] {
+  let mask = reshape(arange(T, i32) <= p, (1, T))
+  let att = (q @ transpose(k, 2, 3)) * 0.125
+  return (softmax(where(mask, att, -10000.0), axis=-1) @ v) * 2.0
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::Attention);
+  EXPECT_NE(ks[0].source.find("grape_attention<Ops, 2>"), std::string::npos);
+  // Decode (one query row): 8 warps share the keys of one row; 256 keys' scores fit in shared memory.
+  auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}, {"S", 1}, {"T", 256}}, 132);
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.kchunk, 1);
+  EXPECT_EQ(d.grid, 20u);
+  EXPECT_EQ(d.shared_bytes, 4u * (64 + 8 * 32 * 33 + 16 + 256));
+  // Prefill: 8 rows per block; 4096 keys are recomputed, not cached.
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 2}, {"S", 100}, {"T", 4096}}, 132);
+  EXPECT_EQ(d.splits, 8);
+  EXPECT_EQ(d.kchunk, 0);
+  EXPECT_EQ(d.grid, 2u * 4u * 13u);
+  EXPECT_LE(d.shared_bytes, scheduler::kAttentionMaxSharedBytes);
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  jit::CompileResult r = jit::compile_cuda(ks[0].source, "attention", "sm_90");
+  EXPECT_FALSE(r.cubin.empty());
+  EXPECT_FALSE(r.has_warnings()) << r.log;
+  // GPT-2's attend(): one kernel too.
+  auto g = compile_file("examples/gpt2.grp", {{"L", 1}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
+  auto ga = kernels_of(*g->mod, "attend");
+  ASSERT_EQ(ga.size(), 1u);
+  EXPECT_EQ(ga[0].launch.kind, jit::LaunchRule::Attention);
+}
+
+// A wider head than the kernel keeps in registers stays two kernels (the unfused path).
+TEST(CodegenFusion, AttentionWithWideHeadsIsNotFused) {
+  auto c = compile_text("attn.grp", R"(
+fn main(q: f32[2, 8, 300], k: f32[2, 8, 300], v: f32[2, 8, 300]) -> f32[2, 8, 300] {
+  return softmax(q @ transpose(k, 1, 2), axis=-1) @ v
+}
+)");
+  EXPECT_EQ(kernels_of(*c->mod, "main").size(), 2u);
+}
+
 size_t count_kernels(const ir::Module& m, const std::string& entry) {
   const ir::Function* f = m.find(entry);
   return f ? scheduler::plan_fusion(*f).num_kernels() : 0;

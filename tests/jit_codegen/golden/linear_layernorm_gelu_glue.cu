@@ -18,13 +18,19 @@ struct Ops {
   }
   __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {
     const int lane = threadIdx.x & 31;
+    float xr[2];
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const long long k = lane + 32 * t;
+      xr[t] = k < K ? gx(p, r, k) : 0.0f;
+    }
     float mean = 0.0f;
-#pragma unroll 8
-    for (long long k = lane; k < K; k += 32) mean += gx(p, r, k);
+#pragma unroll
+    for (int t = 0; t < 2; ++t) if (lane + 32 * t < K) mean += xr[t];
     mean = grape_warp_sum(mean) / (float)K;
     float sq = 0.0f;
-#pragma unroll 8
-    for (long long k = lane; k < K; k += 32) { const float d = gx(p, r, k) - mean; sq += d * d; }
+#pragma unroll
+    for (int t = 0; t < 2; ++t) if (lane + 32 * t < K) { const float d = xr[t] - mean; sq += d * d; }
     sq = grape_warp_sum(sq);
     *s0 = mean;
     *s1 = 1.0f / sqrtf(sq / (float)K + 1e-05f);
