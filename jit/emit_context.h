@@ -69,6 +69,14 @@ struct Ctx {
 // Matrix products with at most this many rows take the GEMV template (jit/kernels/gemv.cuh).
 constexpr int kGemvMaxRows = 16;
 
+// `extern "C" __global__ void __launch_bounds__(256) name(const KParams* p) {` and the predicate's
+// early return (emit_kernels.cpp).
+std::string kernel_header(Ctx& c, const std::string& name);
+// The kernel of a group whose core is a matmul/linear (emit_matmul.cpp) or a fused attention
+// (emit_attention.cpp).
+std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& launch);
+std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& launch);
+
 // Kernel bodies (emit_kernels.cpp): the whole `extern "C" __global__` function text.
 std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& launch, bool& in_place);
 

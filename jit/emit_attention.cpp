@@ -1,0 +1,83 @@
+// The glue of a fused attention group (jit/kernels/attention.cuh; scheduler/fusion.h says when
+// attention is fused).
+#include <functional>
+
+#include "jit/emit_context.h"
+#include "scheduler/fusion.h"
+
+namespace grape::jit::detail {
+
+using ir::ValueId;
+
+// ---- fused attention (jit/kernels/attention.cuh) ---------------------------------------------
+// The group: scores = q @ k^T (g.attention_scores), an elementwise chain, the softmax row prologue,
+// and its core p @ v with the epilogue. Batch axes (every axis but the last two of the output)
+// are flattened into b; operands broadcast over them as numpy matmul does.
+std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& qk = *c.g.attention_scores;
+  const ir::Operation& pv = *c.g.core;
+  const ir::Operation& sm = *c.g.row_prologue;
+  ValueId q = qk.operands[0], kt = qk.operands[1], v = pv.operands[1], out = pv.results[0];
+  const auto& os = c.type(out).shape;
+  std::vector<ir::Dim> batch(os.begin(), os.end() - 2);
+  const ir::Dim s_dim = os[os.size() - 2], dv_dim = os.back();
+  const ir::Dim kv_dim = c.type(kt).shape.back(), dk_dim = c.type(q).shape.back();
+  const int64_t dvt = (dv_dim.const_value() + 31) / 32;
+
+  // A function of (p, b, <a>, <c>) evaluating value `x` at batch(b) + idx.
+  auto fn = [&](const std::string& sig, const std::function<std::string(const Idx&, std::string&)>& body) {
+    std::string code;
+    Idx ob = c.unravel("b", batch, code, "    ");
+    std::string ret = body(ob, code);
+    return "  __device__ static " + sig + " {\n" + code + ret + "  }\n";
+  };
+  auto at = [](Idx ob, const std::string& x, const std::string& y) {
+    ob.push_back(x);
+    ob.push_back(y);
+    return ob;
+  };
+  std::string ops = "struct Ops {\n";
+  ops += "  __device__ static long long S(const KParams* p) { return " + c.dim(s_dim) + "; }\n";
+  ops += "  __device__ static long long KV(const KParams* p) { return " + c.dim(kv_dim) + "; }\n";
+  ops += "  __device__ static long long DK(const KParams*) { return " + c.dim(dk_dim) + "; }\n";
+  ops += "  __device__ static long long DV(const KParams*) { return " + c.dim(dv_dim) + "; }\n";
+  ops += fn("float q(const KParams* p, long long b, long long i, long long d)", [&](const Idx& ob, std::string& code) {
+    return "    return " + c.value(q, c.broadcast_index(q, at(ob, "i", "d")), code, "    ") + ";\n";
+  });
+  ops += fn("float k(const KParams* p, long long b, long long j, long long d)", [&](const Idx& ob, std::string& code) {
+    return "    return " + c.value(kt, c.broadcast_index(kt, at(ob, "d", "j")), code, "    ") + ";\n";
+  });
+  ops += fn("float v(const KParams* p, long long b, long long j, long long d)", [&](const Idx& ob, std::string& code) {
+    return "    return " + c.value(v, c.broadcast_index(v, at(ob, "j", "d")), code, "    ") + ";\n";
+  });
+  ops += fn("float score(const KParams* p, long long b, long long i, long long j, float dot)",
+            [&](const Idx& ob, std::string& code) {
+              c.leaf = qk.results[0];
+              c.leaf_expr = round_to(c.type(qk.results[0]).dtype, "dot");
+              std::string x = c.value(sm.operands[0], at(ob, "i", "j"), code, "    ");
+              c.leaf = ir::kNoValue;
+              return "    return " + x + ";\n";
+            });
+  ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") + "; }\n";
+  ops += fn("void store(const KParams* p, long long b, long long i, long long d, float acc)",
+            [&](const Idx& ob, std::string& code) {
+              code += c.emit_output(at(ob, "i", "d"), round_to(c.type(out).dtype, "acc"), "    ");
+              return std::string();
+            });
+  ops += "};\n\n";
+
+  std::string s = ops + kernel_header(c, name);
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " + std::to_string(dvt) +
+       ">(p, item, (float*)grape_smem);\n";
+  s += "}\n";
+  c.templates = {"attention.cuh"};
+  L.kind = LaunchRule::Attention;
+  ir::Dim nb = 1;
+  for (const auto& d : batch) nb = nb * d;
+  L.items = {nb, s_dim, kv_dim, dk_dim, dv_dim};
+  return s;
+}
+
+}  // namespace grape::jit::detail

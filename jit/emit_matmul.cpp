@@ -1,0 +1,418 @@
+// Matrix products (matmul, linear): the glue of the templates jit/kernels/gemv.cuh and
+// gemm_mma.cuh for f16/bf16 weights, and the general kernel for every other product (f32,
+// integers, batched products): WMMA/SIMT tiles and a simple GEMV, built here as text.
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "jit/emit_context.h"
+#include "jit/kernel_source.h"
+#include "scheduler/fusion.h"
+
+namespace grape::jit::detail {
+
+using ir::Op;
+using ir::ValueId;
+
+namespace {
+
+std::string header(Ctx& c, const std::string& name) { return kernel_header(c, name); }
+
+// The statements of a row prologue's statistics (runtime/cpu/norm.cpp) over k < K, computed by one
+// warp (every lane gets them): s0/s1 are (max, sum of exp) for softmax, (mean, 1/std) for the
+// norms. `gx` is the call reading the prologue's input at k ("gx(p, r, k)"). When K is a constant
+// of at most kRowStatsRegs * 32, each lane loads its elements once into registers (one memory
+// round trip for both statistics instead of one per pass).
+constexpr int64_t kRowStatsRegs = 32;
+std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const std::string& ind, const ir::Dim& k_dim) {
+  std::string st = ind + "const int lane = threadIdx.x & 31;\n";
+  const bool softmax = rp.op == Op::Softmax || rp.op == Op::LogSoftmax;
+  char eps[64];
+  std::snprintf(eps, sizeof eps, "%.9gf", rp.attrs.eps);
+  const std::string finish_norm = ind + "sq = grape_warp_sum(sq);\n" + ind + "*s0 = mean;\n" + ind +
+                                  "*s1 = 1.0f / sqrtf(sq / (float)K + " + std::string(eps) + ");\n";
+  if (k_dim.is_const() && k_dim.const_value() <= kRowStatsRegs * 32) {
+    const std::string n = std::to_string((k_dim.const_value() + 31) / 32);
+    auto each = [&](const std::string& stmt) {
+      return "#pragma unroll\n" + ind + "for (int t = 0; t < " + n + "; ++t) if (lane + 32 * t < K) " + stmt + "\n";
+    };
+    st += ind + "float xr[" + n + "];\n#pragma unroll\n" + ind + "for (int t = 0; t < " + n +
+          "; ++t) {\n" + ind + "  const long long k = lane + 32 * t;\n" + ind + "  xr[t] = k < K ? " + gx + " : 0.0f;\n" + ind + "}\n";
+    if (softmax) {
+      st += ind + "float mx = -__int_as_float(0x7f800000);\n" + each("mx = grape_fmax_nan(mx, xr[t]);");
+      st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + each("s += expf(xr[t] - mx);");
+      st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
+    } else {
+      st += ind + "float mean = 0.0f;\n";
+      if (rp.op == Op::LayerNorm) st += each("mean += xr[t];") + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
+      st += ind + "float sq = 0.0f;\n" + each("{ const float d = xr[t] - mean; sq += d * d; }") + finish_norm;
+    }
+    return st;
+  }
+  const std::string loop = "#pragma unroll 8\n" + ind + "for (long long k = lane; k < K; k += 32) ";
+  if (softmax) {
+    st += ind + "float mx = -__int_as_float(0x7f800000);\n" + loop + "mx = grape_fmax_nan(mx, " + gx + ");\n";
+    st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + loop + "s += expf(" + gx + " - mx);\n";
+    st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
+  } else {
+    st += ind + "float mean = 0.0f;\n";
+    if (rp.op == Op::LayerNorm)
+      st += loop + "mean += " + gx + ";\n" + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
+    st += ind + "float sq = 0.0f;\n" + loop + "{ const float d = " + gx + " - mean; sq += d * d; }\n" + finish_norm;
+  }
+  return st;
+}
+
+// ---- matrix products through the templates (jit/kernels/gemv.cuh, gemm_mma.cuh) -------------
+// Taken when W (operand b) is a materialised 2-D f16/bf16 buffer and A has the same dtype: the
+// rows of A (every axis but the last) are folded into R, so a batch of decode tokens reads each
+// weight once. The glue is an Ops struct (loads of A with the fused row prologue, the epilogue
+// store) and the instantiation; everything else is in the templates.
+bool template_matmul_applies(Ctx& c, const ir::Operation& op) {
+  ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
+  DType dt = c.type(out).dtype;
+  if (dt != DType::F16 && dt != DType::BF16) return false;
+  if (c.type(a).dtype != dt || c.type(b).dtype != dt || c.type(b).rank() != 2 || c.type(a).rank() < 1) return false;
+  return c.buf.count(b) && !c.prod.count(b);
+}
+
+std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  const bool linear = op.op == Op::Linear;
+  const ir::Operation* rp = c.g.row_prologue;
+  ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
+  ValueId ax = rp ? rp->operands[0] : a;
+  DType dt = c.type(out).dtype;
+  const auto& as = c.type(a).shape;
+  std::vector<ir::Dim> lead(as.begin(), as.end() - 1);
+  ir::Dim k_dim = as.back();
+  ir::Dim n_dim = linear ? c.type(b).shape[0] : c.type(b).shape[1];
+  const std::string R = c.numel(lead), N = c.dim(n_dim), K = c.dim(k_dim);
+  const std::string T = storage_type(dt);
+  const bool a_direct = !rp && c.buf.count(a) && !c.prod.count(a);
+
+  // A (or the row prologue's input) at flat row r, column k: when it is a buffer of shape
+  // lead + [K], its offset is r * K + k (the hint spares the unravel's divisions).
+  auto a_at = [&](ValueId v, std::string& code) {
+    Idx idx = c.unravel("r", lead, code, "    ");
+    idx.push_back("k");
+    std::vector<ir::Dim> dims = lead;
+    dims.push_back(k_dim);
+    c.flat_hints.push_back({dims, idx, "(r * " + K + " + k)"});
+    std::string x = c.value(v, idx, code, "    ");
+    c.flat_hints.pop_back();
+    return std::make_pair(x, idx);
+  };
+
+  std::string ops = "struct Ops {\n";
+  ops += "  typedef " + T + " W;\n  typedef " + T + " T;\n";
+  ops += std::string("  static constexpr bool kRowStats = ") + (rp ? "true" : "false") + ";\n";
+  ops += std::string("  static constexpr bool kWKN = ") + (linear ? "false" : "true") + ";\n";
+  ops += std::string("  static constexpr bool kADirect = ") + (a_direct ? "true" : "false") + ";\n";
+  ops += "  __device__ static long long R(const KParams* p) { return " + R + "; }\n";
+  ops += "  __device__ static long long N(const KParams* p) { return " + N + "; }\n";
+  ops += "  __device__ static long long K(const KParams* p) { return " + K + "; }\n";
+  ops += "  __device__ static const W* w(const KParams* p) { return (const W*)p->buf[" + std::to_string(c.buf.at(b)) + "]; }\n";
+  ops += "  __device__ static const T* a_ptr(const KParams* p) { return " +
+         (a_direct ? "(const T*)p->buf[" + std::to_string(c.buf.at(a)) + "]" : std::string("nullptr")) + "; }\n";
+  if (rp) {
+    std::string code;
+    std::string x = a_at(ax, code).first;
+    ops += "  __device__ static float gx(const KParams* p, long long r, long long k) {\n" + code + "    return " + x + ";\n  }\n";
+    ops += "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {\n" +
+           row_stats_code(*rp, "gx(p, r, k)", "    ", k_dim) + "  }\n";
+    std::string code2;
+    auto [xv, idx] = a_at(ax, code2);
+    std::string res;
+    switch (rp->op) {
+      case Op::Softmax: res = "expf(" + xv + " - s0) / s1"; break;
+      case Op::LogSoftmax: res = "(" + xv + " - s0) - logf(s1)"; break;
+      case Op::LayerNorm: case Op::RmsNorm: {
+        res = "(" + xv + " - s0) * s1 * " + c.value(rp->operands[1], {"k"}, code2, "    ");
+        if (rp->op == Op::LayerNorm) res += " + " + c.value(rp->operands[2], {"k"}, code2, "    ");
+        break;
+      }
+      default: throw std::logic_error("bad row prologue");
+    }
+    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {\n" + code2 +
+           "    return " + round_to(c.type(a).dtype, "(" + res + ")") + ";\n  }\n";
+  } else {
+    std::string code;
+    std::string x = a_at(a, code).first;
+    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float, float) {\n" + code +
+           "    return " + x + ";\n  }\n";
+    ops += "  __device__ static void row_stats(const KParams*, long long, long long, float*, float*) {}\n";
+  }
+  // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain.
+  {
+    std::string code;
+    Idx oidx = c.unravel("r", lead, code, "    ");
+    oidx.push_back("n");
+    std::vector<ir::Dim> odims = lead;
+    odims.push_back(n_dim);
+    c.flat_hints.push_back({odims, oidx, "(r * " + N + " + n)"});
+    if (linear && op.operands.size() > 2) {
+      std::string bias = c.value(op.operands[2], {"n"}, code, "    ");
+      code += "    acc = acc + " + bias + ";\n";
+    }
+    code += c.emit_output(oidx, round_to(dt, "acc"), "    ");
+    c.flat_hints.pop_back();
+    ops += "  __device__ static void store(const KParams* p, long long r, long long n, float acc) {\n" + code + "  }\n";
+  }
+  ops += "};\n\n";
+
+  const std::string gemv = linear ? "grape_gemv_nk<Ops>" : "grape_gemv_kn<Ops>";
+  const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : "grape_gemv_kn_tile<Ops::W>()";
+  // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
+  // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
+  auto two_per_sm = [](std::string h) {
+    const std::string lb = "__launch_bounds__(256)";
+    return h.replace(h.find(lb), lb.size(), "__launch_bounds__(256, 2)");
+  };
+  std::string s = ops + two_per_sm(header(c, name));
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, (float*)grape_smem);\n";
+  s += "}\n\n";
+  s += two_per_sm(header(c, name + kTensorCoreSuffix));
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  // One tile configuration: a 128 x 128 one measured only ~30% faster at M = 2048 and doubled
+  // the NVRTC/ptxas time of every matrix-product kernel (bench/RESULTS.md).
+  s += "  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);\n";
+  s += "}\n";
+  c.templates = {"gemv.cuh", "gemm_mma.cuh"};
+  L.kind = LaunchRule::MatrixProduct;
+  ir::Dim rows = 1;
+  for (const auto& d : lead) rows = rows * d;
+  L.items = {rows, n_dim, k_dim};
+  L.weight_kn = !linear;
+  return s;
+}
+
+// ---- matrix products --------------------------------------------------------------------------
+std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.core;
+  bool linear = op.op == Op::Linear;
+  ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
+  DType dt = c.type(out).dtype;
+  bool fl = is_float(dt);
+  bool tc = dt == DType::F16 || dt == DType::BF16;
+  std::string acc = fl ? "float" : "long long";
+  const auto& as = c.type(a).shape;
+  const auto& bs = c.type(b).shape;
+  const auto& os = c.type(out).shape;
+  size_t ra = as.size(), rb = bs.size();
+  std::string M, K, N, NB;
+  std::vector<ir::Dim> batch_dims, m_dims;
+  ir::Dim m_dim = 1, n_dim = 1;
+  std::string fa, fb, fs;  // bodies of ga(), gb(), gs()
+  std::string stats_code;  // the row prologue's x at (b, m, k)
+  const ir::Operation* rp = c.g.row_prologue;
+  ValueId ax = rp ? rp->operands[0] : a;  // what A's loads read
+  Idx aidx;
+  if (linear) {
+    m_dims.assign(as.begin(), as.end() - 1);
+    K = c.dim(as.back());
+    n_dim = bs[0];
+    M = c.numel(m_dims);
+    NB = "1LL";
+    aidx = c.unravel("m", m_dims, fa, "  ");
+    aidx.push_back("k");
+    Idx bidx = {"n", "k"};
+    std::string bv = c.value(b, bidx, fb, "  ");
+    fb += "  return (" + acc + ")" + bv + ";\n";
+  } else {
+    bool has_m = ra >= 2, has_n = rb >= 2;
+    size_t nbd = os.size() - (has_m ? 1 : 0) - (has_n ? 1 : 0);
+    batch_dims.assign(os.begin(), os.begin() + static_cast<long>(nbd));
+    if (has_m) m_dim = as[ra - 2];
+    if (has_n) n_dim = bs[rb - 1];
+    M = c.dim(m_dim);
+    K = c.dim(as[ra - 1]);
+    NB = c.numel(batch_dims);
+    Idx ob = c.unravel("b", batch_dims, fa, "  ");
+    size_t abd = has_m ? ra - 2 : 0;
+    for (size_t d = 0; d < abd; ++d) aidx.push_back(as[d].is_const(1) ? "0LL" : ob[nbd - abd + d]);
+    if (has_m) aidx.push_back("m");
+    aidx.push_back("k");
+    Idx ob2 = c.unravel("b", batch_dims, fb, "  ");
+    Idx bidx;
+    size_t bbd = has_n ? rb - 2 : 0;
+    for (size_t d = 0; d < bbd; ++d) bidx.push_back(bs[d].is_const(1) ? "0LL" : ob2[nbd - bbd + d]);
+    bidx.push_back("k");
+    if (has_n) bidx.push_back("n");
+    std::string bv = c.value(b, bidx, fb, "  ");
+    fb += "  return (" + acc + ")" + bv + ";\n";
+  }
+  N = c.dim(n_dim);
+  // A element (with the row prologue applied: runtime/cpu/norm.cpp, rounded to A's dtype).
+  std::string stats_fn;
+  if (rp) {
+    std::string gx = fa;
+    std::string xv = c.value(ax, aidx, gx, "  ");
+    gx += "  return " + xv + ";\n";
+    stats_fn = "__device__ __forceinline__ float gx(const KParams* p, long long b, long long m, long long k) {\n" + gx + "}\n";
+    std::string xv2 = c.value(ax, aidx, fa, "  ");
+    std::string res;
+    DType at = c.type(a).dtype;
+    switch (rp->op) {
+      case Op::Softmax: res = "expf(" + xv2 + " - s0) / s1"; break;
+      case Op::LogSoftmax: res = "(" + xv2 + " - s0) - logf(s1)"; break;
+      case Op::LayerNorm: case Op::RmsNorm: {
+        std::string gv = c.value(rp->operands[1], {"k"}, fa, "  ");
+        res = "(" + xv2 + " - s0) * s1 * " + gv;
+        if (rp->op == Op::LayerNorm) res += " + " + c.value(rp->operands[2], {"k"}, fa, "  ");
+        break;
+      }
+      default: throw std::logic_error("bad row prologue");
+    }
+    fa += "  return " + round_to(at, "(" + res + ")") + ";\n";
+    stats_fn += "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, float* s0, "
+                "float* s1) {\n" + row_stats_code(*rp, "gx(p, b, m, k)", "  ", as[ra - 1]) + "}\n";
+  } else {
+    std::string av = c.value(a, aidx, fa, "  ");
+    fa += "  return (" + acc + ")" + av + ";\n";
+  }
+  // Store: bias (linear), rounding, epilogue.
+  Idx oidx;
+  if (linear) {
+    oidx = c.unravel("m", m_dims, fs, "  ");
+    oidx.push_back("n");
+    if (op.operands.size() > 2) {
+      std::string bias = c.value(op.operands[2], {"n"}, fs, "  ");
+      fs += "  acc = grape_plus(acc, (" + acc + ")" + bias + ");\n";
+    }
+  } else {
+    oidx = c.unravel("b", batch_dims, fs, "  ");
+    if (as.size() >= 2) oidx.push_back("m");
+    if (bs.size() >= 2) oidx.push_back("n");
+  }
+  std::string core = fl ? round_to(dt, "acc") : (dt == DType::I32 ? "grape_to_i32(acc)" : "acc");
+  fs += c.emit_output(oidx, core, "  ");
+
+  std::string sa = rp ? ", float s0, float s1" : "";
+  std::string s;
+  s += stats_fn;
+  s += "__device__ __forceinline__ " + acc + " ga(const KParams* p, long long b, long long m, long long k" + sa + ") {\n" + fa + "}\n";
+  s += "__device__ __forceinline__ " + acc + " gb(const KParams* p, long long b, long long k, long long n) {\n" + fb + "}\n";
+  s += "__device__ __forceinline__ void gs(const KParams* p, long long b, long long m, long long n, " + acc + " acc) {\n" + fs + "}\n";
+  std::string aargs = rp ? ", s_st[m][0], s_st[m][1]" : "";
+  std::string aargs_t = rp ? ", s_st[r][0], s_st[r][1]" : "";
+  size_t smem = linear ? 64 : 8 * 16 * 33 * (fl ? 4 : 8);
+  smem = std::max<size_t>(smem, tc ? 64 * 68 * 4 : 2 * 16 * 64 * (fl ? 4 : 8));
+  s += header(c, name);
+  s += "  __shared__ __align__(128) unsigned char smem[" + std::to_string(smem) + "];\n";
+  if (rp) s += "  __shared__ float s_st[64][2];\n";
+  s += "  const long long M = " + M + ", N = " + N + ", K = " + K + ", NB = " + NB + ";\n";
+  s += "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n";
+  auto stats = [&](const std::string& rows, const std::string& m0, const std::string& ind) {
+    if (!rp) return std::string();
+    return ind + "for (int r = w; r < " + rows + "; r += 8) {\n" + ind + "  if (" + m0 + " + r < M) { float t0, t1; row_stats(p, b, " + m0 +
+           " + r, K, &t0, &t1); if (lane == 0) { s_st[r][0] = t0; s_st[r][1] = t1; } }\n" + ind + "}\n" + ind + "__syncthreads();\n";
+  };
+  // GEMV path: M <= 16 (decode), each weight element read once per batch.
+  s += "  if (M <= 16) {\n";
+  if (linear) {
+    // w is [N, K]: a warp per output column, lanes along K (coalesced).
+    s += "    const long long ncb = (N + 7) / 8;\n";
+    s += "    for (long long item = blockIdx.x; item < NB * ncb; item += gridDim.x) {\n";
+    s += "      const long long b = item / ncb, n = (item % ncb) * 8 + w;\n";
+    s += stats("(int)M", "0LL", "      ");
+    s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
+    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = lane; k < K; k += 32) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
+    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
+    s += "        }\n      }\n";
+    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) {\n        if (m < M) {\n          const " + acc +
+         " t = grape_warp_sum(a[m]);\n          if (lane == 0 && n < N) gs(p, b, m, n, t);\n        }\n      }\n";
+    s += "      __syncthreads();\n    }\n";
+  } else {
+    // b is [K, N]: lanes along N (coalesced), the 8 warps split K, partial sums meet in shared memory.
+    s += "    " + acc + " (*part)[16][33] = (" + acc + " (*)[16][33])smem;\n";
+    s += "    const long long ncb = (N + 31) / 32;\n";
+    s += "    for (long long item = blockIdx.x; item < NB * ncb; item += gridDim.x) {\n";
+    s += "      const long long b = item / ncb, n0 = (item % ncb) * 32, n = n0 + lane;\n";
+    s += stats("(int)M", "0LL", "      ");
+    s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
+    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = w; k < K; k += 8) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
+    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
+    s += "        }\n      }\n";
+    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) part[w][m][lane] = a[m];\n      __syncthreads();\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 32; t += blockDim.x) {\n        const int m = t >> 5, cc = t & 31;\n";
+    s += "        if (m < M && n0 + cc < N) {\n          " + acc + " t2 = 0;\n          for (int ww = 0; ww < 8; ++ww) t2 = grape_plus(t2, part[ww][m][cc]);\n";
+    s += "          gs(p, b, m, n0 + cc, t2);\n        }\n      }\n      __syncthreads();\n    }\n";
+  }
+  s += "    return;\n  }\n";
+  // Tile path: 64 x 64 output tiles.
+  s += "  const long long tm = (M + 63) / 64, tn = (N + 63) / 64;\n";
+  s += "  for (long long item = blockIdx.x; item < NB * tm * tn; item += gridDim.x) {\n";
+  s += "    const long long b = item / (tm * tn), rem = item % (tm * tn), m0 = (rem / tn) * 64, n0 = (rem % tn) * 64;\n";
+  s += stats("64", "m0", "    ");
+  if (tc) {
+    std::string T = storage_type(dt);
+    std::string conv = dt == DType::F16 ? "__float2half_rn" : "__float2bfloat16_rn";
+    s += "    " + T + "* As = (" + T + "*)smem;            // [64][24]\n";
+    s += "    " + T + "* Bs = (" + T + "*)(smem + 3072);   // [16][72]\n";
+    s += "    float* Cs = (float*)smem;                  // [64][68], after the K loop\n";
+    s += "    const int wr = w >> 1, wc = w & 1;\n";
+    s += "    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c0, c1;\n";
+    s += "    nvcuda::wmma::fill_fragment(c0, 0.0f);\n    nvcuda::wmma::fill_fragment(c1, 0.0f);\n";
+    s += "    for (long long k0 = 0; k0 < K; k0 += 16) {\n";
+    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc = t & 15;\n";
+    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[r * 24 + cc] = " + conv + "((m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : 0.0f);\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc = t & 63;\n";
+    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 72 + cc] = " + conv + "((k < K && n < N) ? gb(p, b, k, n) : 0.0f);\n      }\n";
+    s += "      __syncthreads();\n";
+    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, " + T + ", nvcuda::wmma::row_major> fa;\n";
+    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, " + T + ", nvcuda::wmma::row_major> fb0, fb1;\n";
+    s += "      nvcuda::wmma::load_matrix_sync(fa, As + wr * 16 * 24, 24);\n";
+    s += "      nvcuda::wmma::load_matrix_sync(fb0, Bs + wc * 32, 72);\n";
+    s += "      nvcuda::wmma::load_matrix_sync(fb1, Bs + wc * 32 + 16, 72);\n";
+    s += "      nvcuda::wmma::mma_sync(c0, fa, fb0, c0);\n      nvcuda::wmma::mma_sync(c1, fa, fb1, c1);\n";
+    s += "      __syncthreads();\n    }\n";
+    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32, c0, 68, nvcuda::wmma::mem_row_major);\n";
+    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32 + 16, c1, 68, nvcuda::wmma::mem_row_major);\n";
+    s += "    __syncthreads();\n";
+    s += "    for (int t = threadIdx.x; t < 64 * 64; t += blockDim.x) {\n      const int r = t >> 6, cc = t & 63;\n";
+    s += "      if (m0 + r < M && n0 + cc < N) gs(p, b, m0 + r, n0 + cc, Cs[r * 68 + cc]);\n    }\n";
+    s += "    __syncthreads();\n  }\n}\n";
+  } else {
+    s += "    " + acc + "* As = (" + acc + "*)smem;  // [16][64], k-major\n";
+    s += "    " + acc + "* Bs = As + 16 * 64;     // [16][64]\n";
+    s += "    const int tr = threadIdx.x >> 4, tcol = threadIdx.x & 15;\n";
+    s += "    " + acc + " c[4][4];\n";
+    s += "#pragma unroll\n    for (int i = 0; i < 4; ++i)\n#pragma unroll\n      for (int j = 0; j < 4; ++j) c[i][j] = 0;\n";
+    s += "    for (long long k0 = 0; k0 < K; k0 += 16) {\n";
+    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc = t & 15;\n";
+    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[cc * 64 + r] = (m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : (" + acc + ")0;\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc = t & 63;\n";
+    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 64 + cc] = (k < K && n < N) ? gb(p, b, k, n) : (" + acc + ")0;\n      }\n";
+    s += "      __syncthreads();\n";
+    s += "      for (int kk = 0; kk < 16; ++kk) {\n";
+    s += "#pragma unroll\n        for (int i = 0; i < 4; ++i)\n#pragma unroll\n          for (int j = 0; j < 4; ++j)\n";
+    s += "            c[i][j] = grape_mac(c[i][j], As[kk * 64 + tr * 4 + i], Bs[kk * 64 + tcol * 4 + j]);\n      }\n";
+    s += "      __syncthreads();\n    }\n";
+    s += "    for (int i = 0; i < 4; ++i)\n      for (int j = 0; j < 4; ++j) {\n";
+    s += "        const long long m = m0 + tr * 4 + i, n = n0 + tcol * 4 + j;\n        if (m < M && n < N) gs(p, b, m, n, c[i][j]);\n      }\n";
+    s += "  }\n}\n";
+  }
+  L.kind = LaunchRule::Tiles;
+  ir::Dim nb = 1;
+  for (const auto& d : batch_dims) nb = nb * d;
+  ir::Dim mm = 1;
+  if (linear)
+    for (const auto& d : m_dims) mm = mm * d;
+  else
+    mm = m_dim;
+  L.items = {nb, mm, n_dim};
+  L.gemv_cols = linear ? 8 : 32;
+  return s;
+}
+
+}  // namespace
+
+std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
+  return template_matmul_applies(c, *c.g.core) ? template_matmul(c, name, L) : matmul(c, name, L);
+}
+
+}  // namespace grape::jit::detail
