@@ -7,6 +7,7 @@
 
 #include "jit/emit_context.h"
 #include "jit/kernel_source.h"
+#include "scheduler/launch.h"
 #include "scheduler/fusion.h"
 
 namespace grape::jit::detail {
@@ -171,8 +172,13 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   };
   std::string s = ops + two_per_sm(header(c, name));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-  s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
-  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, (float*)grape_smem);\n";
+  if (scheduler::gemv_uses_tensor_cores()) {
+    s += "  const long long items = ((Ops::R(p) + 15) / 16) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, 1, 3>(p, item, grape_smem);\n";
+  } else {
+    s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, (float*)grape_smem);\n";
+  }
   s += "}\n\n";
   s += two_per_sm(header(c, name + kTensorCoreSuffix));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";

@@ -1,6 +1,8 @@
 #include "scheduler/launch.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace grape::scheduler {
 
@@ -31,9 +33,19 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
 
 static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes && kGemvSharedBytes <= kMatrixProductMaxSharedBytes);
 
+// gemm_mma.cuh with BM = 16, BN = 128, 3 stages: A and B stages of BK = 32 (rows padded by 8).
+constexpr unsigned kGemvTcSharedBytes = 2 * 3 * (16 * 40 + 128 * 40) + 16 * 8;
+static_assert(kGemvTcSharedBytes <= kMatrixProductMaxSharedBytes);
+
 void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
                     int64_t& blocks) {
-  if (R <= kGemvMaxRows) {
+  if (R <= kGemvMaxRows && gemv_uses_tensor_cores()) {
+    int64_t tiles = ceil_div(N, 128);
+    split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+    d.shared_bytes = kGemvTcSharedBytes;
+    d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+    blocks = tiles * d.splits;
+  } else if (R <= kGemvMaxRows) {
     // About two blocks per multiprocessor; a K range holds at most kGemvKC (shared memory).
     int64_t tiles = ceil_div(N, rule.weight_kn ? 64 : 128);
     split_k(K, tiles, 2 * int64_t{sm_count}, ceil_div(K, kGemvKC), kGemvSplitUnit, d);
@@ -66,6 +78,14 @@ void attention(int64_t S, int64_t KV, int64_t DK, LaunchDims& d, int64_t batch, 
 }
 
 }  // namespace
+
+bool gemv_uses_tensor_cores() {
+  static const bool on = [] {
+    const char* v = std::getenv("GRAPE_GEMV_TC");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
 
 LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count) {
   LaunchDims d;

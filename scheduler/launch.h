@@ -23,6 +23,11 @@ struct LaunchDims {
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).
 LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count = 132);
 
+// Experiment (GRAPE_GEMV_TC=1, read once): products of at most 16 rows run on the tensor cores
+// too (gemm_mma.cuh with 16 x 128 tiles, 3 stages) instead of gemv.cuh. Code generation and launch
+// decisions both follow it; it changes the kernel source, so the kernel cache keeps both.
+bool gemv_uses_tensor_cores();
+
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
 // kernel's limit to this once, at load.
 constexpr unsigned kMatrixProductMaxSharedBytes = 41472;

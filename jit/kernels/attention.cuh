@@ -54,7 +54,8 @@ __device__ __forceinline__ float grape_attn_dot(const KParams* p, long long b, l
   float dot = 0.0f;
   for (long long d0 = 0; d0 < DK; d0 += 32) {
     __syncwarp();
-#pragma unroll 8
+    // Fully unrolled: the 32 loads are in flight together (one memory round trip per tile).
+#pragma unroll
     for (int kk = 0; kk < 32; ++kk) {
       const long long j = j0 + kk, d = d0 + lane;
       tile[kk * 33 + lane] = (j < KV && d < DK) ? Ops::k(p, b, j, d) : 0.0f;
@@ -133,13 +134,14 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
         x = j < KV ? Ops::score(p, b, i, j, dot) : neg_inf;
       }
       const float pj = j < KV ? Ops::prob(expf(x - M) / L) : 0.0f;
-      const int nk = (int)(KV - j0 < 32 ? KV - j0 : 32);
-      for (int kk = 0; kk < nk; ++kk) {
+      // Unrolled so that many rows of v are requested before the first is used.
+#pragma unroll 16
+      for (int kk = 0; kk < 32; ++kk) {
         const float pk = __shfl_sync(0xffffffffu, pj, kk);
 #pragma unroll
         for (int t = 0; t < DVT; ++t) {
           const long long d = lane + 32 * t;
-          if (d < DV) acc[t] += pk * Ops::v(p, b, j0 + kk, d);
+          if (j0 + kk < KV && d < DV) acc[t] += pk * Ops::v(p, b, j0 + kk, d);
         }
       }
     }
