@@ -52,6 +52,9 @@ struct Ctx {
   std::string ravel(const std::vector<ir::Dim>& dims, const Idx& idx);
   // Declares the index variables of flat `flat` over `dims` (C order); returns them.
   Idx unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code, const std::string& ind);
+  // The input index of a reshape that splits or merges axes, group by group (emit_expr.cpp).
+  bool reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx, Idx& ix,
+                         std::string& code, const std::string& ind);
   // Broadcast (right-aligned; constant size-1 axes read index 0) of `idx` into value v's shape.
   Idx broadcast_index(ir::ValueId v, const Idx& idx);
 

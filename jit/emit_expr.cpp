@@ -203,6 +203,68 @@ std::string Ctx::numel(const std::vector<ir::Dim>& dims) {
   return s.empty() ? "1LL" : "(" + s + ")";
 }
 
+// A reshape that only splits axes (one input axis becomes several output axes, e.g. E into heads
+// x width) or merges them maps each group of axes on its own: a split's input index is a ravel
+// (multiplications only), only a merge needs divisions, and only by its own dims. Runtime dims in
+// the flat index of a whole-tensor ravel/unravel would cost a 64-bit division per element read.
+// Size-1 axes on either side are skipped. False (nothing emitted) when the shapes do not decompose.
+bool Ctx::reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx, Idx& ix,
+                            std::string& code, const std::string& ind) {
+  constexpr size_t kMaxGroup = 4;
+  struct Group {
+    size_t i0, i1, o0, o1;
+  };
+  std::vector<Group> groups;
+  size_t i = 0, o = 0;
+  auto product = [](const std::vector<ir::Dim>& d, size_t a, size_t b) {
+    ir::Dim p = 1;
+    for (size_t k = a; k < b; ++k) p = p * d[k];
+    return p;
+  };
+  while (i < in.size() || o < out.size()) {
+    if (i < in.size() && in[i].is_const(1) && !(o < out.size() && out[o].is_const(1))) {
+      groups.push_back({i, i + 1, o, o});
+      ++i;
+      continue;
+    }
+    if (o < out.size() && out[o].is_const(1) && !(i < in.size() && in[i].is_const(1))) {
+      ++o;
+      continue;
+    }
+    if (i >= in.size() || o >= out.size()) return false;
+    bool found = false;
+    for (size_t n = 1; n <= kMaxGroup && o + n <= out.size() && !found; ++n)
+      if (product(out, o, o + n) == in[i]) {
+        groups.push_back({i, i + 1, o, o + n});
+        ++i;
+        o += n;
+        found = true;
+      }
+    for (size_t n = 2; n <= kMaxGroup && i + n <= in.size() && !found; ++n)
+      if (product(in, i, i + n) == out[o]) {
+        groups.push_back({i, i + n, o, o + 1});
+        i += n;
+        ++o;
+        found = true;
+      }
+    if (!found) return false;
+  }
+  ix.assign(in.size(), "0LL");
+  for (const Group& g : groups) {
+    if (g.o0 == g.o1) continue;  // a size-1 input axis: index 0
+    if (g.i1 - g.i0 == 1) {
+      std::vector<ir::Dim> od(out.begin() + static_cast<long>(g.o0), out.begin() + static_cast<long>(g.o1));
+      Idx oi(idx.begin() + static_cast<long>(g.o0), idx.begin() + static_cast<long>(g.o1));
+      ix[g.i0] = "(" + ravel(od, oi) + ")";
+    } else {
+      std::vector<ir::Dim> id(in.begin() + static_cast<long>(g.i0), in.begin() + static_cast<long>(g.i1));
+      Idx parts = unravel(idx[g.o0], id, code, ind);
+      for (size_t k = 0; k < parts.size(); ++k) ix[g.i0 + k] = parts[k];
+    }
+  }
+  return true;
+}
+
 std::string Ctx::ravel(const std::vector<ir::Dim>& dims, const Idx& idx) {
   if (dims.empty()) return "0LL";
   for (const auto& h : flat_hints)
@@ -320,8 +382,10 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
     }
     case Op::Reshape: {
       // runtime/cpu/shape.cpp reshape(): same elements in C order.
-      std::string flat = ravel(type(res).shape, idx);
-      Idx ix = unravel(flat, type(op.operands[0]).shape, code, ind);
+      const auto& in = type(op.operands[0]).shape;
+      const auto& out = type(res).shape;
+      Idx ix;
+      if (!reshape_by_groups(in, out, idx, ix, code, ind)) ix = unravel(ravel(out, idx), in, code, ind);
       return value(op.operands[0], ix, code, ind);
     }
     case Op::Slice: {
