@@ -194,8 +194,9 @@ typedef struct grp_session_options {
   size_t struct_size;    /* sizeof(grp_session_options) */
   const char* entry;     /* NULL: "main" */
   const char* backend;   /* "auto" | "cpu" | "cuda"; NULL: "auto" */
-  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". The CPU backend has one
-   * executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
+  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager" and "graph"
+   * ("auto" is "eager" for now; "mono", "dataflow": GRP_ERR_UNSUPPORTED); docs/execution.md. The
+   * CPU backend has one executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
   const char* executor;
   int device;            /* CUDA device ordinal; must be 0 on the CPU backend */
 } grp_session_options;

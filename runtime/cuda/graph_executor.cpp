@@ -128,6 +128,7 @@ struct GraphExecutor::Impl {
     np.conditional.handle = handle;
     np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
     np.conditional.size = 1;
+    np.conditional.ctx = p.device().context();  // must be the handle's context (null is refused)
     CUgraphNode node = nullptr;
     jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional WHILE)",
                what);
