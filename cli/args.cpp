@@ -93,6 +93,10 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.backend_given = true;
         if (o.backend != "cpu" && o.backend != "auto" && o.backend != "cuda")
           throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
+      } else if (a == "--executor") {
+        o.executor = next();
+        if (o.executor != "auto" && o.executor != "eager" && o.executor != "graph")
+          throw UsageError("--executor must be eager, graph or auto, got '" + o.executor + "'");
       } else if (a == "--no-optimize")
         o.no_optimize = flag();
       else if (a == "--require-loop-bounds")

@@ -49,15 +49,18 @@ const char* kIrUsage =
 
 const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
-    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--warmup N] [--iters N] [--json]\n"
+    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
+    "                   [--warmup N] [--iters N] [--json]\n"
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
-    "synchronisations per call, and the device memory the session holds.\n";
+    "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
+    "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
+    "                 [--executor eager|graph|auto]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order, and any other outN.npy in DIR (from an earlier run) is\n"
@@ -302,6 +305,7 @@ Prepared prepare(const Options& o, const char* cmd) {
   grp_session_options so = grp_session_default_options();
   so.entry = o.entry.empty() ? nullptr : o.entry.c_str();
   so.backend = o.backend.c_str();
+  so.executor = o.executor.c_str();
   grp_session* raw_session = nullptr;
   check(grp_session_create(model.get(), &so, &raw_session));
   SessionPtr session(raw_session);
@@ -422,19 +426,25 @@ int cmd_bench(const Options& o) {
         "{\"file\": %s, \"entry\": %s, \"backend\": %s, \"iters\": %d, \"warmup\": %d, "
         "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
         "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
-        "\"device_bytes\": %zu, \"compile_ms\": %.3f}\n",
+        "\"device_bytes\": %zu, \"compile_ms\": %.3f, \"executor\": %s, \"graph_launches_per_call\": %lld, "
+        "\"graphs\": %zu}\n",
         json_string(o.files[0]).c_str(), json_string(entry).c_str(),
         json_string(grp_session_backend(s)).c_str(), o.iters, o.warmup, sorted.front(), pct(0.5), pct(0.9),
         pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
-        static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms);
+        static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms,
+        json_string(st.executor ? st.executor : "").c_str(), static_cast<long long>(st.graph_launches), st.graphs);
   } else {
-    std::printf("%s --entry %s on %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(), entry.c_str(),
-                grp_session_backend(s), gpu ? "device time, CUDA events" : "wall time", o.iters, o.warmup);
+    std::printf("%s --entry %s on %s, executor %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(),
+                entry.c_str(), grp_session_backend(s), st.executor ? st.executor : "?",
+                gpu ? "device time, CUDA events" : "wall time", o.iters, o.warmup);
     std::printf("  latency ms: min %.4f  median %.4f  p90 %.4f  p99 %.4f  mean %.4f  (wall mean %.4f)\n", sorted.front(),
                 pct(0.5), pct(0.9), pct(0.99), mean, wall_total / o.iters);
     std::printf("  kernels per call %lld, host syncs per call %lld, device memory %.1f MB, kernel build %.0f ms\n",
                 static_cast<long long>(st.kernels), static_cast<long long>(st.host_syncs), st.device_bytes / 1e6,
                 st.compile_ms);
+    if (gpu)
+      std::printf("  graph launches per call %lld, graphs held %zu\n", static_cast<long long>(st.graph_launches),
+                  st.graphs);
   }
   return 0;
 }
@@ -503,11 +513,11 @@ int main_impl(int argc, char** argv) {
     fn = cmd_ir;
   } else if (cmd == "bench") {
     usage = kBenchUsage;
-    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--backend", "--warmup", "--iters", "--json"};
+    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--backend", "--executor", "--warmup", "--iters", "--json"};
     fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
-    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--output", "--backend"};
+    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--output", "--backend", "--executor"};
     fn = cmd_run;
   } else if (cmd == "compile") {
     usage = kCompileUsage;

@@ -51,6 +51,11 @@ LoadedDriver load_driver() {
   }
   GRAPE_CUDA_DRIVER_FUNCTIONS(GRAPE_CUDA_DRIVER_RESOLVE)
 #undef GRAPE_CUDA_DRIVER_RESOLVE
+#define GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL(function, ...)                                     \
+  if (!resolve(loaded.library, d.function, __VA_ARGS__) && d.missing_graph_symbol.empty()) \
+    d.missing_graph_symbol = join_symbols({__VA_ARGS__});
+  GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL)
+#undef GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL
 
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {

@@ -53,10 +53,25 @@ namespace grape::jit {
   X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")                   \
   X(cuEventDestroy, "cuEventDestroy_v2")
 
+// The graph API (runtime/cuda/graph_executor.cpp). Optional: a driver without them still runs the
+// eager executor; the graph executor checks `has_graphs()` and says which symbol is missing.
+#define GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                             \
+  X(cuGraphCreate, "cuGraphCreate")                                                      \
+  X(cuGraphDestroy, "cuGraphDestroy")                                                    \
+  X(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2")                                     \
+  X(cuGraphAddNode, "cuGraphAddNode_v2")                                                 \
+  X(cuGraphConditionalHandleCreate, "cuGraphConditionalHandleCreate")                    \
+  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags")                                   \
+  X(cuGraphLaunch, "cuGraphLaunch")                                                      \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy")
+
 struct Driver {
 #define GRAPE_CUDA_DRIVER_MEMBER(function, ...) decltype(&::function) function = nullptr;
   GRAPE_CUDA_DRIVER_FUNCTIONS(GRAPE_CUDA_DRIVER_MEMBER)
+  GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(GRAPE_CUDA_DRIVER_MEMBER)
 #undef GRAPE_CUDA_DRIVER_MEMBER
+  std::string missing_graph_symbol;  // empty when every graph function resolved
+  bool has_graphs() const { return missing_graph_symbol.empty(); }
 
   std::string library_path;  // the libcuda that was loaded
   int version = 0;           // cuDriverGetVersion: 1000 * major + 10 * minor (13000 is CUDA 13.0)

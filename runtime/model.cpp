@@ -15,7 +15,7 @@
 #include "jit/cuda_driver.h"
 #include "lang/parse.h"
 #include "runtime/cpu/executor.h"
-#include "runtime/cuda/eager_executor.h"
+#include "runtime/cuda/executor.h"
 #include "runtime/file_io.h"
 #include "runtime/random_weights.h"
 #include "runtime/safetensors.h"
@@ -254,9 +254,10 @@ struct Session::Impl {
   std::set<std::string> used_states;  // states the entry reads or writes (loop bodies included)
   std::string backend = "cpu";
   std::string fallback_reason;
+  std::string executor = "cpu";
   // The CUDA backend: state lives on the device, in the executor (the host map above then only
   // holds values set with set_state that are not uploaded yet... they are uploaded at once).
-  std::unique_ptr<cuda::EagerExecutor> gpu;
+  std::unique_ptr<cuda::Executor> gpu;
 };
 
 static void collect_states(const ir::Block& b, std::set<std::string>& out) {
@@ -274,9 +275,10 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
   const std::string& entry = options.entry;
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
     throw Error(ErrorCode::InvalidArgument, "backend \"" + options.backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
-  if (options.executor != "auto" && options.executor != "eager") {
-    if (options.executor == "graph" || options.executor == "mono" || options.executor == "dataflow")
-      throw Error(ErrorCode::Unsupported, "executor \"" + options.executor + "\" is not implemented yet; use \"eager\" or \"auto\"");
+  if (options.executor != "auto" && options.executor != "eager" && options.executor != "graph") {
+    if (options.executor == "mono" || options.executor == "dataflow")
+      throw Error(ErrorCode::Unsupported, "executor \"" + options.executor +
+                                              "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
     throw Error(ErrorCode::InvalidArgument, "executor \"" + options.executor +
                                                 "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");
   }
@@ -306,9 +308,10 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
     if (jit::driver_available(&why) && jit::Device::count() > options.device) want_cuda = true;
     else impl_->fallback_reason = why.empty() ? "no CUDA device " + std::to_string(options.device) : why;
   }
-  if (!want_cuda && options.executor == "eager")
-    throw Error(ErrorCode::Unsupported, "executor \"eager\" runs on the CUDA backend; the CPU backend has only its "
-                                        "reference executor (use \"auto\")");
+  if (!want_cuda && options.executor != "auto")
+    throw Error(ErrorCode::Unsupported, "executor \"" + options.executor +
+                                            "\" runs on the CUDA backend; the CPU backend has only its "
+                                            "reference executor (use \"auto\")");
   if (!want_cuda && options.device != 0)
     throw Error(ErrorCode::NoDevice, "device " + std::to_string(options.device) + ": the CPU backend has one device (0)");
   if (want_cuda) {
@@ -316,8 +319,9 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
     if (options.device >= jit::Device::count())
       throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(options.device) + " does not exist (" +
                                            std::to_string(jit::Device::count()) + " found)");
-    impl_->gpu = std::make_unique<cuda::EagerExecutor>(*fn, *impl_->weights, options.device);
+    impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device);
     impl_->backend = "cuda";
+    impl_->executor = impl_->gpu->name();
   }
   for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
   for (size_t i = 0; i < fn->result_types.size(); ++i)
@@ -344,6 +348,7 @@ Tensor Session::state(const std::string& name) const {
 
 const std::string& Session::backend() const { return impl_->backend; }
 const std::string& Session::fallback_reason() const { return impl_->fallback_reason; }
+const std::string& Session::executor() const { return impl_->executor; }
 
 RunStats Session::last_run_stats() const {
   RunStats r;
@@ -358,6 +363,9 @@ RunStats Session::last_run_stats() const {
   r.compile_ms = g.compile_ms;
   r.kernels_compiled = g.kernels_compiled;
   r.kernels_from_cache = g.kernels_from_cache;
+  r.graph_launches = g.graph_launches;
+  r.graphs = g.graphs;
+  r.param_uploads = g.param_uploads;
   return r;
 }
 

@@ -85,7 +85,7 @@ class Model {
 struct SessionOptions {
   std::string entry;               // "" means "main"
   std::string backend = "auto";    // "cpu", "cuda", or "auto" (CUDA when a driver and GPU exist)
-  std::string executor = "auto";   // CUDA: "auto" | "eager" (graph, mono, dataflow: not yet)
+  std::string executor = "auto";   // CUDA: "auto" (eager for now) | "eager" | "graph" (mono, dataflow: not yet)
   int device = 0;
 };
 
@@ -98,6 +98,9 @@ struct RunStats {
   size_t device_bytes = 0;   // device memory held by the session
   double compile_ms = 0;     // building the kernels when the session was created
   size_t kernels_compiled = 0, kernels_from_cache = 0;
+  int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
+  size_t graphs = 0;           // instantiated CUDA graphs held
+  int64_t param_uploads = 0;   // parameter-block uploads in the run (0 or 1)
 };
 
 class Session {
@@ -109,6 +112,8 @@ class Session {
   // is "cpu", and fallback_reason() says why.
   const std::string& backend() const;
   const std::string& fallback_reason() const;
+  // The executor that runs it: "cpu" on the CPU backend, else "eager" or "graph".
+  const std::string& executor() const;
   RunStats last_run_stats() const;
   ~Session();
 

@@ -5,6 +5,15 @@
 #   scripts/gpu-check.sh run     on the GPU machine, from the repository root: the GPU tests (every op
 #                                and dtype, every example, the control-flow cases, all against the CPU
 #                                reference), then the benchmarks with their PyTorch peers
+#   scripts/gpu-check.sh sanitize [TOOL...]
+#                                on the GPU machine: compute-sanitizer (TOOLs: memcheck racecheck
+#                                initcheck, default all three) over every example at tiny sizes and
+#                                every control-flow case, with --backend cuda on every executor that
+#                                `grape run --help` lists (scripts/gpu_sanitize.py); fails on any report.
+#                                Logs under $OUT/sanitize/ (else out/sanitize/). Environment:
+#                                GRAPE_SANITIZE_JOBS (parallel runs, default 8), GRAPE_SANITIZE_FILTER
+#                                (a substring of "program.entry", e.g. gpt2.beam_search),
+#                                GRAPE_SANITIZE_EXECUTORS (e.g. eager,graph; default: the CLI's list)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -30,8 +39,33 @@ case "${1:-}" in
     fi
     exit $status
     ;;
+  sanitize)
+    shift
+    OUT_DIR=${OUT:-$ROOT/out}/sanitize
+    export GRAPE_CACHE_DIR=${GRAPE_CACHE_DIR:-/tmp/grape-cache}
+    sanitizer=$(command -v compute-sanitizer || true)
+    for dir in "${CUDA_HOME:-}" /usr/local/cuda /usr/local/cuda-*; do
+      [[ -z $sanitizer && -n $dir && -x $dir/bin/compute-sanitizer ]] && sanitizer=$dir/bin/compute-sanitizer
+    done
+    if [[ -z $sanitizer ]]; then
+      echo "gpu-check sanitize: compute-sanitizer not found (not on PATH, nor in \$CUDA_HOME/bin or /usr/local/cuda*/bin)" >&2
+      exit 1
+    fi
+    if [[ ! -x build-carry/grape ]]; then
+      echo "gpu-check sanitize: build-carry/grape is missing; run scripts/gpu-check.sh build first (and carry build-carry)" >&2
+      exit 1
+    fi
+    tools=$(IFS=,; echo "${*:-memcheck,racecheck,initcheck}")
+    mkdir -p "$OUT_DIR"
+    nvidia-smi -L
+    "$sanitizer" --version | tail -n 1
+    python3 scripts/gpu_sanitize.py --grape "$ROOT/build-carry/grape" --out "$OUT_DIR" --sanitizer "$sanitizer" \
+      --tools "$tools" --jobs "${GRAPE_SANITIZE_JOBS:-8}" --filter "${GRAPE_SANITIZE_FILTER:-}" \
+      --executors "${GRAPE_SANITIZE_EXECUTORS:-}" 2>&1 | tee "$OUT_DIR/sanitize.log"
+    exit "${PIPESTATUS[0]}"
+    ;;
   *)
-    echo "usage: scripts/gpu-check.sh build|run" >&2
+    echo "usage: scripts/gpu-check.sh build|run|sanitize [TOOL...]" >&2
     exit 2
     ;;
 esac

@@ -194,8 +194,9 @@ typedef struct grp_session_options {
   size_t struct_size;    /* sizeof(grp_session_options) */
   const char* entry;     /* NULL: "main" */
   const char* backend;   /* "auto" | "cpu" | "cuda"; NULL: "auto" */
-  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". The CPU backend has one
-   * executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
+  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager" and "graph"
+   * ("auto" is "eager" for now; "mono", "dataflow": GRP_ERR_UNSUPPORTED); docs/execution.md. The
+   * CPU backend has one executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
   const char* executor;
   int device;            /* CUDA device ordinal; must be 0 on the CPU backend */
 } grp_session_options;
@@ -334,6 +335,11 @@ typedef struct grp_run_stats {
   double device_ms;     /* time of the run on the device stream, measured with CUDA events */
   size_t device_bytes;  /* device memory held by the session */
   double compile_ms;    /* building the session's kernels (NVRTC or the kernel cache) */
+  /* Appended after the first version (filled only when struct_size covers them): */
+  const char* executor;    /* "eager", "graph" on CUDA; "cpu" on the CPU backend; valid while the session lives */
+  int64_t graph_launches;  /* CUDA graphs launched by the run (graph executor: 1) */
+  size_t graphs;           /* instantiated CUDA graphs the session holds */
+  int64_t param_uploads;   /* parameter-block uploads (0 when no pointer, dim or state address changed) */
 } grp_run_stats;
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);

@@ -277,6 +277,11 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     out->device_ms = r.device_ms;
     out->device_bytes = r.device_bytes;
     out->compile_ms = r.compile_ms;
+    auto covers = [&](size_t offset, size_t size) { return out->struct_size >= offset + size; };
+    if (covers(offsetof(grp_run_stats, executor), sizeof(const char*))) out->executor = s->session->executor().c_str();
+    if (covers(offsetof(grp_run_stats, graph_launches), sizeof(int64_t))) out->graph_launches = r.graph_launches;
+    if (covers(offsetof(grp_run_stats, graphs), sizeof(size_t))) out->graphs = r.graphs;
+    if (covers(offsetof(grp_run_stats, param_uploads), sizeof(int64_t))) out->param_uploads = r.param_uploads;
   });
 }
 

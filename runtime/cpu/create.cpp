@@ -14,11 +14,13 @@ void check_shape(Op op, const Shape& s) {
 // Fills with attrs.value for float dtypes and attrs.ivalue (exact) for i32/i64/bool.
 Tensor filled(Op op, const Shape& shape, const KernelAttrs& a) {
   check_shape(op, shape);
-  Tensor out(a.dtype, shape);
+  Tensor out = new_output(a.dtype, shape);
   int64_t n = out.numel();
   if (n == 0) return out;
-  if (is_float(a.dtype)) store_d(out, 0, a.value);
-  else store_i(out, 0, a.ivalue);
+  if (is_float(a.dtype))
+    store_d(out, 0, a.value);
+  else
+    store_i(out, 0, a.ivalue);
   size_t es = dtype_size(a.dtype);
   uint8_t* p = static_cast<uint8_t*>(out.raw());
   for (int64_t i = 1; i < n; ++i) std::memcpy(p + i * es, p, es);
@@ -34,21 +36,24 @@ std::vector<Tensor> run_create(Op op, const std::vector<Tensor>& in, const Kerne
     case Op::Arange: {
       if (a.shape.size() != 1) fail(op, "shape attribute must be {n}, got " + shape_to_string(a.shape));
       check_shape(op, a.shape);
-      Tensor out(a.dtype, a.shape);
+      Tensor out = new_output(a.dtype, a.shape);
       for (int64_t i = 0; i < a.shape[0]; ++i) {
-        if (is_float(a.dtype)) store_d(out, i, static_cast<double>(i));
-        else store_i(out, i, i);
+        if (is_float(a.dtype))
+          store_d(out, i, static_cast<double>(i));
+        else
+          store_i(out, i, i);
       }
       return {out};
     }
     case Op::CausalMask: {
       const Tensor& off = in[0];
       if (off.rank() != 0 || !is_int(off.dtype()))
-        fail(op, std::string("offset must be an i32[] or i64[] scalar, got ") + dtype_name(off.dtype()) + shp(off));
+        fail(op, std::string("offset must be an i32[] or i64[] scalar, got ") + dtype_name(off.dtype()) +
+                     shp(off));
       if (a.shape.size() != 2) fail(op, "shape attribute must be {S, T}, got " + shape_to_string(a.shape));
       check_shape(op, a.shape);
       int64_t offset = load_i(off, 0), S = a.shape[0], T = a.shape[1];
-      Tensor out(DType::Bool, a.shape);
+      Tensor out = new_output(DType::Bool, a.shape);
       uint8_t* p = out.data<uint8_t>();
       for (int64_t i = 0; i < S; ++i)
         for (int64_t j = 0; j < T; ++j) p[i * T + j] = j - i <= offset;  // j <= i + offset, overflow-free

@@ -1,5 +1,7 @@
 // run_kernel: arity checks and dispatch to the op families; shape helpers shared by all kernels.
 #include <algorithm>
+#include <cstring>
+#include <limits>
 
 #include "runtime/cpu/kernel_util_impl.h"
 
@@ -45,23 +47,43 @@ std::vector<Tensor> run_kernel(ir::Op op, const std::vector<Tensor>& inputs, con
     if (!inputs[i].defined()) fail(op, "operand " + std::to_string(i) + " is undefined");
 
   switch (op) {
-    case Op::Param: case Op::Weight: case Op::StateRead: case Op::StateWrite: case Op::Select:
-    case Op::Loop:
-      fail(op, "not a kernel (handled by the executor)");
-    case Op::Constant: case Op::Full: case Op::Arange: case Op::CausalMask: case Op::DimValue:
-      return detail::run_create(op, inputs, attrs);
-    case Op::Sum: case Op::Mean: case Op::Max: case Op::Min: case Op::Prod: case Op::All:
-    case Op::Any: case Op::ArgMax: case Op::ArgMin: case Op::CumSum:
-      return detail::run_reduce(op, inputs, attrs);
-    case Op::Softmax: case Op::LogSoftmax: case Op::LayerNorm: case Op::RmsNorm:
-      return detail::run_norm(op, inputs, attrs);
-    case Op::MatMul: case Op::Linear:
-      return detail::run_linalg(op, inputs, attrs);
-    case Op::Permute: case Op::Reshape: case Op::Expand: case Op::Concat: case Op::Slice:
-    case Op::SliceUpdate:
-      return detail::run_shape(op, inputs, attrs);
-    case Op::Take: case Op::TakeAlongAxis: case Op::TopK: case Op::OneHot:
-      return detail::run_gather(op, inputs, attrs);
+    case Op::Param:
+    case Op::Weight:
+    case Op::StateRead:
+    case Op::StateWrite:
+    case Op::Select:
+    case Op::Loop: fail(op, "not a kernel (handled by the executor)");
+    case Op::Constant:
+    case Op::Full:
+    case Op::Arange:
+    case Op::CausalMask:
+    case Op::DimValue: return detail::run_create(op, inputs, attrs);
+    case Op::Sum:
+    case Op::Mean:
+    case Op::Max:
+    case Op::Min:
+    case Op::Prod:
+    case Op::All:
+    case Op::Any:
+    case Op::ArgMax:
+    case Op::ArgMin:
+    case Op::CumSum: return detail::run_reduce(op, inputs, attrs);
+    case Op::Softmax:
+    case Op::LogSoftmax:
+    case Op::LayerNorm:
+    case Op::RmsNorm: return detail::run_norm(op, inputs, attrs);
+    case Op::MatMul:
+    case Op::Linear: return detail::run_linalg(op, inputs, attrs);
+    case Op::Permute:
+    case Op::Reshape:
+    case Op::Expand:
+    case Op::Concat:
+    case Op::Slice:
+    case Op::SliceUpdate: return detail::run_shape(op, inputs, attrs);
+    case Op::Take:
+    case Op::TakeAlongAxis:
+    case Op::TopK:
+    case Op::OneHot: return detail::run_gather(op, inputs, attrs);
     default:
       if (ir::is_elementwise(op)) return detail::run_elementwise(op, inputs, attrs);
       fail(op, "no CPU kernel");
@@ -69,6 +91,27 @@ std::vector<Tensor> run_kernel(ir::Op op, const std::vector<Tensor>& inputs, con
 }
 
 namespace detail {
+
+Tensor new_output(DType dtype, Shape shape) {
+  Tensor t(dtype, std::move(shape));
+#ifndef NDEBUG
+  poison(t);
+#endif
+  return t;
+}
+
+void poison(Tensor& t) {
+  uint8_t* p = static_cast<uint8_t*>(t.raw());
+  int64_t n = t.numel();
+  switch (t.dtype()) {
+    case DType::F32: std::fill_n(t.data<float>(), n, std::numeric_limits<float>::quiet_NaN()); break;
+    case DType::F16: std::fill_n(t.data<uint16_t>(), n, uint16_t{0x7e00}); break;   // f16 quiet NaN
+    case DType::BF16: std::fill_n(t.data<uint16_t>(), n, uint16_t{0x7fc0}); break;  // bf16 quiet NaN
+    case DType::I32:
+    case DType::I64:
+    case DType::Bool: std::memset(p, 0xa5, t.nbytes()); break;
+  }
+}
 
 std::vector<int64_t> contiguous_strides(const Shape& s) {
   std::vector<int64_t> st(s.size());
@@ -97,7 +140,7 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 }
 
 Tensor broadcast_to(const Tensor& src, const Shape& shape) {
-  Tensor out(src.dtype(), shape);
+  Tensor out = new_output(src.dtype(), shape);
   size_t es = dtype_size(src.dtype());
   StridedWalker w(shape, {broadcast_strides(src.shape(), shape)});
   const uint8_t* s = static_cast<const uint8_t*>(src.raw());

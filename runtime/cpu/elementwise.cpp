@@ -13,7 +13,7 @@ namespace {
 using ir::Op;
 
 float round_half_even(float x) {
-  float r = std::round(x);  // half away from zero ...
+  float r = std::round(x);                                                    // half away from zero ...
   if (std::fabs(x - std::trunc(x)) == 0.5f) r = 2.0f * std::round(x * 0.5f);  // ... except ties
   return r;
 }
@@ -63,21 +63,21 @@ std::vector<Tensor> unary(Op op, const Tensor& x, const KernelAttrs& a) {
   DType t = x.dtype();
   int64_t n = x.numel();
   if (op == Op::IsNan) {
-    Tensor out(DType::Bool, x.shape());
-    if (is_float(t))
-      for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = std::isnan(load_f(x, i));
+    Tensor out = new_output(DType::Bool, x.shape());
+    for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = is_float(t) && std::isnan(load_f(x, i));
     return {out};
   }
   if (op == Op::Not) {
     if (t != DType::Bool) fail(op, std::string("expects bool, got ") + dtype_name(t));
-    Tensor out(DType::Bool, x.shape());
+    Tensor out = new_output(DType::Bool, x.shape());
     for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = !x.data<uint8_t>()[i];
     return {out};
   }
   bool int_ok = op == Op::Neg || op == Op::Abs || op == Op::Sign;
   if (!is_float(t) && !(int_ok && is_int(t)))
-    fail(op, std::string("unsupported dtype ") + dtype_name(t) + (int_ok ? " (float or int expected)" : " (float expected)"));
-  Tensor out(t, x.shape());
+    fail(op, std::string("unsupported dtype ") + dtype_name(t) +
+                 (int_ok ? " (float or int expected)" : " (float expected)"));
+  Tensor out = new_output(t, x.shape());
   if (is_float(t)) {
     for (int64_t i = 0; i < n; ++i) store_f(out, i, unary_f(op, load_f(x, i), a.approx_tanh));
   } else {
@@ -89,15 +89,17 @@ std::vector<Tensor> unary(Op op, const Tensor& x, const KernelAttrs& a) {
 // Cast: float -> int truncates toward zero and saturates, NaN -> 0; anything -> bool is x != 0
 // (NaN -> true); int -> int wraps; bool -> 0/1.
 Tensor cast(const Tensor& x, DType to) {
-  Tensor out(to, x.shape());
+  Tensor out = new_output(to, x.shape());
   DType from = x.dtype();
   int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) {
     if (to == DType::Bool) {
       out.data<uint8_t>()[i] = is_float(from) ? load_f(x, i) != 0.0f : load_i(x, i) != 0;
     } else if (is_float(from)) {
-      if (is_float(to)) store_f(out, i, load_f(x, i));
-      else out.set(i, load_f(x, i));  // Tensor::set truncates, saturates, NaN -> 0
+      if (is_float(to))
+        store_f(out, i, load_f(x, i));
+      else
+        out.set(i, load_f(x, i));  // Tensor::set truncates, saturates, NaN -> 0
     } else if (is_float(to)) {
       store_d(out, i, static_cast<double>(load_i(x, i)));
     } else {
@@ -123,8 +125,10 @@ float binary_f(Op op, float x, float y) {
       return m;
     }
     case Op::Pow: return std::pow(x, y);
-    case Op::Maximum: return std::isnan(x) || std::isnan(y) ? std::numeric_limits<float>::quiet_NaN() : std::max(x, y);
-    case Op::Minimum: return std::isnan(x) || std::isnan(y) ? std::numeric_limits<float>::quiet_NaN() : std::min(x, y);
+    case Op::Maximum:
+      return std::isnan(x) || std::isnan(y) ? std::numeric_limits<float>::quiet_NaN() : std::max(x, y);
+    case Op::Minimum:
+      return std::isnan(x) || std::isnan(y) ? std::numeric_limits<float>::quiet_NaN() : std::min(x, y);
     default: return 0;
   }
 }
@@ -197,14 +201,14 @@ std::vector<Tensor> binary(Op op, const Tensor& x, const Tensor& y) {
   bool logic = op == Op::And || op == Op::Or;
   if (logic && t != DType::Bool) fail(op, std::string("expects bool operands, got ") + dtype_name(t));
   if (!cmp && !logic && t == DType::Bool) fail(op, "bool operands are not supported (use and/or)");
-  Tensor out(cmp || logic ? DType::Bool : t, shape);
+  Tensor out = new_output(cmp || logic ? DType::Bool : t, shape);
   StridedWalker w(shape, {broadcast_strides(x.shape(), shape), broadcast_strides(y.shape(), shape)});
   int64_t n = out.numel();
   for (int64_t i = 0; i < n; ++i, w.next()) {
     int64_t ix = w.offset(0), iy = w.offset(1);
     if (cmp || logic) {
-      out.data<uint8_t>()[i] = is_float(t) ? compare(op, load_f(x, ix), load_f(y, iy))
-                                           : compare(op, load_i(x, ix), load_i(y, iy));
+      out.data<uint8_t>()[i] =
+          is_float(t) ? compare(op, load_f(x, ix), load_f(y, iy)) : compare(op, load_i(x, ix), load_i(y, iy));
     } else if (is_float(t)) {
       store_f(out, i, binary_f(op, load_f(x, ix), load_f(y, iy)));
     } else {
@@ -215,11 +219,13 @@ std::vector<Tensor> binary(Op op, const Tensor& x, const Tensor& y) {
 }
 
 std::vector<Tensor> where(const Tensor& c, const Tensor& x, const Tensor& y) {
-  if (c.dtype() != DType::Bool) fail(Op::Where, std::string("condition must be bool, got ") + dtype_name(c.dtype()));
+  if (c.dtype() != DType::Bool)
+    fail(Op::Where, std::string("condition must be bool, got ") + dtype_name(c.dtype()));
   if (x.dtype() != y.dtype())
-    fail(Op::Where, std::string("branch dtypes differ: ") + dtype_name(x.dtype()) + " and " + dtype_name(y.dtype()));
+    fail(Op::Where,
+         std::string("branch dtypes differ: ") + dtype_name(x.dtype()) + " and " + dtype_name(y.dtype()));
   Shape shape = broadcast_or_fail(Op::Where, broadcast_or_fail(Op::Where, c.shape(), x.shape()), y.shape());
-  Tensor out(x.dtype(), shape);
+  Tensor out = new_output(x.dtype(), shape);
   size_t es = dtype_size(x.dtype());
   StridedWalker w(shape, {broadcast_strides(c.shape(), shape), broadcast_strides(x.shape(), shape),
                           broadcast_strides(y.shape(), shape)});

@@ -18,7 +18,8 @@ int64_t clamp_index(int64_t i, int64_t dim) {
 }
 
 void check_index_tensor(Op op, const Tensor& idx) {
-  if (!is_int(idx.dtype())) fail(op, std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype()));
+  if (!is_int(idx.dtype()))
+    fail(op, std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype()));
 }
 
 void check_axis(Op op, int64_t axis, const Tensor& x) {
@@ -36,7 +37,7 @@ std::vector<Tensor> take(const Tensor& x, const Tensor& idx, const KernelAttrs& 
   Shape os(s.begin(), s.begin() + ax);
   os.insert(os.end(), idx.shape().begin(), idx.shape().end());
   os.insert(os.end(), s.begin() + ax + 1, s.end());
-  Tensor out(x.dtype(), os);
+  Tensor out = new_output(x.dtype(), os);
   if (out.numel() == 0) return {out};
   if (dim == 0) fail(op, "cannot take from an empty axis of " + shp(x));
   size_t es = dtype_size(x.dtype());
@@ -59,13 +60,17 @@ std::vector<Tensor> take_along_axis(const Tensor& x, const Tensor& idx, const Ke
   size_t ax = static_cast<size_t>(a.axis), r = x.rank();
   Shape os(r);
   for (size_t d = 0; d < r; ++d) {
-    if (d == ax) { os[d] = idx.dim(d); continue; }
+    if (d == ax) {
+      os[d] = idx.dim(d);
+      continue;
+    }
     int64_t xd = x.dim(d), id = idx.dim(d);
     if (xd != id && xd != 1 && id != 1)
-      fail(op, "indices " + shp(idx) + " do not broadcast against input " + shp(x) + " outside axis " + std::to_string(ax));
+      fail(op, "indices " + shp(idx) + " do not broadcast against input " + shp(x) + " outside axis " +
+                   std::to_string(ax));
     os[d] = xd == 1 ? id : xd;
   }
-  Tensor out(x.dtype(), os);
+  Tensor out = new_output(x.dtype(), os);
   if (out.numel() == 0) return {out};
   int64_t dim = x.dim(ax);
   if (dim == 0) fail(op, "cannot take from an empty axis of " + shp(x));
@@ -92,10 +97,12 @@ std::vector<Tensor> topk(const Tensor& x, const KernelAttrs& a) {
   size_t ax = static_cast<size_t>(a.axis);
   const Shape& s = x.shape();
   int64_t outer = prod(s, 0, ax), dim = s[ax], inner = prod(s, ax + 1, s.size()), k = a.k;
-  if (k < 0 || k > dim) fail(op, "k = " + std::to_string(k) + " is out of range for axis " + std::to_string(ax) + " of " + shp(x));
+  if (k < 0 || k > dim)
+    fail(op,
+         "k = " + std::to_string(k) + " is out of range for axis " + std::to_string(ax) + " of " + shp(x));
   Shape os = s;
   os[ax] = k;
-  Tensor vals(x.dtype(), os), inds(DType::I32, os);
+  Tensor vals = new_output(x.dtype(), os), inds = new_output(DType::I32, os);
   bool fl = is_float(x.dtype());
   std::vector<int64_t> order(static_cast<size_t>(dim));
   std::vector<double> fv(static_cast<size_t>(dim));
@@ -107,8 +114,10 @@ std::vector<Tensor> topk(const Tensor& x, const KernelAttrs& a) {
     for (int64_t in = 0; in < inner; ++in) {
       int64_t base = o * dim * inner + in;
       for (int64_t j = 0; j < dim; ++j) {
-        if (fl) fv[j] = load_f(x, base + j * inner);
-        else iv[j] = load_i(x, base + j * inner);
+        if (fl)
+          fv[j] = load_f(x, base + j * inner);
+        else
+          iv[j] = load_i(x, base + j * inner);
       }
       std::iota(order.begin(), order.end(), 0);
       auto before = [&](int64_t p, int64_t q) {
@@ -138,12 +147,14 @@ std::vector<Tensor> one_hot(const Tensor& idx, const KernelAttrs& a) {
   if (a.k < 0) fail(op, "number of classes must be non-negative, got " + std::to_string(a.k));
   Shape os = idx.shape();
   os.push_back(a.k);
-  Tensor out(a.dtype, os);
+  Tensor out(a.dtype, os);  // zero-filled: only the ones are written
   for (int64_t i = 0, n = idx.numel(); i < n; ++i) {
     int64_t c = load_i(idx, i);
     if (c < 0 || c >= a.k) continue;
-    if (is_float(a.dtype)) store_d(out, i * a.k + c, 1.0);
-    else store_i(out, i * a.k + c, 1);
+    if (is_float(a.dtype))
+      store_d(out, i * a.k + c, 1.0);
+    else
+      store_i(out, i * a.k + c, 1);
   }
   return {out};
 }

@@ -18,6 +18,15 @@ namespace grape::cpu::detail {
 
 inline std::string shp(const Tensor& t) { return shape_to_string(t.shape()); }
 
+// A kernel's result, to be written in full. Builds without NDEBUG (the sanitizer test build, the
+// fuzzers) fill it with poison — NaN for floats, 0xA5 bytes for integers and bools — instead of
+// zeros, so that a kernel that leaves an element unwritten gives a visibly wrong answer in the
+// tests rather than a zero that may pass: the CPU reference is the oracle of the GPU kernels,
+// whose buffers are not zeroed either. Release builds keep the (cheaper) zero fill.
+Tensor new_output(DType dtype, Shape shape);
+// Fills `t` with that poison (whatever the build).
+void poison(Tensor& t);
+
 // Element i as float (exact for every float dtype; ints and bool converted).
 inline float load_f(const Tensor& t, int64_t i) {
   switch (t.dtype()) {

@@ -32,8 +32,10 @@ template <class T>
 std::vector<T> widen(const Tensor& t) {
   std::vector<T> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if constexpr (std::is_same_v<T, float>) v[i] = load_f(t, i);
-    else v[i] = load_i(t, i);
+    if constexpr (std::is_same_v<T, float>)
+      v[i] = load_f(t, i);
+    else
+      v[i] = load_i(t, i);
   }
   return v;
 }
@@ -46,15 +48,18 @@ void gemm_rows(const T* A, const T* B, int64_t K, int64_t N, Acc* acc) {
     Acc av = A[k];
     const T* brow = B + k * N;
     for (int64_t j = 0; j < N; ++j) {
-      if constexpr (std::is_same_v<Acc, double>) acc[j] += av * static_cast<double>(brow[j]);
-      else acc[j] = wrap_add(acc[j], wrap_mul(av, brow[j]));
+      if constexpr (std::is_same_v<Acc, double>)
+        acc[j] += av * static_cast<double>(brow[j]);
+      else
+        acc[j] = wrap_add(acc[j], wrap_mul(av, brow[j]));
     }
   }
 }
 
 void check_operands(Op op, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
-    fail(op, std::string("operand dtypes differ: ") + dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
+    fail(op,
+         std::string("operand dtypes differ: ") + dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
   if (a.dtype() == DType::Bool) fail(op, "bool operands are not supported");
 }
 
@@ -77,8 +82,10 @@ void matmul_impl(const Tensor& a, const Tensor& b, const Shape& as, const Shape&
       int64_t bi = r / M, i = r % M;
       gemm_rows<T, Acc>(A.data() + aoff[bi] + i * K, B.data() + boff[bi], K, N, acc.data());
       for (int64_t j = 0; j < N; ++j) {
-        if constexpr (std::is_same_v<Acc, double>) store_d(out, r * N + j, acc[j]);
-        else store_i(out, r * N + j, acc[j]);
+        if constexpr (std::is_same_v<Acc, double>)
+          store_d(out, r * N + j, acc[j]);
+        else
+          store_i(out, r * N + j, acc[j]);
       }
     }
   });
@@ -87,7 +94,8 @@ void matmul_impl(const Tensor& a, const Tensor& b, const Shape& as, const Shape&
 std::vector<Tensor> matmul(const Tensor& a, const Tensor& b) {
   Op op = Op::MatMul;
   check_operands(op, a, b);
-  if (a.rank() == 0 || b.rank() == 0) fail(op, "operands must have at least one axis: " + shp(a) + " @ " + shp(b));
+  if (a.rank() == 0 || b.rank() == 0)
+    fail(op, "operands must have at least one axis: " + shp(a) + " @ " + shp(b));
   Shape as = a.shape(), bs = b.shape();
   if (as.size() == 1) as.insert(as.begin(), 1);
   if (bs.size() == 1) bs.push_back(1);
@@ -101,9 +109,11 @@ std::vector<Tensor> matmul(const Tensor& a, const Tensor& b) {
   Shape full = batch;
   full.push_back(as[as.size() - 2]);
   full.push_back(bs.back());
-  Tensor out(a.dtype(), full);
-  if (is_float(a.dtype())) matmul_impl<float, double>(a, b, as, bs, batch, out);
-  else matmul_impl<int64_t, int64_t>(a, b, as, bs, batch, out);
+  Tensor out = new_output(a.dtype(), full);
+  if (is_float(a.dtype()))
+    matmul_impl<float, double>(a, b, as, bs, batch, out);
+  else
+    matmul_impl<int64_t, int64_t>(a, b, as, bs, batch, out);
   Shape result = batch;  // drop the axes added for 1-D operands
   if (a.rank() > 1) result.push_back(as[as.size() - 2]);
   if (b.rank() > 1) result.push_back(bs.back());
@@ -122,11 +132,15 @@ void linear_impl(const Tensor& x, const Tensor& w, const Tensor* bias, int64_t r
         const T* wr = W.data() + o * in;
         Acc acc = bias ? static_cast<Acc>(Bv[o]) : Acc{0};
         for (int64_t k = 0; k < in; ++k) {
-          if constexpr (std::is_same_v<Acc, double>) acc += static_cast<double>(xr[k]) * wr[k];
-          else acc = wrap_add(acc, wrap_mul(xr[k], wr[k]));
+          if constexpr (std::is_same_v<Acc, double>)
+            acc += static_cast<double>(xr[k]) * wr[k];
+          else
+            acc = wrap_add(acc, wrap_mul(xr[k], wr[k]));
         }
-        if constexpr (std::is_same_v<Acc, double>) store_d(out, r * outf + o, acc);
-        else store_i(out, r * outf + o, acc);
+        if constexpr (std::is_same_v<Acc, double>)
+          store_d(out, r * outf + o, acc);
+        else
+          store_i(out, r * outf + o, acc);
       }
     }
   });
@@ -140,18 +154,22 @@ std::vector<Tensor> linear(const std::vector<Tensor>& args) {
   if (x.rank() == 0) fail(op, "input must have at least one axis, got " + shp(x));
   if (w.rank() != 2) fail(op, "weight must be 2-D [out, in], got " + shp(w));
   int64_t in = x.shape().back(), outf = w.dim(0);
-  if (w.dim(1) != in) fail(op, "in features differ: input " + shp(x) + " vs weight " + shp(w) + " ([out, in])");
+  if (w.dim(1) != in)
+    fail(op, "in features differ: input " + shp(x) + " vs weight " + shp(w) + " ([out, in])");
   const Tensor* bias = args.size() > 2 ? &args[2] : nullptr;
   if (bias) {
     check_operands(op, x, *bias);
-    if (bias->shape() != Shape{outf}) fail(op, "bias shape " + shp(*bias) + " must be [" + std::to_string(outf) + "]");
+    if (bias->shape() != Shape{outf})
+      fail(op, "bias shape " + shp(*bias) + " must be [" + std::to_string(outf) + "]");
   }
   Shape os = x.shape();
   os.back() = outf;
   int64_t rows = prod(x.shape(), 0, x.rank() - 1);
-  Tensor out(x.dtype(), os);
-  if (is_float(x.dtype())) linear_impl<float, double>(x, w, bias, rows, in, outf, out);
-  else linear_impl<int64_t, int64_t>(x, w, bias, rows, in, outf, out);
+  Tensor out = new_output(x.dtype(), os);
+  if (is_float(x.dtype()))
+    linear_impl<float, double>(x, w, bias, rows, in, outf, out);
+  else
+    linear_impl<int64_t, int64_t>(x, w, bias, rows, in, outf, out);
   return {out};
 }
 

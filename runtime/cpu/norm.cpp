@@ -19,7 +19,7 @@ std::vector<Tensor> softmax(Op op, const Tensor& x, const KernelAttrs& a) {
   const Shape& s = x.shape();
   size_t ax = static_cast<size_t>(a.axis);
   int64_t outer = prod(s, 0, ax), len = s[ax], inner = prod(s, ax + 1, s.size());
-  Tensor out(x.dtype(), s);
+  Tensor out = new_output(x.dtype(), s);
   std::vector<double> row(static_cast<size_t>(len));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
@@ -52,12 +52,14 @@ std::vector<Tensor> norm(Op op, const std::vector<Tensor>& in, const KernelAttrs
   for (size_t i = 1; i < in.size(); ++i) {
     const char* what = i == 1 ? "weight" : "bias";
     if (in[i].dtype() != t)
-      fail(op, std::string(what) + " dtype " + dtype_name(in[i].dtype()) + " differs from input dtype " + dtype_name(t));
+      fail(op, std::string(what) + " dtype " + dtype_name(in[i].dtype()) + " differs from input dtype " +
+                   dtype_name(t));
     if (in[i].shape() != Shape{n})
-      fail(op, std::string(what) + " shape " + shp(in[i]) + " must be [" + std::to_string(n) + "] for input " + shp(x));
+      fail(op, std::string(what) + " shape " + shp(in[i]) + " must be [" + std::to_string(n) +
+                   "] for input " + shp(x));
   }
   if (!(a.eps >= 0)) fail(op, "eps must be non-negative");
-  Tensor out(t, x.shape());
+  Tensor out = new_output(t, x.shape());
   int64_t rows = n == 0 ? 0 : x.numel() / n;
   std::vector<double> row(static_cast<size_t>(n));
   for (int64_t r = 0; r < rows; ++r) {

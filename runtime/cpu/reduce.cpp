@@ -40,10 +40,11 @@ std::vector<Tensor> reduce(Op op, const Tensor& x, const KernelAttrs& a) {
   }
   int64_t count = 1;
   for (int64_t ax : a.axes) count *= s[ax];
-  Tensor out(t, out_shape);
+  Tensor out = new_output(t, out_shape);
   int64_t n_out = out.numel(), n_in = x.numel();
   if (n_out == 0) return {out};
-  if ((op == Op::Max || op == Op::Min) && count == 0) fail(op, std::string(ir::op_name(op)) + " of an empty axis");
+  if ((op == Op::Max || op == Op::Min) && count == 0)
+    fail(op, std::string(ir::op_name(op)) + " of an empty axis");
 
   std::vector<int64_t> out_strides = broadcast_strides(kept, s);
   StridedWalker w(s, {out_strides});
@@ -64,11 +65,15 @@ std::vector<Tensor> reduce(Op op, const Tensor& x, const KernelAttrs& a) {
       int64_t o = w.offset(0);
       double& r = acc[o];
       switch (op) {
-        case Op::Sum: case Op::Mean: r += v; break;
+        case Op::Sum:
+        case Op::Mean: r += v; break;
         case Op::Prod: r *= v; break;
-        case Op::Max: case Op::Min:  // NaN propagates
-          if (!seen[o] || std::isnan(v)) r = v;
-          else if (!std::isnan(r)) r = op == Op::Max ? std::max(r, v) : std::min(r, v);
+        case Op::Max:
+        case Op::Min:  // NaN propagates
+          if (!seen[o] || std::isnan(v))
+            r = v;
+          else if (!std::isnan(r))
+            r = op == Op::Max ? std::max(r, v) : std::min(r, v);
           seen[o] = 1;
           break;
         default: break;
@@ -86,8 +91,14 @@ std::vector<Tensor> reduce(Op op, const Tensor& x, const KernelAttrs& a) {
       switch (op) {
         case Op::Sum: r = wrap_add(r, v); break;
         case Op::Prod: r = wrap_mul(r, v); break;
-        case Op::Max: r = seen[o] ? std::max(r, v) : v; seen[o] = 1; break;
-        case Op::Min: r = seen[o] ? std::min(r, v) : v; seen[o] = 1; break;
+        case Op::Max:
+          r = seen[o] ? std::max(r, v) : v;
+          seen[o] = 1;
+          break;
+        case Op::Min:
+          r = seen[o] ? std::min(r, v) : v;
+          seen[o] = 1;
+          break;
         default: break;
       }
     }
@@ -106,9 +117,11 @@ std::vector<Tensor> arg_reduce(Op op, const Tensor& x, const KernelAttrs& a) {
   int64_t outer = prod(s, 0, ax), len = s[ax], inner = prod(s, ax + 1, s.size());
   Shape out_shape;
   for (size_t d = 0; d < s.size(); ++d)
-    if (d != ax) out_shape.push_back(s[d]);
-    else if (a.keepdims) out_shape.push_back(1);
-  Tensor out(DType::I32, out_shape);
+    if (d != ax)
+      out_shape.push_back(s[d]);
+    else if (a.keepdims)
+      out_shape.push_back(1);
+  Tensor out = new_output(DType::I32, out_shape);
   if (out.numel() == 0) return {out};
   if (len == 0) fail(op, std::string(ir::op_name(op)) + " of an empty axis");
   bool is_max = op == Op::ArgMax;
@@ -120,13 +133,19 @@ std::vector<Tensor> arg_reduce(Op op, const Tensor& x, const KernelAttrs& a) {
         double bv = load_f(x, base);
         for (int64_t j = 1; j < len && !std::isnan(bv); ++j) {
           double v = load_f(x, base + j * inner);
-          if (std::isnan(v) || (is_max ? v > bv : v < bv)) { bv = v; best = j; }
+          if (std::isnan(v) || (is_max ? v > bv : v < bv)) {
+            bv = v;
+            best = j;
+          }
         }
       } else {
         int64_t bv = load_i(x, base);
         for (int64_t j = 1; j < len; ++j) {
           int64_t v = load_i(x, base + j * inner);
-          if (is_max ? v > bv : v < bv) { bv = v; best = j; }
+          if (is_max ? v > bv : v < bv) {
+            bv = v;
+            best = j;
+          }
         }
       }
       out.data<int32_t>()[o * inner + in] = static_cast<int32_t>(best);
@@ -141,7 +160,7 @@ std::vector<Tensor> cumsum(const Tensor& x, const KernelAttrs& a) {
   const Shape& s = x.shape();
   size_t ax = static_cast<size_t>(a.axis);
   int64_t outer = prod(s, 0, ax), len = s[ax], inner = prod(s, ax + 1, s.size());
-  Tensor out(x.dtype(), s);
+  Tensor out = new_output(x.dtype(), s);
   bool fl = is_float(x.dtype());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {

@@ -14,7 +14,8 @@ void gather_copy(const Tensor& src, Tensor& dst, StridedWalker w) {
   size_t es = dtype_size(src.dtype());
   const uint8_t* s = static_cast<const uint8_t*>(src.raw());
   uint8_t* d = static_cast<uint8_t*>(dst.raw());
-  for (int64_t i = 0, n = dst.numel(); i < n; ++i, w.next()) std::memcpy(d + i * es, s + w.offset(0) * es, es);
+  for (int64_t i = 0, n = dst.numel(); i < n; ++i, w.next())
+    std::memcpy(d + i * es, s + w.offset(0) * es, es);
 }
 
 std::vector<Tensor> permute(const Tensor& x, const KernelAttrs& a) {
@@ -24,7 +25,8 @@ std::vector<Tensor> permute(const Tensor& x, const KernelAttrs& a) {
   if (a.axes.size() != r) fail(op, "permutation " + perm + " does not match rank of " + shp(x));
   std::vector<bool> used(r, false);
   for (int64_t p : a.axes) {
-    if (p < 0 || p >= static_cast<int64_t>(r) || used[p]) fail(op, perm + " is not a permutation of the axes of " + shp(x));
+    if (p < 0 || p >= static_cast<int64_t>(r) || used[p])
+      fail(op, perm + " is not a permutation of the axes of " + shp(x));
     used[p] = true;
   }
   std::vector<int64_t> st = contiguous_strides(x.shape()), pst(r);
@@ -33,7 +35,7 @@ std::vector<Tensor> permute(const Tensor& x, const KernelAttrs& a) {
     os[i] = x.dim(a.axes[i]);
     pst[i] = st[a.axes[i]];
   }
-  Tensor out(x.dtype(), os);
+  Tensor out = new_output(x.dtype(), os);
   gather_copy(x, out, StridedWalker(os, {pst}));
   return {out};
 }
@@ -50,7 +52,8 @@ std::vector<Tensor> reshape(const Tensor& x, const KernelAttrs& a) {
 std::vector<Tensor> expand(const Tensor& x, const KernelAttrs& a) {
   for (int64_t d : a.shape)
     if (d < 0) fail(Op::Expand, "negative dimension in " + shape_to_string(a.shape));
-  if (!broadcastable_to(x.shape(), a.shape)) fail(Op::Expand, "cannot broadcast " + shp(x) + " to " + shape_to_string(a.shape));
+  if (!broadcastable_to(x.shape(), a.shape))
+    fail(Op::Expand, "cannot broadcast " + shp(x) + " to " + shape_to_string(a.shape));
   return {broadcast_to(x, a.shape)};
 }
 
@@ -65,13 +68,14 @@ std::vector<Tensor> concat(const std::vector<Tensor>& in, const KernelAttrs& a) 
   for (size_t i = 0; i < in.size(); ++i) {
     const Tensor& t = in[i];
     if (t.dtype() != f.dtype())
-      fail(op, "operand " + std::to_string(i) + " has dtype " + dtype_name(t.dtype()) + ", expected " + dtype_name(f.dtype()));
+      fail(op, "operand " + std::to_string(i) + " has dtype " + dtype_name(t.dtype()) + ", expected " +
+                   dtype_name(f.dtype()));
     bool ok = t.rank() == f.rank();
     for (size_t d = 0; ok && d < f.rank(); ++d) ok = d == ax || t.dim(d) == f.dim(d);
     if (!ok) fail(op, "shapes " + shp(f) + " and " + shp(t) + " differ outside axis " + std::to_string(ax));
     os[ax] += t.dim(ax);
   }
-  Tensor out(f.dtype(), os);
+  Tensor out = new_output(f.dtype(), os);
   size_t es = dtype_size(f.dtype());
   int64_t outer = prod(os, 0, ax), inner = prod(os, ax + 1, os.size());
   uint8_t* d = static_cast<uint8_t*>(out.raw());
@@ -118,7 +122,7 @@ Region region(Op op, const Tensor& x, const std::vector<SliceSpec>& sl) {
 
 std::vector<Tensor> slice(const Tensor& x, const KernelAttrs& a) {
   Region r = region(Op::Slice, x, a.slices);
-  Tensor out(x.dtype(), r.full);
+  Tensor out = new_output(x.dtype(), r.full);
   gather_copy(x, out, StridedWalker(r.full, {r.strides}, {r.base}));
   return {out.reshaped(r.squeezed)};
 }
@@ -129,14 +133,16 @@ std::vector<Tensor> slice_update(const Tensor& x, const Tensor& v, const KernelA
     fail(op, std::string("value dtype ") + dtype_name(v.dtype()) + " differs from " + dtype_name(x.dtype()));
   Region r = region(op, x, a.slices);
   if (!broadcastable_to(v.shape(), r.squeezed))
-    fail(op, "value of shape " + shp(v) + " does not broadcast to the slice shape " + shape_to_string(r.squeezed));
+    fail(op, "value of shape " + shp(v) + " does not broadcast to the slice shape " +
+                 shape_to_string(r.squeezed));
   Tensor src = broadcast_to(v, r.squeezed);  // same C order as the unsqueezed region
   Tensor out = x.clone();
   size_t es = dtype_size(x.dtype());
   const uint8_t* s = static_cast<const uint8_t*>(src.raw());
   uint8_t* d = static_cast<uint8_t*>(out.raw());
   StridedWalker w(r.full, {r.strides}, {r.base});
-  for (int64_t i = 0, n = src.numel(); i < n; ++i, w.next()) std::memcpy(d + w.offset(0) * es, s + i * es, es);
+  for (int64_t i = 0, n = src.numel(); i < n; ++i, w.next())
+    std::memcpy(d + w.offset(0) * es, s + i * es, es);
   return {out};
 }
 

@@ -1,0 +1,270 @@
+#include "runtime/cuda/device_program.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <set>
+
+#include "jit/codegen.h"
+#include "jit/kernel_cache.h"
+#include "jit/kernel_source.h"
+#include "jit/parallel_compile.h"
+#include "runtime/error.h"
+
+namespace grape::cuda {
+
+DeviceProgram::DeviceProgram(const ir::Function& f, const std::map<std::string, Tensor>& weights, int device)
+    : f_(f), dev_(device), stream_(dev_) {
+  compile();
+  upload_weights(weights);
+  for (size_t s = 0; s < plan_.storages.size(); ++s)
+    dim_slot_.push_back(plan_.storages[s].kind == scheduler::StorageKind::DimValue ? num_dim_values_++ : 0);
+  size_t bytes = plan_.num_kernels * sizeof(jit::KParams) + sizeof(int64_t) * num_dim_values_;
+  blocks_dev_ = jit::DeviceBuffer(dev_, std::max<size_t>(bytes, 1), "kernel parameter blocks");
+  blocks_pinned_ = jit::PinnedBuffer(dev_, std::max<size_t>(bytes, 1), "kernel parameter staging");
+  blocks_host_.assign(bytes, 0);
+  scratch_.resize(plan_.num_kernels);
+  launches_.resize(plan_.num_kernels);
+  if (const char* dump = std::getenv("GRAPE_DUMP_PLAN"); dump && *dump && std::string(dump) != "0")
+    std::cerr << "plan of " << f_.name << ":\n" << plan_.str();
+}
+
+DeviceProgram::~DeviceProgram() = default;
+
+void DeviceProgram::compile() {
+  auto t0 = std::chrono::steady_clock::now();
+  fusion_ = scheduler::plan_fusion(f_);
+  specs_ = jit::emit_kernels(f_, fusion_, f_.name);
+  jit::KernelCache cache = jit::KernelCache::open_default();
+  std::vector<jit::CompileJob> jobs;
+  for (const auto& spec : specs_) jobs.push_back({spec.source, spec.name});
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
+  std::vector<scheduler::KernelUse> uses;
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    const jit::KernelSpec& s = specs_[k];
+    if (built[k].failure) std::rethrow_exception(built[k].failure);
+    const jit::CompileResult& r = built[k].result;
+    ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
+    const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
+    modules_.emplace_back(dev_, image, "kernel " + s.name);
+    funcs_.push_back(modules_.back().function(jit::kKernelSymbol));
+    tc_funcs_.push_back(nullptr);
+    if (s.launch.kind == jit::LaunchRule::MatrixProduct) {
+      tc_funcs_.back() =
+          modules_.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
+      for (CUfunction fn : {funcs_.back(), tc_funcs_.back()})
+        jit::check(
+            jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
+            "cuFuncSetAttribute", "kernel " + s.name);
+    }
+    uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
+  }
+  plan_ = scheduler::build_plan(f_, fusion_, uses);
+  control_ = load_control_kernels(dev_);
+  compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void DeviceProgram::upload_weights(const std::map<std::string, Tensor>& weights) {
+  std::set<std::string> used;
+  for (const auto& s : plan_.storages)
+    if (s.kind == scheduler::StorageKind::Weight) used.insert(s.name);
+  for (const auto& name : used) {
+    auto it = weights.find(name);
+    if (it == weights.end()) throw Error(ErrorCode::Internal, "cuda: weight '" + name + "' is not loaded");
+    jit::DeviceBuffer buf(dev_, std::max<size_t>(1, it->second.nbytes()), "weight " + name);
+    buf.copy_from_host(it->second.raw(), it->second.nbytes(), stream_.handle());
+    weights_.emplace(name, std::move(buf));
+  }
+  stream_.synchronize();
+}
+
+std::string DeviceProgram::where(const ir::Operation* op) const {
+  if (!op) return "the entry";
+  return std::string(ir::op_name(op->op)) + " at line " + std::to_string(op->loc.begin.line);
+}
+
+std::string DeviceProgram::kernel_label(size_t k) const {
+  return "kernel " + specs_.at(k).name + " (" + where(specs_[k].root) + ")";
+}
+
+CUdeviceptr DeviceProgram::address(int storage) const {
+  const scheduler::Storage& s = plan_.storages.at(static_cast<size_t>(storage));
+  switch (s.kind) {
+    case scheduler::StorageKind::Arena: return arena_.ptr() + layout_.offset.at(static_cast<size_t>(storage));
+    case scheduler::StorageKind::Weight: return weights_.at(s.name).ptr();
+    case scheduler::StorageKind::State: {
+      auto it = state_.find(s.name);
+      if (it == state_.end() || !it->second.present)
+        throw Error(ErrorCode::Internal, "cuda: state '" + s.name + "' does not exist");
+      return it->second.buf.ptr();
+    }
+    case scheduler::StorageKind::DimValue:
+      return blocks_dev_.ptr() + plan_.num_kernels * sizeof(jit::KParams) +
+             sizeof(int64_t) * dim_slot_[static_cast<size_t>(storage)];
+  }
+  return 0;
+}
+
+size_t DeviceProgram::bytes(int storage) const {
+  return scheduler::bytes_of(plan_.storages.at(static_cast<size_t>(storage)).type, dims_);
+}
+
+bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
+  if (!bound_ || dims != dims_) {
+    dims_ = dims;
+    bound_ = true;
+    layout_ = scheduler::plan_arena(plan_, dims_);
+    if (layout_.size > arena_.size()) {
+      arena_ = jit::DeviceBuffer();  // free first: the old arena's bytes count towards the new one's limit
+      arena_ = jit::DeviceBuffer(dev_, layout_.size, "the arena of " + f_.name);
+      ++generation_;
+    }
+    for (size_t k = 0; k < specs_.size(); ++k) {
+      scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count());
+      if (ld.scratch_bytes > scratch_[k].size()) {
+        // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
+        scratch_[k] =
+            jit::DeviceBuffer(dev_, ld.scratch_bytes, "the scratch area of kernel " + specs_[k].name);
+        scratch_[k].fill_bytes(0, stream_.handle());
+      }
+      Launch& l = launches_[k];
+      l.function = ld.tensor_cores ? tc_funcs_[k] : funcs_[k];
+      l.grid = ld.grid;
+      l.block = ld.block;
+      l.shared_bytes = ld.shared_bytes;
+      l.params = blocks_dev_.ptr() + k * sizeof(jit::KParams);
+      auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
+      std::memset(slot, 0, sizeof(jit::KParams));
+      slot->splits = ld.splits;
+      slot->kchunk = ld.kchunk;
+    }
+  }
+  fill_blocks();
+  if (blocks_host_ == blocks_uploaded_) return false;
+  std::memcpy(blocks_pinned_.data(), blocks_host_.data(), blocks_host_.size());
+  if (!blocks_host_.empty())
+    jit::check(jit::driver().cuMemcpyHtoDAsync(blocks_dev_.ptr(), blocks_pinned_.data(), blocks_host_.size(),
+                                               stream_.handle()),
+               "cuMemcpyHtoDAsync", "the parameter blocks");
+  blocks_uploaded_ = blocks_host_;
+  return true;
+}
+
+// Every address in the blocks comes from the current layout, states and scratch areas, so this
+// runs on each bind (a few hundred bytes per kernel); bind() uploads only what differs.
+void DeviceProgram::fill_blocks() {
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    const jit::KernelSpec& spec = specs_[k];
+    auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
+    slot->pred = spec.pred == ir::kNoValue
+                     ? nullptr
+                     : reinterpret_cast<const unsigned char*>(address(plan_.storage(spec.pred)));
+    for (size_t j = 0; j < spec.buffers.size(); ++j) {
+      ir::ValueId v = spec.buffers[j];
+      slot->buf[j] = reinterpret_cast<void*>(address(plan_.storage(v)));
+      const ir::Type& t = f_.type(v);
+      for (size_t d = 0; d < t.rank(); ++d) slot->shape[j][d] = t.shape[d].eval(dims_);
+    }
+    for (size_t e = 0; e < spec.extra.size(); ++e) slot->extra[e] = spec.extra[e].eval(dims_);
+    slot->scratch = reinterpret_cast<void*>(scratch_[k].ptr());
+  }
+  unsigned char* dims_area = blocks_host_.data() + plan_.num_kernels * sizeof(jit::KParams);
+  for (size_t s = 0; s < plan_.storages.size(); ++s) {
+    const scheduler::Storage& st = plan_.storages[s];
+    if (st.kind != scheduler::StorageKind::DimValue) continue;
+    int32_t v = static_cast<int32_t>(st.dim.eval(dims_));
+    std::memcpy(dims_area + sizeof(int64_t) * dim_slot_[s], &v, sizeof v);
+  }
+}
+
+void DeviceProgram::upload_inputs(const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < plan_.inputs.size(); ++i) {
+    const Tensor& t = inputs.at(i);
+    if (t.nbytes())
+      jit::check(
+          jit::driver().cuMemcpyHtoDAsync(address(plan_.inputs[i]), t.raw(), t.nbytes(), stream_.handle()),
+          "cuMemcpyHtoDAsync", "input " + f_.params.at(i).name);
+  }
+}
+
+std::vector<Tensor> DeviceProgram::download_outputs() {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const ir::Type& t = f_.type(f_.body.yields.at(i));
+    Shape shape;
+    for (const auto& d : t.shape) shape.push_back(d.eval(dims_));
+    Tensor host(t.dtype, shape);
+    if (host.nbytes())
+      jit::check(jit::driver().cuMemcpyDtoHAsync(host.raw(), address(plan_.outputs[i]), host.nbytes(),
+                                                 stream_.handle()),
+                 "cuMemcpyDtoHAsync", "output " + std::to_string(i));
+    out.push_back(host);
+  }
+  return out;
+}
+
+void DeviceProgram::set_state(const std::string& name, const Tensor& value) {
+  dev_.make_current();
+  StateBuffer& s = state_[name];
+  size_t bytes = std::max<size_t>(1, value.nbytes());
+  if (s.buf.size() != bytes) {  // a new address: graphs that baked the old one are rebuilt
+    s.buf = jit::DeviceBuffer();
+    s.buf = jit::DeviceBuffer(dev_, bytes, "state " + name);
+    ++generation_;
+  }
+  s.buf.copy_from_host(value.raw(), value.nbytes(), stream_.handle());
+  s.dtype = value.dtype();
+  s.shape = value.shape();
+  s.present = true;
+  stream_.synchronize();
+}
+
+std::optional<Shape> DeviceProgram::state_shape(const std::string& name) const {
+  auto it = state_.find(name);
+  if (it == state_.end() || !it->second.present) return std::nullopt;
+  return it->second.shape;
+}
+
+Tensor DeviceProgram::state(const std::string& name) const {
+  auto it = state_.find(name);
+  if (it == state_.end() || !it->second.present) return {};
+  Tensor t(it->second.dtype, it->second.shape);
+  it->second.buf.copy_to_host(t.raw(), t.nbytes(), stream_.handle());
+  stream_.synchronize();
+  return t;
+}
+
+void DeviceProgram::reset_state() {
+  for (auto& [name, s] : state_) s.present = false;
+}
+
+size_t DeviceProgram::device_bytes() const {
+  size_t held = arena_.size() + blocks_dev_.size();
+  for (const auto& [n, w] : weights_) held += w.size();
+  for (const auto& [n, s] : state_) held += s.buf.size();
+  for (const auto& s : scratch_) held += s.size();
+  return held;
+}
+
+// ---- Executor (the parts every executor shares) ----
+
+Executor::Executor(std::shared_ptr<DeviceProgram> program) : program_(std::move(program)) {
+  stats_.compile_ms = program_->compile_ms();
+  stats_.kernels_compiled = program_->kernels_compiled();
+  stats_.kernels_from_cache = program_->kernels_from_cache();
+}
+
+Executor::~Executor() = default;
+
+void Executor::set_state(const std::string& name, const Tensor& value) { program_->set_state(name, value); }
+std::optional<Shape> Executor::state_shape(const std::string& name) const {
+  return program_->state_shape(name);
+}
+Tensor Executor::state(const std::string& name) const { return program_->state(name); }
+void Executor::reset_state() { program_->reset_state(); }
+std::string Executor::device_name() const { return program_->device().label(); }
+
+}  // namespace grape::cuda

@@ -1,0 +1,117 @@
+// What every CUDA executor of a session shares, built once: the generated kernels (compiled or
+// from the kernel cache), the execution plan, and the device store — weights, states, the arena
+// and the parameter blocks. Executors hold it by shared pointer; nothing is copied between them.
+//
+// Parameter blocks: one KParams per kernel in one device allocation, followed by the i32 values
+// of the plan's dim-value storages. bind(dims) lays out the arena, fills every block on the host
+// and uploads the whole array in one copy, only when something in it changed. Because every
+// storage has a fixed address for a given binding, a block never changes between runs with the
+// same dims, and loop bodies reuse theirs on every trip.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jit/cuda_driver.h"
+#include "jit/kernel_spec.h"
+#include "runtime/cuda/control_kernels.h"
+#include "runtime/cuda/executor.h"
+#include "runtime/tensor.h"
+#include "scheduler/arena.h"
+#include "scheduler/fusion.h"
+#include "scheduler/launch.h"
+#include "scheduler/plan.h"
+
+namespace grape::cuda {
+
+class DeviceProgram {
+ public:
+  DeviceProgram(const ir::Function& f, const std::map<std::string, Tensor>& weights, int device);
+  ~DeviceProgram();
+  DeviceProgram(const DeviceProgram&) = delete;
+  DeviceProgram& operator=(const DeviceProgram&) = delete;
+
+  const ir::Function& function() const { return f_; }
+  const scheduler::ExecPlan& plan() const { return plan_; }
+  const jit::Device& device() const { return dev_; }
+  CUstream stream() const { return stream_.handle(); }
+  const ControlKernels& control() const { return control_; }
+
+  // Binds the symbol values of a run (see above). Returns true when it uploaded the blocks.
+  bool bind(const std::map<std::string, int64_t>& dims);
+  const std::map<std::string, int64_t>& dims() const { return dims_; }
+  // Changes whenever a storage's device address changes (arena regrown, a state reallocated):
+  // anything that baked addresses in (a CUDA graph) must be rebuilt.
+  uint64_t generation() const { return generation_; }
+
+  CUdeviceptr address(int storage) const;
+  size_t bytes(int storage) const;  // with the bound dims
+
+  struct Launch {
+    CUfunction function = nullptr;
+    unsigned grid = 1, block = 1, shared_bytes = 0;
+    CUdeviceptr params = 0;  // the kernel's parameter block
+  };
+  const Launch& launch(size_t kernel) const { return launches_.at(kernel); }
+  std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"
+  std::string where(const ir::Operation* op) const;
+
+  // Asynchronous on the stream: host inputs into their arena storages; outputs into host tensors
+  // (complete after the stream synchronises).
+  void upload_inputs(const std::vector<Tensor>& inputs);
+  std::vector<Tensor> download_outputs();
+
+  void set_state(const std::string& name, const Tensor& value);
+  std::optional<Shape> state_shape(const std::string& name) const;
+  Tensor state(const std::string& name) const;
+  void reset_state();
+
+  size_t device_bytes() const;
+  double compile_ms() const { return compile_ms_; }
+  size_t kernels_compiled() const { return kernels_compiled_; }
+  size_t kernels_from_cache() const { return kernels_from_cache_; }
+
+ private:
+  struct StateBuffer {
+    jit::DeviceBuffer buf;
+    DType dtype = DType::F32;
+    Shape shape;
+    bool present = false;  // reset_state keeps the memory (and its address) for the next value
+  };
+
+  void compile();
+  void upload_weights(const std::map<std::string, Tensor>& weights);
+  void fill_blocks();
+
+  const ir::Function& f_;
+  jit::Device dev_;
+  jit::Stream stream_;
+  scheduler::FusionPlan fusion_;
+  std::vector<jit::KernelSpec> specs_;
+  scheduler::ExecPlan plan_;
+  std::vector<jit::Module> modules_;
+  std::vector<CUfunction> funcs_, tc_funcs_;  // tc: matrix products' tensor-core entry points
+  ControlKernels control_;
+  std::map<std::string, jit::DeviceBuffer> weights_;
+  std::map<std::string, StateBuffer> state_;
+  std::vector<size_t> dim_slot_;  // per storage: index of its i32 among the dim values
+  size_t num_dim_values_ = 0;
+
+  std::map<std::string, int64_t> dims_;
+  bool bound_ = false;
+  uint64_t generation_ = 1;
+  scheduler::ArenaLayout layout_;
+  jit::DeviceBuffer arena_;
+  std::vector<jit::DeviceBuffer> scratch_;  // per kernel, zero-initialised (split-K counters)
+  std::vector<Launch> launches_;
+  std::vector<unsigned char> blocks_host_, blocks_uploaded_;
+  jit::DeviceBuffer blocks_dev_;
+  jit::PinnedBuffer blocks_pinned_;
+
+  double compile_ms_ = 0;
+  size_t kernels_compiled_ = 0, kernels_from_cache_ = 0;
+};
+
+}  // namespace grape::cuda

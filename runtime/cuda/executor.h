@@ -1,0 +1,74 @@
+// The one interface a session holds on the CUDA backend. Every executor runs the same execution
+// plan (scheduler/plan.h) over the same device program (runtime/cuda/device_program.h: kernels,
+// weights, states, arena, parameter blocks); they differ only in how the steps reach the GPU:
+//   eager  (eager_executor.cpp)  one launch per step on a stream, loop conditions read by the host;
+//   graph  (graph_executor.cpp)  one CUDA graph per (entry, dims), loops as conditional WHILE nodes,
+//                                no host synchronisation inside a run.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "runtime/tensor.h"
+
+namespace grape::cuda {
+
+// A device loop without a `max` bound stops with an error after this many trips (never a hung
+// process); $GRAPE_LOOP_TRIP_CAP overrides it. docs/execution.md documents it.
+constexpr int64_t kDefaultLoopTripCap = 1000000;
+int64_t loop_trip_cap();
+
+struct RunStats {
+  int64_t kernels = 0;         // kernel launches in the last run (graph: kernel nodes executed)
+  int64_t host_syncs = 0;      // host synchronisations inside the last run (loop conditions)
+  int64_t copies = 0;          // device-to-device copies (loop-carried values, in-place fallbacks, states)
+  int64_t param_uploads = 0;   // parameter-block uploads in the last run (0 when nothing changed)
+  int64_t graph_launches = 0;  // graph executor: graphs launched in the last run
+  size_t graphs = 0;           // graph executor: instantiated graphs held
+  double graph_build_ms = 0;   // graph executor: building and instantiating them, in total
+  double device_ms = 0;        // the last run's time on the stream, measured with CUDA events
+  size_t device_bytes = 0;     // device memory held: weights, state, arena, parameter blocks, scratch
+  double compile_ms = 0;       // time to build the kernels at construction (NVRTC or the cache)
+  size_t kernels_compiled = 0;
+  size_t kernels_from_cache = 0;
+};
+
+class DeviceProgram;
+
+class Executor {
+ public:
+  virtual ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Runs with host inputs in parameter order and the symbolic dims they bind. Every state the
+  // function reads must have been set with set_state first.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs,
+                                  const std::map<std::string, int64_t>& dims) = 0;
+  virtual const char* name() const = 0;
+
+  void set_state(const std::string& name, const Tensor& value);  // uploads (creates or replaces)
+  std::optional<Shape> state_shape(const std::string& name) const;
+  Tensor state(const std::string& name) const;  // downloads
+  void reset_state();
+
+  const RunStats& stats() const { return stats_; }
+  std::string device_name() const;
+
+ protected:
+  explicit Executor(std::shared_ptr<DeviceProgram> program);
+  std::shared_ptr<DeviceProgram> program_;
+  RunStats stats_;
+};
+
+// "eager" or "graph" ("auto" is eager until the warm-up measurement exists). Compiles (or loads
+// from the kernel cache) every kernel of `f` and uploads the weights. Throws grape::Error
+// (NoDevice without a driver, Unsupported for a driver without conditional graph nodes).
+std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
+                                        const std::map<std::string, Tensor>& weights, int device);
+
+}  // namespace grape::cuda

@@ -1,0 +1,241 @@
+#include "runtime/cuda/graph_executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <list>
+
+#include "jit/cuda_driver.h"
+#include "runtime/cuda/device_program.h"
+#include "runtime/error.h"
+
+namespace grape::cuda {
+namespace {
+
+// One instantiated graph and what it was built for.
+struct Built {
+  std::map<std::string, int64_t> dims;
+  uint64_t generation = 0;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  int64_t kernel_nodes = 0;  // outside loops (loop bodies are counted per trip after a run)
+
+  Built() = default;
+  Built(const Built&) = delete;
+  Built& operator=(const Built&) = delete;
+  ~Built() {
+    if (exec) jit::driver().cuGraphExecDestroy(exec);
+    if (graph) jit::driver().cuGraphDestroy(graph);
+  }
+};
+
+// Per loop of the plan, on the device: the trip counter and the flag a loop without a bound sets
+// when it reaches the run-time cap.
+struct LoopCounters {
+  unsigned long long trips;
+  unsigned int capped;
+  unsigned int pad;
+};
+
+}  // namespace
+
+struct GraphExecutor::Impl {
+  DeviceProgram& p;
+  RunStats& stats;
+  jit::Event start, stop;
+  jit::DeviceBuffer counters;
+  jit::PinnedBuffer counters_host;
+  std::list<std::unique_ptr<Built>> graphs;  // most recently used first
+  std::vector<int64_t> body_kernels;         // per loop: kernel nodes in one trip
+
+  Impl(DeviceProgram& program, RunStats& s) : p(program), stats(s), start(p.device()), stop(p.device()) {
+    size_t n = std::max<size_t>(1, p.plan().loops.size());
+    counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
+    counters_host = jit::PinnedBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
+    body_kernels.assign(p.plan().loops.size(), 0);
+  }
+
+  CUdeviceptr counter(size_t loop) const { return counters.ptr() + loop * sizeof(LoopCounters); }
+
+  CUgraphNode kernel_node(CUgraph g, CUgraphNode prev, CUfunction fn, unsigned grid, unsigned block,
+                          unsigned shared, void** args, const std::string& what) {
+    CUDA_KERNEL_NODE_PARAMS kp;
+    std::memset(&kp, 0, sizeof kp);
+    kp.func = fn;
+    kp.gridDimX = grid;
+    kp.gridDimY = kp.gridDimZ = 1;
+    kp.blockDimX = block;
+    kp.blockDimY = kp.blockDimZ = 1;
+    kp.sharedMemBytes = shared;
+    kp.kernelParams = args;
+    CUgraphNode node = nullptr;
+    jit::check(jit::driver().cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp),
+               "cuGraphAddKernelNode", what);
+    return node;
+  }
+
+  // Appends `steps` to `g` as a chain after `prev`; returns the last node. `kernels` counts the
+  // kernel nodes added to `g` itself.
+  CUgraphNode add_steps(CUgraph g, const std::vector<scheduler::Step>& steps, CUgraphNode prev,
+                        int64_t& kernels) {
+    for (const scheduler::Step& s : steps) {
+      switch (s.kind) {
+        case scheduler::Step::Kind::Launch: {
+          const DeviceProgram::Launch& l = p.launch(s.index);
+          CUdeviceptr block = l.params;
+          void* args[] = {&block};
+          prev = kernel_node(g, prev, l.function, l.grid, l.block, l.shared_bytes, args,
+                             p.kernel_label(s.index));
+          ++kernels;
+          break;
+        }
+        case scheduler::Step::Kind::Copy: {
+          size_t bytes = p.bytes(s.dst);
+          if (bytes == 0) break;
+          CUdeviceptr dst = p.address(s.dst), src = p.address(s.src);
+          CUdeviceptr pred = s.pred == ir::kNoValue ? 0 : p.address(p.plan().storage(s.pred));
+          unsigned long long n = bytes;
+          void* args[] = {&dst, &src, &n, &pred};
+          unsigned grid = static_cast<unsigned>(std::min<size_t>(1024, (bytes / 16 + 255) / 256 + 1));
+          prev = kernel_node(g, prev, p.control().copy, grid, 256, 0, args,
+                             std::string(s.why) + " (" + p.where(s.op) + ")");
+          ++kernels;
+          break;
+        }
+        case scheduler::Step::Kind::Loop: prev = add_loop(g, s.index, prev, kernels); break;
+      }
+    }
+    return prev;
+  }
+
+  CUgraphNode add_loop(CUgraph g, size_t index, CUgraphNode prev, int64_t& kernels) {
+    const scheduler::LoopPlan& l = p.plan().loops[index];
+    std::string what = "the loop " + p.where(l.op);
+    const jit::Driver& d = jit::driver();
+    CUgraphConditionalHandle handle = 0;
+    jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
+               "cuGraphConditionalHandleCreate", what);
+    // A loop without a bound gets the run-time cap, passed as a negative bound (see grape_loop_next).
+    long long max = l.max_trips >= 0 ? l.max_trips : -loop_trip_cap();
+    CUdeviceptr init = p.address(l.init_cond), cond = p.address(l.cond), trips = counter(index);
+    CUdeviceptr capped = trips + offsetof(LoopCounters, capped);
+    void* enter_args[] = {&handle, &init, &trips, &max};
+    prev = kernel_node(g, prev, p.control().loop_enter, 1, 1, 0, enter_args, what + " (entry)");
+    ++kernels;
+
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = handle;
+    np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    np.conditional.size = 1;
+    np.conditional.ctx = p.device().context();  // must be the handle's context (null is refused)
+    CUgraphNode node = nullptr;
+    jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional WHILE)",
+               what);
+    CUgraph body = np.conditional.phGraph_out[0];
+    int64_t in_body = 0;
+    CUgraphNode last = add_steps(body, l.body, nullptr, in_body);
+    void* next_args[] = {&handle, &cond, &trips, &max, &capped};
+    kernel_node(body, last, p.control().loop_next, 1, 1, 0, next_args, what + " (condition)");
+    body_kernels[index] = in_body + 1;
+    return node;
+  }
+
+  std::unique_ptr<Built> build() {
+    auto t0 = std::chrono::steady_clock::now();
+    auto b = std::make_unique<Built>();
+    b->dims = p.dims();
+    b->generation = p.generation();
+    const jit::Driver& d = jit::driver();
+    jit::check(d.cuGraphCreate(&b->graph, 0), "cuGraphCreate", "the graph of " + p.function().name);
+    add_steps(b->graph, p.plan().steps, nullptr, b->kernel_nodes);
+    CUresult r = d.cuGraphInstantiate(&b->exec, b->graph, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && graphs.size() > 0) {
+      graphs.clear();  // evict every other graph and try once more
+      r = d.cuGraphInstantiate(&b->exec, b->graph, 0);
+    }
+    jit::check(r, "cuGraphInstantiate", "the graph of " + p.function().name);
+    stats.graph_build_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return b;
+  }
+
+  Built& graph_for_binding() {
+    for (auto it = graphs.begin(); it != graphs.end(); ++it) {
+      if ((*it)->dims == p.dims() && (*it)->generation == p.generation()) {
+        graphs.splice(graphs.begin(), graphs, it);
+        return *graphs.front();
+      }
+    }
+    // Addresses baked into older graphs are gone with their generation.
+    graphs.remove_if([&](const std::unique_ptr<Built>& g) { return g->generation != p.generation(); });
+    auto built = build();
+    graphs.push_front(std::move(built));
+    while (graphs.size() > kMaxGraphs) graphs.pop_back();
+    return *graphs.front();
+  }
+};
+
+GraphExecutor::GraphExecutor(std::shared_ptr<DeviceProgram> program) : Executor(std::move(program)) {
+  const jit::Driver& d = jit::driver();
+  if (!d.has_graphs())
+    throw Error(ErrorCode::Unsupported,
+                "executor \"graph\" needs CUDA graphs with conditional nodes (a CUDA 12.4 or "
+                "newer driver); the driver " +
+                    d.library_path + " lacks " + d.missing_graph_symbol);
+  impl_ = std::make_unique<Impl>(*program_, stats_);
+}
+
+GraphExecutor::~GraphExecutor() = default;
+
+std::vector<Tensor> GraphExecutor::run(const std::vector<Tensor>& inputs,
+                                       const std::map<std::string, int64_t>& dims) {
+  DeviceProgram& p = *program_;
+  Impl& m = *impl_;
+  p.device().make_current();
+  stats_.kernels = stats_.host_syncs = stats_.copies = stats_.graph_launches = 0;
+  stats_.param_uploads = p.bind(dims) ? 1 : 0;
+  Built& g = m.graph_for_binding();
+  const auto& loops = p.plan().loops;
+  m.start.record(p.stream());
+  if (!loops.empty())
+    jit::check(jit::driver().cuMemsetD8Async(m.counters.ptr(), 0, m.counters.size(), p.stream()),
+               "cuMemsetD8Async", "loop trip counters");
+  p.upload_inputs(inputs);
+  std::vector<Tensor> out;
+  try {
+    jit::check(jit::driver().cuGraphLaunch(g.exec, p.stream()), "cuGraphLaunch",
+               "the graph of " + p.function().name);
+    ++stats_.graph_launches;
+    out = p.download_outputs();
+    if (!loops.empty())
+      jit::check(jit::driver().cuMemcpyDtoHAsync(m.counters_host.data(), m.counters.ptr(), m.counters.size(),
+                                                 p.stream()),
+                 "cuMemcpyDtoHAsync", "loop trip counters");
+    m.stop.record(p.stream());
+    m.stop.synchronize();
+  } catch (...) {
+    try {
+      p.device().synchronize();
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  stats_.device_ms = m.stop.elapsed_ms_since(m.start);
+  stats_.device_bytes = p.device_bytes();
+  stats_.graphs = m.graphs.size();
+  // Kernels run: the graph's top level plus, per loop, its body times the trips of its last
+  // execution (exact unless loops nest).
+  stats_.kernels = g.kernel_nodes;
+  const auto* c = static_cast<const LoopCounters*>(m.counters_host.data());
+  for (size_t i = 0; i < loops.size(); ++i) {
+    stats_.kernels += static_cast<int64_t>(c[i].trips) * m.body_kernels[i];
+    if (c[i].capped)
+      throw Error(ErrorCode::Device, "the loop " + p.where(loops[i].op) + " has no `max` bound and ran " +
+                                         std::to_string(loop_trip_cap()) +
+                                         " trips without stopping; give it a bound (`while ... max N`)");
+  }
+  return out;
+}
+
+}  // namespace grape::cuda

@@ -1,0 +1,323 @@
+// The plan-driven executors against the CPU reference: every control-flow case and example under
+// "eager" and "graph", sessions called many times with changing inputs and shapes, the graph
+// executor's promises (one graph launch, no host synchronisation per call, parameter blocks
+// uploaded only when they change), loops without a bound, and a timing of eager against graph.
+// Without a CUDA driver every test skips with a message.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "jit/cuda_driver.h"
+#include "runtime/model.h"
+
+namespace grape {
+namespace {
+
+std::string source_dir() {
+  const char* env = std::getenv("GRAPE_SOURCE_DIR");
+  return env ? env : GRAPE_SOURCE_DIR;
+}
+
+bool have_gpu(std::string* why) {
+  if (!jit::driver_available(why)) return false;
+  if (jit::Device::count() == 0) {
+    *why = "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                                                   \
+  do {                                                                  \
+    std::string why;                                                    \
+    if (!have_gpu(&why)) GTEST_SKIP() << "no GPU here (" << why << ")"; \
+  } while (0)
+
+Tensor sample(DType t, const Shape& shape, uint32_t seed, int64_t int_range = 4) {
+  Tensor x(t, shape);
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t r = static_cast<int64_t>(rng() % 17) - 8;
+    if (t == DType::Bool)
+      x.set(i, (rng() % 2) != 0);
+    else if (is_int(t))
+      x.set_int(i, std::abs(r) % int_range);
+    else
+      x.set(i, r / 8.0);
+  }
+  return x;
+}
+
+void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
+  ASSERT_EQ(cpu.dtype(), gpu.dtype()) << what;
+  ASSERT_EQ(cpu.shape(), gpu.shape()) << what;
+  if (!is_float(cpu.dtype())) {
+    for (int64_t i = 0; i < cpu.numel(); ++i)
+      ASSERT_EQ(cpu.get_int(i), gpu.get_int(i)) << what << " element " << i;
+    return;
+  }
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < cpu.numel(); ++i) {
+    double a = cpu.get(i), b = gpu.get(i);
+    if (std::isnan(a) || std::isnan(b)) {
+      ASSERT_EQ(std::isnan(a), std::isnan(b)) << what << " element " << i;
+      continue;
+    }
+    num += (a - b) * (a - b);
+    den += a * a;
+  }
+  double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+  double tol = cpu.dtype() == DType::F32 ? 1e-4 : 1e-2;
+  EXPECT_LE(rel, tol) << what << ": relative L2 error " << rel;
+}
+
+using Inputs = std::vector<std::pair<std::string, Tensor>>;
+
+// Runs `calls` on a CPU session and a CUDA session with `executor`; compares every output and, at
+// the end, every state. The graph executor must launch one graph and never synchronise the host.
+void compare(const std::shared_ptr<Model>& m, const std::string& entry, const std::vector<Inputs>& calls,
+             const std::string& executor, const std::string& what) {
+  Session cpu(m, SessionOptions{entry, "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{entry, "cuda", executor, 0});
+  ASSERT_EQ(gpu.executor(), executor);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    std::string at = what + " (" + executor + ") call " + std::to_string(c);
+    auto a = cpu.run(calls[c]);
+    auto b = gpu.run(calls[c]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) expect_close(a[i], b[i], at + " out" + std::to_string(i));
+    RunStats st = gpu.last_run_stats();
+    if (executor == "graph") {
+      EXPECT_EQ(st.host_syncs, 0) << at;
+      EXPECT_EQ(st.graph_launches, 1) << at;
+    }
+  }
+  for (const auto& s : cpu.states()) {
+    Tensor a = cpu.state(s.name), b = gpu.state(s.name);
+    if (a.defined() || b.defined()) expect_close(a, b, what + " (" + executor + ") state " + s.name);
+  }
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::shared_ptr<Model> tiny_gpt2() {
+  ModelOptions o;
+  o.defines = {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}};
+  auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
+  m->set_random_weights(3);
+  return m;
+}
+
+class Executors : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Executors, ControlFlowCases) {
+  REQUIRE_GPU();
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/difftest/cases")) {
+    if (e.path().extension() != ".grp") continue;
+    SCOPED_TRACE(e.path().filename().string());
+    auto m = Model::load_source(read(e.path()), e.path().string());
+    Session probe(m, "main");
+    std::vector<Inputs> calls;
+    for (uint32_t c = 0; c < 4; ++c) {
+      Inputs in;
+      for (const auto& sig : probe.inputs()) {
+        Shape shape;
+        // Symbolic dims change between calls: 3, 4, 3, 2.
+        int64_t n = c == 1 ? 4 : c == 3 ? 2 : 3;
+        for (const auto& d : sig.dims)
+          shape.push_back(std::isdigit(static_cast<unsigned char>(d[0])) ? std::stoll(d) : n);
+        in.emplace_back(sig.name, sample(sig.dtype, shape, 100 * c + static_cast<uint32_t>(in.size()), 6));
+      }
+      calls.push_back(in);
+    }
+    // States keep the shapes of the first call: sessions with state get fixed shapes.
+    if (!probe.states().empty())
+      for (auto& call : calls) call = calls[0];
+    compare(m, "main", calls, GetParam(), e.path().filename().string());
+  }
+}
+
+TEST_P(Executors, Mlp) {
+  REQUIRE_GPU();
+  ModelOptions o;
+  o.defines = {{"D", 32}, {"H", 64}};
+  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
+  m->set_random_weights(1);
+  compare(m, "main",
+          {{{"x", sample(DType::F16, {3, 32}, 1)}},
+           {{"x", sample(DType::F16, {7, 32}, 2)}},
+           {{"x", sample(DType::F16, {3, 32}, 3)}}},
+          GetParam(), "mlp");
+}
+
+TEST_P(Executors, Bert) {
+  REQUIRE_GPU();
+  ModelOptions o;
+  o.defines = {{"L", 2}, {"H", 64}, {"NH", 4}, {"I", 256}, {"V", 128}, {"P", 64}};
+  auto m = Model::load_file(source_dir() + "/examples/bert.grp", o);
+  m->set_random_weights(4);
+  Tensor mask(DType::Bool, {2, 6});
+  for (int64_t i = 0; i < 12; ++i) mask.set(i, i % 6 < 4 + (i / 6));
+  compare(m, "forward", {{{"ids", sample(DType::I32, {2, 6}, 8, 128)}, {"mask", mask}}}, GetParam(),
+          "bert forward");
+}
+
+TEST_P(Executors, Gpt2EveryEntry) {
+  REQUIRE_GPU();
+  auto m = tiny_gpt2();
+  const std::string ex = GetParam();
+  compare(m, "forward",
+          {{{"ids", sample(DType::I32, {2, 5}, 2, 128)}}, {{"ids", sample(DType::I32, {2, 3}, 9, 128)}}}, ex,
+          "gpt2 forward");
+  compare(m, "decode_step",
+          {{{"tok", sample(DType::I32, {5}, 3, 128)}, {"p", Tensor::scalar_i32(0)}},
+           {{"tok", sample(DType::I32, {5}, 4, 128)}, {"p", Tensor::scalar_i32(1)}},
+           {{"tok", sample(DType::I32, {5}, 5, 128)}, {"p", Tensor::scalar_i32(2)}}},
+          ex, "gpt2 decode_step");
+  compare(m, "generate",
+          {{{"prompt", sample(DType::I32, {2, 4}, 6, 128)}, {"max_new", Tensor::scalar_i32(8)}},
+           {{"prompt", sample(DType::I32, {2, 4}, 10, 128)}, {"max_new", Tensor::scalar_i32(3)}},
+           {{"prompt", sample(DType::I32, {2, 4}, 11, 128)}, {"max_new", Tensor::scalar_i32(0)}}},
+          ex, "gpt2 generate");
+  compare(m, "beam_search", {{{"prompt", sample(DType::I32, {1, 4}, 7, 128)}}}, ex, "gpt2 beam_search");
+}
+
+// generate with a new prompt length on each call of one session: the state is reset between
+// calls (its shape follows the prompt), so every length gets its own binding and graph.
+TEST_P(Executors, Gpt2GenerateChangingShapes) {
+  REQUIRE_GPU();
+  auto m = tiny_gpt2();
+  Session cpu(m, SessionOptions{"generate", "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{"generate", "cuda", GetParam(), 0});
+  int c = 0;
+  for (int64_t s : {4, 2, 6, 4, 2}) {
+    Inputs in = {{"prompt", sample(DType::I32, {2, s}, 20 + static_cast<uint32_t>(c), 128)},
+                 {"max_new", Tensor::scalar_i32(6)}};
+    auto a = cpu.run(in);
+    auto b = gpu.run(in);
+    expect_close(a[0], b[0], "generate S=" + std::to_string(s));
+    cpu.reset_state();
+    gpu.reset_state();
+    ++c;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plan, Executors, ::testing::Values("eager", "graph"));
+
+// Same dims, new input values: only the inputs move; the parameter blocks stay on the device.
+TEST(GraphExecutor, ParameterBlocksUploadOnlyWhenTheyChange) {
+  REQUIRE_GPU();
+  auto m = tiny_gpt2();
+  Session gpu(m, SessionOptions{"forward", "cuda", "graph", 0});
+  gpu.run({{"ids", sample(DType::I32, {2, 5}, 1, 128)}});
+  EXPECT_EQ(gpu.last_run_stats().param_uploads, 1);
+  EXPECT_EQ(gpu.last_run_stats().graphs, 1u);
+  gpu.run({{"ids", sample(DType::I32, {2, 5}, 2, 128)}});
+  EXPECT_EQ(gpu.last_run_stats().param_uploads, 0);
+  EXPECT_EQ(gpu.last_run_stats().graphs, 1u);
+  gpu.run({{"ids", sample(DType::I32, {2, 3}, 3, 128)}});
+  EXPECT_EQ(gpu.last_run_stats().param_uploads, 1);
+  EXPECT_EQ(gpu.last_run_stats().graphs, 2u);
+}
+
+// A loop without `max` stops at the run-time cap with an error, and the session stays usable.
+TEST(GraphExecutor, UnboundedLoopHitsTheTripCap) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(
+fn main(x: f32[4], n: i32[]) -> f32[4] {
+  var v = x
+  var i = 0
+  while i < n {
+    v = v + 1.0
+    i = i + 1
+  }
+  return v
+}
+)",
+                              "unbounded.grp");
+  setenv("GRAPE_LOOP_TRIP_CAP", "50", 1);
+  for (const char* ex : {"eager", "graph"}) {
+    SCOPED_TRACE(ex);
+    Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+    Session gpu(m, SessionOptions{"main", "cuda", ex, 0});
+    Inputs ok = {{"x", sample(DType::F32, {4}, 1)}, {"n", Tensor::scalar_i32(20)}};
+    Inputs runaway = {{"x", sample(DType::F32, {4}, 1)}, {"n", Tensor::scalar_i32(1000)}};
+    try {
+      gpu.run(runaway);
+      ADD_FAILURE() << "no error for a loop past the cap";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no `max` bound"), std::string::npos) << e.what();
+    }
+    expect_close(cpu.run(ok)[0], gpu.run(ok)[0], "after the cap");
+  }
+  unsetenv("GRAPE_LOOP_TRIP_CAP");
+}
+
+double median_ms(Session& s, const Inputs& in, int iters) {
+  for (int i = 0; i < 3; ++i) s.run(in);
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    s.run(in);
+    ms.push_back(s.last_run_stats().device_ms);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Not a pass/fail test: prints eager against graph (device time per call, CUDA events, median of
+// 20) for tiny GPT-2 entries and a chain of 100 dependent kernels.
+TEST(GraphExecutor, TimingEagerAgainstGraph) {
+  REQUIRE_GPU();
+  auto m = tiny_gpt2();
+  struct Case {
+    std::string entry;
+    Inputs in;
+  };
+  std::vector<Case> cases = {
+      {"decode_step", {{"tok", sample(DType::I32, {5}, 3, 128)}, {"p", Tensor::scalar_i32(3)}}},
+      {"generate", {{"prompt", sample(DType::I32, {2, 4}, 6, 128)}, {"max_new", Tensor::scalar_i32(8)}}},
+      {"beam_search", {{"prompt", sample(DType::I32, {1, 4}, 7, 128)}}},
+  };
+  for (const auto& c : cases) {
+    Session eager(m, SessionOptions{c.entry, "cuda", "eager", 0});
+    Session graph(m, SessionOptions{c.entry, "cuda", "graph", 0});
+    double e = median_ms(eager, c.in, 20), g = median_ms(graph, c.in, 20);
+    RunStats se = eager.last_run_stats(), sg = graph.last_run_stats();
+    std::printf(
+        "TIMING tiny gpt2 %-12s eager %8.3f ms (%lld kernels, %lld syncs)  graph %8.3f ms (%lld kernels, "
+        "%lld syncs, "
+        "%lld graph launch)  speedup %.2fx\n",
+        c.entry.c_str(), e, static_cast<long long>(se.kernels), static_cast<long long>(se.host_syncs), g,
+        static_cast<long long>(sg.kernels), static_cast<long long>(sg.host_syncs),
+        static_cast<long long>(sg.graph_launches), e / g);
+  }
+  std::string chain = "fn main(x: f32[8, 64]) -> f32[8, 64] {\n  var y = x\n";
+  for (int i = 0; i < 100; ++i) chain += "  y = softmax(y, axis=-1)\n";
+  chain += "  return y\n}\n";
+  auto cm = Model::load_source(chain, "chain.grp");
+  Inputs in = {{"x", sample(DType::F32, {8, 64}, 5)}};
+  Session eager(cm, SessionOptions{"main", "cuda", "eager", 0});
+  Session graph(cm, SessionOptions{"main", "cuda", "graph", 0});
+  Session cpu(cm, SessionOptions{"main", "cpu", "auto", 0});
+  expect_close(cpu.run(in)[0], graph.run(in)[0], "chain");
+  double e = median_ms(eager, in, 50), g = median_ms(graph, in, 50);
+  std::printf(
+      "TIMING chain of %lld kernels: eager %.3f ms (%.2f us per op boundary)  graph %.3f ms (%.2f us per op "
+      "boundary)\n",
+      static_cast<long long>(graph.last_run_stats().kernels), e, e * 1000 / 100, g, g * 1000 / 100);
+}
+
+}  // namespace
+}  // namespace grape

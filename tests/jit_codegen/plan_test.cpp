@@ -1,0 +1,220 @@
+// The execution plan and its arena (scheduler/plan.h, scheduler/arena.h), on the CPU: every
+// kernel launched exactly once in the step tree, loops nested, storages of live values never
+// overlapping in the arena, in-place state updates without copies. No GPU needed.
+#include "scheduler/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "frontend/compile.h"
+#include "jit/codegen.h"
+#include "scheduler/arena.h"
+#include "scheduler/fusion.h"
+
+namespace grape {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Compiled {
+  SourceManager sm;
+  std::optional<ir::Module> mod;
+};
+
+std::unique_ptr<Compiled> compile_text(const std::string& path, const std::string& text,
+                                       std::map<std::string, int64_t> defines = {}) {
+  auto c = std::make_unique<Compiled>();
+  int id = c->sm.add(path, text);
+  CompileOptions o;
+  o.defines = std::move(defines);
+  Diagnostics d;
+  c->mod = compile_source(c->sm, id, o, d);
+  EXPECT_TRUE(c->mod.has_value()) << d.render(c->sm);
+  return c;
+}
+
+struct Planned {
+  scheduler::FusionPlan fusion;
+  std::vector<jit::KernelSpec> specs;
+  scheduler::ExecPlan plan;
+};
+
+Planned plan_of(const ir::Function& f) {
+  Planned p;
+  p.fusion = scheduler::plan_fusion(f);
+  p.specs = jit::emit_kernels(f, p.fusion, f.name);
+  std::vector<scheduler::KernelUse> uses;
+  for (const auto& s : p.specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
+  p.plan = scheduler::build_plan(f, p.fusion, uses);
+  return p;
+}
+
+void for_each_step(const scheduler::ExecPlan& p, const std::vector<scheduler::Step>& steps, int depth,
+                   const std::function<void(const scheduler::Step&, int)>& fn) {
+  for (const auto& s : steps) {
+    fn(s, depth);
+    if (s.kind == scheduler::Step::Kind::Loop) for_each_step(p, p.loops[s.index].body, depth + 1, fn);
+  }
+}
+
+// The invariants every plan must satisfy, with every symbol bound to `value`.
+void check_plan(const ir::Function& f, const Planned& pl, int64_t value, const std::string& what) {
+  const scheduler::ExecPlan& p = pl.plan;
+  std::vector<int> launched(p.num_kernels, 0);
+  for_each_step(p, p.steps, 0, [&](const scheduler::Step& s, int) {
+    if (s.kind == scheduler::Step::Kind::Launch) ++launched.at(s.index);
+    if (s.kind == scheduler::Step::Kind::Copy) {
+      EXPECT_GE(s.dst, 0) << what;
+      EXPECT_GE(s.src, 0) << what;
+      EXPECT_NE(s.dst, s.src) << what;
+    }
+  });
+  for (size_t k = 0; k < launched.size(); ++k) EXPECT_EQ(launched[k], 1) << what << ": kernel " << k;
+  for (const auto& spec : pl.specs)
+    for (ir::ValueId v : spec.buffers)
+      EXPECT_GE(p.storage_of.at(static_cast<size_t>(v)), 0) << what << " %" << v;
+  EXPECT_EQ(p.inputs.size(), f.params.size()) << what;
+  EXPECT_EQ(p.outputs.size(), f.body.yields.size()) << what;
+  for (const auto& l : p.loops) {
+    for (int c : l.carried) {
+      EXPECT_LE(p.storages[static_cast<size_t>(c)].first, l.begin) << what;
+      EXPECT_GE(p.storages[static_cast<size_t>(c)].last, l.end) << what;
+    }
+  }
+
+  std::map<std::string, int64_t> dims;
+  for (const auto& s : f.symbols) dims[s] = value;
+  scheduler::ArenaLayout a = scheduler::plan_arena(p, dims);
+  for (size_t i = 0; i < p.storages.size(); ++i) {
+    const auto& si = p.storages[i];
+    if (si.kind != scheduler::StorageKind::Arena) {
+      EXPECT_EQ(a.offset[i], scheduler::kNotInArena);
+      continue;
+    }
+    size_t bi = std::max<size_t>(1, scheduler::bytes_of(si.type, dims));
+    EXPECT_EQ(a.offset[i] % scheduler::kArenaAlignment, 0u);
+    EXPECT_LE(a.offset[i] + bi, a.size) << what;
+    for (size_t j = i + 1; j < p.storages.size(); ++j) {
+      const auto& sj = p.storages[j];
+      if (sj.kind != scheduler::StorageKind::Arena) continue;
+      if (si.last < sj.first || sj.last < si.first) continue;  // never live at once
+      size_t bj = std::max<size_t>(1, scheduler::bytes_of(sj.type, dims));
+      bool disjoint = a.offset[i] + bi <= a.offset[j] || a.offset[j] + bj <= a.offset[i];
+      EXPECT_TRUE(disjoint) << what << ": s" << i << " and s" << j << " are live together and overlap\n"
+                            << p.str();
+    }
+  }
+}
+
+TEST(Arena, DisjointLifetimesShareMemoryOverlappingOnesDoNot) {
+  // a [0,1], b [2,3] never live together; c [1,2] overlaps both.
+  std::vector<scheduler::ArenaRequest> r = {{1000, 0, 1}, {1000, 2, 3}, {512, 1, 2}};
+  scheduler::ArenaLayout a = scheduler::assign_offsets(r);
+  EXPECT_EQ(a.offset[0], a.offset[1]);
+  EXPECT_TRUE(a.offset[2] >= a.offset[0] + 1024 || a.offset[2] + 512 <= a.offset[0]);
+  EXPECT_EQ(a.size, 1024u + 512u);
+  EXPECT_EQ(scheduler::peak_live_bytes(r), a.size);
+}
+
+TEST(Arena, EmptyRequestsStillGetDistinctAddresses) {
+  std::vector<scheduler::ArenaRequest> r = {{0, 0, 5}, {0, 0, 5}};
+  scheduler::ArenaLayout a = scheduler::assign_offsets(r);
+  EXPECT_NE(a.offset[0], a.offset[1]);
+}
+
+TEST(Plan, ChainReusesDeadIntermediates) {
+  auto c = compile_text("chain.grp", R"(
+fn main(x: f32[N, 64], w: f32[64, 64]) -> f32[N, 64] {
+  let a = softmax(x @ w, axis=-1)
+  let b = softmax(a @ w, axis=-1)
+  let d = softmax(b @ w, axis=-1)
+  return softmax(d @ w, axis=-1)
+}
+)");
+  const ir::Function& f = *c->mod->find("main");
+  Planned pl = plan_of(f);
+  check_plan(f, pl, 128, "chain");
+  std::map<std::string, int64_t> dims{{"N", 128}};
+  scheduler::ArenaLayout a = scheduler::plan_arena(pl.plan, dims);
+  size_t total = 0;
+  for (const auto& s : pl.plan.storages)
+    if (s.kind == scheduler::StorageKind::Arena) total += scheduler::bytes_of(s.type, dims);
+  EXPECT_LT(a.size, total) << pl.plan.str();
+}
+
+TEST(Plan, EveryExampleEntry) {
+  for (const char* file : {"examples/gpt2.grp", "examples/bert.grp", "examples/mlp.grp"}) {
+    auto c = compile_text(file, read(fs::path(GRAPE_SOURCE_DIR) / file),
+                          {{"L", 2},
+                           {"E", 64},
+                           {"NH", 4},
+                           {"V", 128},
+                           {"P", 64},
+                           {"T", 64},
+                           {"N", 8},
+                           {"H", 64},
+                           {"I", 256},
+                           {"D", 32}});
+    if (!c->mod) continue;
+    for (const auto& f : c->mod->functions) {
+      SCOPED_TRACE(std::string(file) + " " + f.name);
+      check_plan(f, plan_of(f), 5, std::string(file) + " " + f.name);
+    }
+  }
+}
+
+TEST(Plan, EveryControlFlowCase) {
+  for (const auto& e : fs::directory_iterator(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases")) {
+    if (e.path().extension() != ".grp") continue;
+    auto c = compile_text(e.path().string(), read(e.path()));
+    if (!c->mod) continue;
+    for (const auto& f : c->mod->functions)
+      check_plan(f, plan_of(f), 3, e.path().filename().string() + " " + f.name);
+  }
+}
+
+TEST(Plan, LoopsNest) {
+  fs::path p = fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases/nested_while_in_for.grp";
+  auto c = compile_text(p.string(), read(p));
+  const ir::Function& f = *c->mod->find("main");
+  Planned pl = plan_of(f);
+  int deepest = 0;
+  for_each_step(pl.plan, pl.plan.steps, 0, [&](const scheduler::Step& s, int depth) {
+    if (s.kind == scheduler::Step::Kind::Loop) deepest = std::max(deepest, depth + 1);
+  });
+  EXPECT_GE(deepest, 2) << pl.plan.str();
+  // Each loop's condition is computed by its body.
+  for (const auto& l : pl.plan.loops) {
+    EXPECT_GE(l.cond, 0);
+    EXPECT_GE(l.init_cond, 0);
+  }
+}
+
+// The KV cache is written in place by decode_step: no copy of a state before its update.
+TEST(Plan, StateUpdatedInPlace) {
+  auto c = compile_text("gpt2.grp", read(fs::path(GRAPE_SOURCE_DIR) / "examples/gpt2.grp"),
+                        {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
+  const ir::Function& f = *c->mod->find("decode_step");
+  Planned pl = plan_of(f);
+  int state_copies = 0;
+  for_each_step(pl.plan, pl.plan.steps, 0, [&](const scheduler::Step& s, int) {
+    if (s.kind != scheduler::Step::Kind::Copy) return;
+    if (pl.plan.storages[static_cast<size_t>(s.src)].kind == scheduler::StorageKind::State) ++state_copies;
+    if (pl.plan.storages[static_cast<size_t>(s.dst)].kind == scheduler::StorageKind::State) ++state_copies;
+  });
+  EXPECT_LE(state_copies, 1) << pl.plan.str();  // at most the position counter's write
+}
+
+}  // namespace
+}  // namespace grape
