@@ -53,13 +53,18 @@ __device__ __forceinline__ float grape_attn_dot(const KParams* p, long long b, l
                                                 long long DK, const float* q, float* tile, int lane) {
   float dot = 0.0f;
   for (long long d0 = 0; d0 < DK; d0 += 32) {
-    __syncwarp();
-    // Fully unrolled: the 32 loads are in flight together (one memory round trip per tile).
+    // All 32 loads into registers before any store: the loads go through generic pointers, which
+    // the compiler must assume may alias the tile, so interleaved stores would serialise them
+    // (one memory round trip per key instead of one per tile).
+    float r[32];
 #pragma unroll
     for (int kk = 0; kk < 32; ++kk) {
       const long long j = j0 + kk, d = d0 + lane;
-      tile[kk * 33 + lane] = (j < KV && d < DK) ? Ops::k(p, b, j, d) : 0.0f;
+      r[kk] = (j < KV && d < DK) ? Ops::k(p, b, j, d) : 0.0f;
     }
+    __syncwarp();
+#pragma unroll
+    for (int kk = 0; kk < 32; ++kk) tile[kk * 33 + lane] = r[kk];
     __syncwarp();
 #pragma unroll 8
     for (int dd = 0; dd < 32; ++dd) dot += q[d0 + dd] * tile[lane * 33 + dd];
@@ -85,9 +90,20 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   float* cache = p->kchunk ? stats + 2 * GRAPE_ATTN_WARPS + r * kvp : nullptr;
   const float neg_inf = -__int_as_float(0x7f800000);
 
-  for (long long t = threadIdx.x; t < rows * dkp; t += blockDim.x) {
-    const long long rr = t / dkp, d = t % dkp;
-    qs[t] = (i0 + rr < S && d < DK) ? Ops::q(p, b, i0 + rr, d) : 0.0f;
+  {
+    // rows * dkp <= 8 * 256: at most 8 elements per thread, loaded before any is stored (see
+    // grape_attn_dot).
+    float qr[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const long long t = threadIdx.x + u * GRAPE_ATTN_WARPS * 32, rr = t / dkp, d = t % dkp;
+      qr[u] = (t < rows * dkp && i0 + rr < S && d < DK) ? Ops::q(p, b, i0 + rr, d) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const long long t = threadIdx.x + u * GRAPE_ATTN_WARPS * 32;
+      if (t < rows * dkp) qs[t] = qr[u];
+    }
   }
   __syncthreads();
   const float* q = qs + r * dkp;

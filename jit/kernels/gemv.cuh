@@ -99,14 +99,25 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, float* As, fl
     __syncthreads();
   }
   const int kp = (kn + 63) & ~63;
-  for (int t = threadIdx.x; t < rows * kp; t += GRAPE_GEMV_THREADS) {
-    const int m = t / kp, kk = t - m * kp;
-    float v = 0.0f;
-    if (kk < kn) {
-      if constexpr (Ops::kRowStats) v = Ops::a(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1]);
-      else v = Ops::a(p, r0 + m, k0 + kk, 0.0f, 0.0f);
+  // Eight elements per thread are loaded before any is stored: A's loads go through generic
+  // pointers that may alias As, so a store between two loads would serialise them.
+  constexpr int B = 8;
+  for (int base = threadIdx.x; base < rows * kp; base += B * GRAPE_GEMV_THREADS) {
+    float v[B];
+#pragma unroll
+    for (int u = 0; u < B; ++u) {
+      const int t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
+      v[u] = 0.0f;
+      if (t < rows * kp && kk < kn) {
+        if constexpr (Ops::kRowStats) v[u] = Ops::a(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1]);
+        else v[u] = Ops::a(p, r0 + m, k0 + kk, 0.0f, 0.0f);
+      }
     }
-    As[m * GRAPE_GEMV_KC + kk] = v;
+#pragma unroll
+    for (int u = 0; u < B; ++u) {
+      const int t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
+      if (t < rows * kp) As[m * GRAPE_GEMV_KC + kk] = v[u];
+    }
   }
   __syncthreads();
 }

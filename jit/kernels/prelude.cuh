@@ -2,18 +2,21 @@
 // and float semantics of runtime/cpu/elementwise.cpp, warp and block reductions, the (value, index)
 // orders of arg-reductions and topk. Embedded in the library (jit/embed.cmake); the kernel source
 // assembler (jit/kernel_source.cpp) puts it after kernel_abi.h and the CUDA headers.
-__device__ __forceinline__ float grape_ld_f32(const void* b, long long i) { return ((const float*)b)[i]; }
-__device__ __forceinline__ float grape_ld_f16(const void* b, long long i) { return __half2float(((const __half*)b)[i]); }
-__device__ __forceinline__ float grape_ld_bf16(const void* b, long long i) { return __bfloat162float(((const __nv_bfloat16*)b)[i]); }
-__device__ __forceinline__ int grape_ld_i32(const void* b, long long i) { return ((const int*)b)[i]; }
-__device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { return ((const long long*)b)[i]; }
-__device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { return ((const unsigned char*)b)[i] != 0; }
-__device__ __forceinline__ void grape_st_f32(void* b, long long i, float v) { ((float*)b)[i] = v; }
-__device__ __forceinline__ void grape_st_f16(void* b, long long i, float v) { ((__half*)b)[i] = __float2half_rn(v); }
-__device__ __forceinline__ void grape_st_bf16(void* b, long long i, float v) { ((__nv_bfloat16*)b)[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void grape_st_i32(void* b, long long i, int v) { ((int*)b)[i] = v; }
-__device__ __forceinline__ void grape_st_i64(void* b, long long i, long long v) { ((long long*)b)[i] = v; }
-__device__ __forceinline__ void grape_st_b8(void* b, long long i, bool v) { ((unsigned char*)b)[i] = v ? 1 : 0; }
+// Every buffer of KParams is global memory; saying so (__isGlobal) makes these ld.global/st.global
+// instead of generic accesses, which the compiler must assume may alias shared memory (so it could
+// not move a load above a shared-memory store, serialising staging loops).
+__device__ __forceinline__ float grape_ld_f32(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const float*)b)[i]; }
+__device__ __forceinline__ float grape_ld_f16(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return __half2float(((const __half*)b)[i]); }
+__device__ __forceinline__ float grape_ld_bf16(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return __bfloat162float(((const __nv_bfloat16*)b)[i]); }
+__device__ __forceinline__ int grape_ld_i32(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const int*)b)[i]; }
+__device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const long long*)b)[i]; }
+__device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const unsigned char*)b)[i] != 0; }
+__device__ __forceinline__ void grape_st_f32(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((float*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_f16(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((__half*)b)[i] = __float2half_rn(v); }
+__device__ __forceinline__ void grape_st_bf16(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((__nv_bfloat16*)b)[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void grape_st_i32(void* b, long long i, int v) { __builtin_assume(__isGlobal(b)); ((int*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_i64(void* b, long long i, long long v) { __builtin_assume(__isGlobal(b)); ((long long*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_b8(void* b, long long i, bool v) { __builtin_assume(__isGlobal(b)); ((unsigned char*)b)[i] = v ? 1 : 0; }
 
 // f16/bf16 arithmetic is done in f32 and rounded once per op (docs/language.md).
 __device__ __forceinline__ float grape_r_f16(float x) { return __half2float(__float2half_rn(x)); }
