@@ -150,14 +150,24 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
         x = j < KV ? Ops::score(p, b, i, j, dot) : neg_inf;
       }
       const float pj = j < KV ? Ops::prob(expf(x - M) / L) : 0.0f;
-      // Unrolled so that many rows of v are requested before the first is used.
-#pragma unroll 16
-      for (int kk = 0; kk < 32; ++kk) {
-        const float pk = __shfl_sync(0xffffffffu, pj, kk);
+      // KB rows of v are loaded into registers before any is used, so their loads are in flight
+      // together (one memory round trip per KB keys, not per key).
+      constexpr int KB = DVT <= 2 ? 16 : (DVT <= 4 ? 8 : 4);
 #pragma unroll
-        for (int t = 0; t < DVT; ++t) {
-          const long long d = lane + 32 * t;
-          if (j0 + kk < KV && d < DV) acc[t] += pk * Ops::v(p, b, j0 + kk, d);
+      for (int k0 = 0; k0 < 32; k0 += KB) {
+        float vr[KB][DVT];
+#pragma unroll
+        for (int u = 0; u < KB; ++u)
+#pragma unroll
+          for (int t = 0; t < DVT; ++t) {
+            const long long jj = j0 + k0 + u, d = lane + 32 * t;
+            vr[u][t] = (jj < KV && d < DV) ? Ops::v(p, b, jj, d) : 0.0f;
+          }
+#pragma unroll
+        for (int u = 0; u < KB; ++u) {
+          const float pk = __shfl_sync(0xffffffffu, pj, k0 + u);
+#pragma unroll
+          for (int t = 0; t < DVT; ++t) acc[t] += pk * vr[u][t];
         }
       }
     }
