@@ -58,6 +58,24 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
               c.leaf = ir::kNoValue;
               return "    return " + x + ";\n";
             });
+  // Row pointers of k and v when both are buffers seen through views only: the kernel then reads
+  // a key's row with vector loads from one address per row (when the row is contiguous and
+  // aligned, which it checks) instead of one index computation per element.
+  {
+    std::string kc, vc;
+    Idx ob = c.unravel("b", batch, kc, "    ");
+    std::string ka = c.address(kt, c.broadcast_index(kt, at(ob, "d", "j")), kc, "    ");
+    Idx ob2 = c.unravel("b", batch, vc, "    ");
+    std::string va = c.address(v, c.broadcast_index(v, at(ob2, "j", "d")), vc, "    ");
+    const bool rows = !ka.empty() && !va.empty() && c.type(kt).dtype == c.type(v).dtype;
+    const std::string T = storage_type(c.type(rows ? kt : q).dtype);
+    ops += "  typedef " + T + " T;\n";
+    ops += std::string("  static constexpr bool kRows = ") + (rows ? "true" : "false") + ";\n";
+    ops += "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
+           (rows ? kc + "    return " + ka + ";\n" : "    return nullptr;\n") + "  }\n";
+    ops += "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
+           (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
+  }
   ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") + "; }\n";
   ops += fn("void store(const KParams* p, long long b, long long i, long long d, float acc)",
             [&](const Idx& ob, std::string& code) {

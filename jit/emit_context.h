@@ -60,6 +60,10 @@ struct Ctx {
 
   // Emits the statements computing value v at idx into `code` and returns a register expression.
   std::string value(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
+  // The operand index of a view op (expand, permute, reshape, slice) read at idx.
+  Idx view_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
+  // A `const T*` to v's element at idx when v is a buffer seen through views only, else "".
+  std::string address(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
   // Computes op's (single) result at idx from its operands.
   std::string compute(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
   std::string load(ir::ValueId v, const Idx& idx);

@@ -308,6 +308,70 @@ std::string Ctx::store(ValueId v, const Idx& idx, const std::string& val) {
   return "grape_st_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " + ravel(type(v).shape, idx) + ", " + val + ");";
 }
 
+// The index of a view's operand (expand, permute, reshape, slice) read at the view's `idx`.
+Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind) {
+  const ir::Attrs& a = op.attrs;
+  switch (op.op) {
+    case Op::Expand: return broadcast_index(op.operands[0], idx);
+    case Op::Permute: {
+      Idx ix(idx.size());
+      for (size_t i = 0; i < a.axes.size(); ++i) ix[static_cast<size_t>(a.axes[i])] = idx[i];
+      return ix;
+    }
+    case Op::Reshape: {
+      // runtime/cpu/shape.cpp reshape(): same elements in C order.
+      const auto& in = type(op.operands[0]).shape;
+      const auto& out = type(op.results[0]).shape;
+      Idx ix;
+      if (!reshape_by_groups(in, out, idx, ix, code, ind)) ix = unravel(ravel(out, idx), in, code, ind);
+      return ix;
+    }
+    case Op::Slice: {
+      ValueId x = op.operands[0];
+      const auto& xs = type(x).shape;
+      Idx ix(xs.size());
+      size_t j = 0;
+      for (size_t d = 0; d < xs.size(); ++d) {
+        const ir::SliceAxis& s = a.slices[d];
+        std::string start;
+        if (s.dynamic >= 0) {
+          // runtime/cpu/dispatch.cpp resolve_dynamic_start: wrap once, clamp so `size` fits.
+          std::string raw = value(op.operands[static_cast<size_t>(s.dynamic)], {}, code, ind);
+          start = fresh("s");
+          code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " + dim(xs[d]) +
+                  ", " + dim(s.size) + ");\n";
+        } else {
+          start = dim(s.start);
+        }
+        if (s.squeeze) ix[d] = start;
+        else ix[d] = "(" + start + " + " + std::to_string(s.step) + "LL * " + idx[j++] + ")";
+      }
+      return ix;
+    }
+    default: throw std::logic_error(std::string("not a view: ") + ir::op_name(op.op));
+  }
+}
+
+// The address of value v's element at idx when v is a buffer seen through views only (no
+// arithmetic, no cast): "" otherwise.
+std::string Ctx::address(ValueId v, const Idx& idx, std::string& code, const std::string& ind) {
+  auto it = prod.find(v);
+  if (it == prod.end()) {
+    auto b = buf.find(v);
+    if (b == buf.end() || v == leaf) return "";
+    const std::string T = storage_type(type(v).dtype), r = fresh("a");
+    code += ind + "const " + T + "* " + r + " = (const " + T + "*)p->buf[" + std::to_string(b->second) + "] + " +
+            ravel(type(v).shape, idx) + ";\n";
+    return r;
+  }
+  const ir::Operation& op = *it->second;
+  switch (op.op) {
+    case Op::Expand: case Op::Permute: case Op::Reshape: case Op::Slice:
+      return address(op.operands[0], view_index(op, idx, code, ind), code, ind);
+    default: return "";
+  }
+}
+
 std::string Ctx::value(ValueId v, const Idx& idx, std::string& code, const std::string& ind) {
   if (v == leaf) return leaf_expr;
   auto it = prod.find(v);
@@ -374,42 +438,8 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
       if (is_float(ot)) return def(round_to(rt, binary_float(op.op, x, y)));
       return def(wrap_int(rt, binary_int(op.op, x, y)));
     }
-    case Op::Expand: return value(op.operands[0], broadcast_index(op.operands[0], idx), code, ind);
-    case Op::Permute: {
-      Idx ix(idx.size());
-      for (size_t i = 0; i < a.axes.size(); ++i) ix[static_cast<size_t>(a.axes[i])] = idx[i];
-      return value(op.operands[0], ix, code, ind);
-    }
-    case Op::Reshape: {
-      // runtime/cpu/shape.cpp reshape(): same elements in C order.
-      const auto& in = type(op.operands[0]).shape;
-      const auto& out = type(res).shape;
-      Idx ix;
-      if (!reshape_by_groups(in, out, idx, ix, code, ind)) ix = unravel(ravel(out, idx), in, code, ind);
-      return value(op.operands[0], ix, code, ind);
-    }
-    case Op::Slice: {
-      ValueId x = op.operands[0];
-      const auto& xs = type(x).shape;
-      Idx ix(xs.size());
-      size_t j = 0;
-      for (size_t d = 0; d < xs.size(); ++d) {
-        const ir::SliceAxis& s = a.slices[d];
-        std::string start;
-        if (s.dynamic >= 0) {
-          // runtime/cpu/dispatch.cpp resolve_dynamic_start: wrap once, clamp so `size` fits.
-          std::string raw = operand(static_cast<size_t>(s.dynamic), {});
-          start = fresh("s");
-          code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " + dim(xs[d]) +
-                  ", " + dim(s.size) + ");\n";
-        } else {
-          start = dim(s.start);
-        }
-        if (s.squeeze) ix[d] = start;
-        else ix[d] = "(" + start + " + " + std::to_string(s.step) + "LL * " + idx[j++] + ")";
-      }
-      return value(x, ix, code, ind);
-    }
+    case Op::Expand: case Op::Permute: case Op::Reshape: case Op::Slice:
+      return value(op.operands[0], view_index(op, idx, code, ind), code, ind);
     case Op::Concat: {
       size_t ax = static_cast<size_t>(a.axis);
       code += ind + reg_type(rt) + " " + r + ";\n";

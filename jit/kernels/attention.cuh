@@ -23,6 +23,9 @@
 // Ops (generated per kernel by jit/emit_kernels.cpp):
 //   static long long S(p), KV(p), DK(p), DV(p)
 //   static float q(p, b, i, d), k(p, b, j, d), v(p, b, j, d)
+//   typedef T; static constexpr bool kRows; static const T* k_at(p, b, j, d), v_at(p, b, j, d)
+//                                          addresses of k and v elements when both are buffers
+//                                          seen through views (kRows), else unused
 //   static float score(p, b, i, j, float dot)
 //   static float prob(float x)
 //   static void store(p, b, i, d, float acc)
@@ -72,6 +75,32 @@ __device__ __forceinline__ float grape_attn_dot(const KParams* p, long long b, l
   return dot;
 }
 
+// The same dot product when k's rows are contiguous in memory (Ops::kRows and a unit stride,
+// checked by the caller): lane l reads key j's row itself, 16 bytes per load when the row is
+// aligned, from one address computation per row.
+template <class Ops>
+__device__ __forceinline__ float grape_attn_dot_row(const KParams* p, long long b, long long j, long long KV,
+                                                    long long DK, const float* q) {
+  using T = typename Ops::T;
+  constexpr int V = GrapeVec<T>::kN;
+  if (j >= KV) return 0.0f;
+  const T* kr = Ops::k_at(p, b, j, 0);
+  float dot = 0.0f;
+  if (DK % V == 0 && (reinterpret_cast<unsigned long long>(kr) & 15) == 0) {
+#pragma unroll 8
+    for (long long d0 = 0; d0 < DK; d0 += V) {
+      float f[V];
+      GrapeVec<T>::unpack(*reinterpret_cast<const uint4*>(kr + d0), f);
+#pragma unroll
+      for (int e = 0; e < V; ++e) dot += q[d0 + e] * f[e];
+    }
+  } else {
+#pragma unroll 8
+    for (long long d = 0; d < DK; ++d) dot += q[d] * GrapeVec<T>::one(kr, d);
+  }
+  return dot;
+}
+
 // One work item. DVT = ceil(DV / 32): output dims per lane.
 template <class Ops, int DVT>
 __device__ void grape_attention(const KParams* p, long long item, float* smem) {
@@ -107,12 +136,18 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   }
   __syncthreads();
   const float* q = qs + r * dkp;
+  // Rows of k and v read through row pointers when both have unit stride along the head width.
+  bool rows_ok = false;
+  if constexpr (Ops::kRows)
+    rows_ok = (DK < 2 || Ops::k_at(p, b, 0, 1) == Ops::k_at(p, b, 0, 0) + 1) &&
+              (DV < 2 || Ops::v_at(p, b, 0, 1) == Ops::v_at(p, b, 0, 0) + 1);
 
   // Pass 1: scores, and each lane's running softmax statistics.
   float m = neg_inf, l = 0.0f;
   if (live) {
     for (long long j0 = (long long)s * 32; j0 < KV; j0 += (long long)slices * 32) {
-      const float dot = grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
+      const float dot = rows_ok ? grape_attn_dot_row<Ops>(p, b, j0 + lane, KV, DK, q)
+                                : grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
       const long long j = j0 + lane;
       if (j < KV) {
         const float x = Ops::score(p, b, i, j, dot);
@@ -146,7 +181,8 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
       if (cache) {
         x = j < KV ? cache[j] : neg_inf;
       } else {
-        const float dot = grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
+        const float dot = rows_ok ? grape_attn_dot_row<Ops>(p, b, j, KV, DK, q)
+                                  : grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
         x = j < KV ? Ops::score(p, b, i, j, dot) : neg_inf;
       }
       const float pj = j < KV ? Ops::prob(expf(x - M) / L) : 0.0f;
@@ -161,7 +197,10 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
 #pragma unroll
           for (int t = 0; t < DVT; ++t) {
             const long long jj = j0 + k0 + u, d = lane + 32 * t;
-            vr[u][t] = (jj < KV && d < DV) ? Ops::v(p, b, jj, d) : 0.0f;
+            if (jj < KV && d < DV)
+              vr[u][t] = rows_ok ? GrapeVec<typename Ops::T>::one(Ops::v_at(p, b, jj, 0), d) : Ops::v(p, b, jj, d);
+            else
+              vr[u][t] = 0.0f;
           }
 #pragma unroll
         for (int u = 0; u < KB; ++u) {

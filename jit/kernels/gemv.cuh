@@ -31,42 +31,6 @@
 #define GRAPE_GEMV_PF 6    // weight vectors per thread requested before A is staged (gemv_kn)
 #define GRAPE_GEMV_NK_PF 2 // steps of 4 vectors per lane requested before A is staged (gemv_nk)
 
-// 16 bytes of weights as floats.
-template <class W> struct GrapeVec;
-template <> struct GrapeVec<float> {
-  static constexpr int kN = 4;
-  __device__ static void unpack(const uint4& u, float* f) {
-    f[0] = __uint_as_float(u.x); f[1] = __uint_as_float(u.y); f[2] = __uint_as_float(u.z); f[3] = __uint_as_float(u.w);
-  }
-  __device__ static float one(const float* p, long long i) { return p[i]; }
-};
-template <> struct GrapeVec<__half> {
-  static constexpr int kN = 8;
-  __device__ static void unpack(const uint4& u, float* f) {
-    const __half2* h = reinterpret_cast<const __half2*>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 t = __half22float2(h[i]);
-      f[2 * i] = t.x;
-      f[2 * i + 1] = t.y;
-    }
-  }
-  __device__ static float one(const __half* p, long long i) { return __half2float(p[i]); }
-};
-template <> struct GrapeVec<__nv_bfloat16> {
-  static constexpr int kN = 8;
-  __device__ static void unpack(const uint4& u, float* f) {
-    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 t = __bfloat1622float2(h[i]);
-      f[2 * i] = t.x;
-      f[2 * i + 1] = t.y;
-    }
-  }
-  __device__ static float one(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
-};
-
 __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
   uint4 u;
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"

@@ -195,3 +195,39 @@ template <class T, class B> __device__ __forceinline__ void grape_block_best(T& 
   i = smi[0];
   __syncthreads();
 }
+
+// 16 bytes of a buffer (weights, attention rows) as floats: unpack() a uint4, one() an element.
+template <class W> struct GrapeVec;
+template <> struct GrapeVec<float> {
+  static constexpr int kN = 4;
+  __device__ static void unpack(const uint4& u, float* f) {
+    f[0] = __uint_as_float(u.x); f[1] = __uint_as_float(u.y); f[2] = __uint_as_float(u.z); f[3] = __uint_as_float(u.w);
+  }
+  __device__ static float one(const float* p, long long i) { return p[i]; }
+};
+template <> struct GrapeVec<__half> {
+  static constexpr int kN = 8;
+  __device__ static void unpack(const uint4& u, float* f) {
+    const __half2* h = reinterpret_cast<const __half2*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 t = __half22float2(h[i]);
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  }
+  __device__ static float one(const __half* p, long long i) { return __half2float(p[i]); }
+};
+template <> struct GrapeVec<__nv_bfloat16> {
+  static constexpr int kN = 8;
+  __device__ static void unpack(const uint4& u, float* f) {
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 t = __bfloat1622float2(h[i]);
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  }
+  __device__ static float one(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
+};
