@@ -15,19 +15,26 @@ using ir::ValueId;
 
 static ir::Type scalar(DType t) { return ir::Type{t, {}}; }
 
-std::optional<std::vector<ir::Dim>> broadcast_dims(const std::vector<ir::Dim>& a, const std::vector<ir::Dim>& b) {
+std::optional<std::vector<ir::Dim>> broadcast_dims(const std::vector<ir::Dim>& a,
+                                                   const std::vector<ir::Dim>& b) {
   size_t n = std::max(a.size(), b.size());
   std::vector<ir::Dim> out(n);
   for (size_t i = 0; i < n; ++i) {
     const ir::Dim* da = i < a.size() ? &a[a.size() - 1 - i] : nullptr;
     const ir::Dim* db = i < b.size() ? &b[b.size() - 1 - i] : nullptr;
     ir::Dim r;
-    if (!da) r = *db;
-    else if (!db) r = *da;
-    else if (*da == *db) r = *da;
-    else if (da->is_const(1)) r = *db;
-    else if (db->is_const(1)) r = *da;
-    else return std::nullopt;
+    if (!da)
+      r = *db;
+    else if (!db)
+      r = *da;
+    else if (*da == *db)
+      r = *da;
+    else if (da->is_const(1))
+      r = *db;
+    else if (db->is_const(1))
+      r = *da;
+    else
+      return std::nullopt;
     out[n - 1 - i] = r;
   }
   return out;
@@ -46,7 +53,8 @@ std::optional<ValueId> Lowerer::to_tensor(const Val& v, std::optional<DType> lik
         error(span, "integer literal " + std::to_string(v.i) + " used as a bool; write true or false");
         return std::nullopt;
       }
-      if (t == DType::I32 && (v.i < std::numeric_limits<int32_t>::min() || v.i > std::numeric_limits<int32_t>::max())) {
+      if (t == DType::I32 &&
+          (v.i < std::numeric_limits<int32_t>::min() || v.i > std::numeric_limits<int32_t>::max())) {
         error(span, "integer " + std::to_string(v.i) + " does not fit in i32");
         return std::nullopt;
       }
@@ -55,7 +63,8 @@ std::optional<ValueId> Lowerer::to_tensor(const Val& v, std::optional<DType> lik
     case Val::Kind::Float: {
       DType t = like.value_or(DType::F32);
       if (!is_float(t)) {
-        error(span, "float literal used with a " + std::string(dtype_name(t)) + " value; cast the tensor to a float type first");
+        error(span, "float literal used with a " + std::string(dtype_name(t)) +
+                        " value; cast the tensor to a float type first");
         return std::nullopt;
       }
       return constant(t, v.f, span);
@@ -86,7 +95,9 @@ std::optional<ValueId> Lowerer::to_tensor(const Val& v, std::optional<DType> lik
     case Val::Kind::WeightPath:
       error(span, "'" + v.text + "' names a group of weights, not one weight; index it or select a member");
       return std::nullopt;
-    case Val::Kind::DType: error(span, std::string("expected a tensor, got the type name ") + dtype_name(v.dtype)); return std::nullopt;
+    case Val::Kind::DType:
+      error(span, std::string("expected a tensor, got the type name ") + dtype_name(v.dtype));
+      return std::nullopt;
     case Val::Kind::String: error(span, "expected a tensor, got a string"); return std::nullopt;
   }
   return std::nullopt;
@@ -96,7 +107,7 @@ std::optional<int64_t> Lowerer::require_int(const Val& v, const std::string& wha
   if (v.kind == Val::Kind::Int) return v.i;
   if (v.is_error()) return std::nullopt;
   if (v.is_tensor() && v.loop_index >= 0) throw NeedsUnroll{v.loop_index};
-  std::string got = v.is_tensor() ? "a device value of type " + type_str(v.v)
+  std::string got = v.is_tensor()              ? "a device value of type " + type_str(v.v)
                     : v.kind == Val::Kind::Dim ? "the symbolic dimension " + v.dim.str()
                                                : std::string("a non-integer");
   error(expr_span_, what + " must be a compile-time integer, got " + got);
@@ -109,11 +120,12 @@ std::optional<ir::Dim> Lowerer::require_dim(const Val& v, const std::string& wha
   if (v.is_error()) return std::nullopt;
   if (v.is_tensor() && v.loop_index >= 0) throw NeedsUnroll{v.loop_index};
   error(expr_span_, what + " must be a compile-time integer or a dimension" +
-                               (v.is_tensor() ? ", got a device value of type " + type_str(v.v) : std::string()));
+                        (v.is_tensor() ? ", got a device value of type " + type_str(v.v) : std::string()));
   return std::nullopt;
 }
 
-std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e, std::map<std::string, ir::Dim>* new_symbols) {
+std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e,
+                                                 std::map<std::string, ir::Dim>* new_symbols) {
   using K = ast::ExprKind;
   switch (e.kind) {
     case K::IntLit: return ir::Dim(e.int_value);
@@ -142,7 +154,8 @@ std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e, std::map<st
       std::vector<std::string> names;
       for (const auto& [n, v] : g_.consts) names.push_back(n);
       for (const auto& [n, v] : dims) names.push_back(n);
-      std::string msg = "unknown dimension '" + e.text + "': it is neither a const nor bound by a parameter's shape";
+      std::string msg =
+          "unknown dimension '" + e.text + "': it is neither a const nor bound by a parameter's shape";
       std::string best = closest_name(e.text, names);
       if (!best.empty()) msg += " (did you mean '" + best + "'?)";
       error(e.span, msg);
@@ -174,7 +187,8 @@ std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e, std::map<st
   return std::nullopt;
 }
 
-std::optional<ir::Type> Lowerer::resolve_type(const ast::TypeExpr& t, std::map<std::string, ir::Dim>* new_symbols) {
+std::optional<ir::Type> Lowerer::resolve_type(const ast::TypeExpr& t,
+                                              std::map<std::string, ir::Dim>* new_symbols) {
   if (t.dtype == "int") {
     error(t.dtype_span, "`int` (a compile-time integer) is only allowed as a function parameter type");
     return std::nullopt;
@@ -183,7 +197,8 @@ std::optional<ir::Type> Lowerer::resolve_type(const ast::TypeExpr& t, std::map<s
   if (!dt) {
     std::string best = closest_name(t.dtype, {"f32", "f16", "bf16", "i32", "i64", "bool"});
     error(t.dtype_span, "unknown element type '" + t.dtype + "'" +
-                            (best.empty() ? " (expected f32, f16, bf16, i32, i64 or bool)" : "; did you mean '" + best + "'?"));
+                            (best.empty() ? " (expected f32, f16, bf16, i32, i64 or bool)"
+                                          : "; did you mean '" + best + "'?"));
     return std::nullopt;
   }
   ir::Type out{*dt, {}};
@@ -269,8 +284,8 @@ Val Lowerer::weight_path(const std::string& path, Span span) {
     std::string prefix = path.substr(0, dot);
     auto g = g_.groups.find(prefix);
     if (g != g_.groups.end()) {
-      error(span, "'" + prefix + "' is a group of " + std::to_string(g->second) + " weights; index it first, e.g. " +
-                      prefix + "[0]" + path.substr(dot));
+      error(span, "'" + prefix + "' is a group of " + std::to_string(g->second) +
+                      " weights; index it first, e.g. " + prefix + "[0]" + path.substr(dot));
       return Val::error();
     }
     if (dot == 0) break;
@@ -285,7 +300,8 @@ Val Lowerer::lower_name(const ast::Expr& e) {
   if (auto slot = lookup_slot(n)) return slots_[*slot].val;
   if (g_.states.count(n)) {
     error(e.span, "state '" + n + "' has shape " + g_.state_info.at(n).type.str() +
-                      ", whose symbolic dims are not all bound by the parameters of '" + ctx_.front().decl->name + "'");
+                      ", whose symbolic dims are not all bound by the parameters of '" +
+                      ctx_.front().decl->name + "'");
     return Val::error();
   }
   auto c = g_.consts.find(n);
@@ -367,8 +383,8 @@ static ir::Op binary_opcode(ast::BinaryOp op) {
 }
 
 static bool is_comparison(ast::BinaryOp op) {
-  return op == ast::BinaryOp::Eq || op == ast::BinaryOp::Ne || op == ast::BinaryOp::Lt || op == ast::BinaryOp::Le ||
-         op == ast::BinaryOp::Gt || op == ast::BinaryOp::Ge;
+  return op == ast::BinaryOp::Eq || op == ast::BinaryOp::Ne || op == ast::BinaryOp::Lt ||
+         op == ast::BinaryOp::Le || op == ast::BinaryOp::Gt || op == ast::BinaryOp::Ge;
 }
 static bool is_logical(ast::BinaryOp op) { return op == ast::BinaryOp::And || op == ast::BinaryOp::Or; }
 
@@ -400,9 +416,15 @@ static std::optional<Val> fold_static(ast::BinaryOp op, const Val& a, const Val&
   if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) {
     int64_t x = a.i, y = b.i, r = 0;
     switch (op) {
-      case B::Add: if (__builtin_add_overflow(x, y, &r)) break; return Val::integer(r);
-      case B::Sub: if (__builtin_sub_overflow(x, y, &r)) break; return Val::integer(r);
-      case B::Mul: if (__builtin_mul_overflow(x, y, &r)) break; return Val::integer(r);
+      case B::Add:
+        if (__builtin_add_overflow(x, y, &r)) break;
+        return Val::integer(r);
+      case B::Sub:
+        if (__builtin_sub_overflow(x, y, &r)) break;
+        return Val::integer(r);
+      case B::Mul:
+        if (__builtin_mul_overflow(x, y, &r)) break;
+        return Val::integer(r);
       case B::Div:
       case B::Mod: {
         if (y == 0) {
@@ -461,7 +483,8 @@ Val Lowerer::lower_binary(ast::BinaryOp op, const Val& a, const Val& b, Span spa
   bool dim_like_a = a.kind == Val::Kind::Dim || a.kind == Val::Kind::Int;
   bool dim_like_b = b.kind == Val::Kind::Dim || b.kind == Val::Kind::Int;
   if (dim_like_a && dim_like_b && (a.kind == Val::Kind::Dim || b.kind == Val::Kind::Dim)) {
-    ir::Dim x = a.kind == Val::Kind::Dim ? a.dim : ir::Dim(a.i), y = b.kind == Val::Kind::Dim ? b.dim : ir::Dim(b.i);
+    ir::Dim x = a.kind == Val::Kind::Dim ? a.dim : ir::Dim(a.i),
+            y = b.kind == Val::Kind::Dim ? b.dim : ir::Dim(b.i);
     switch (op) {
       case ast::BinaryOp::Add: return Val::dimension(x + y);
       case ast::BinaryOp::Sub: return Val::dimension(x - y);
@@ -479,16 +502,17 @@ Val Lowerer::lower_binary(ast::BinaryOp op, const Val& a, const Val& b, Span spa
                     "` got a tuple; take it apart first with `let a, b = ...` or index it with t[0]");
     return Val::error();
   }
-  if (a.kind == Val::Kind::String ||
-      b.kind == Val::Kind::String || a.kind == Val::Kind::DType || b.kind == Val::Kind::DType ||
-      a.kind == Val::Kind::WeightPath || b.kind == Val::Kind::WeightPath) {
+  if (a.kind == Val::Kind::String || b.kind == Val::Kind::String || a.kind == Val::Kind::DType ||
+      b.kind == Val::Kind::DType || a.kind == Val::Kind::WeightPath || b.kind == Val::Kind::WeightPath) {
     error(span, std::string("operator `") + ast::to_string(op) + "` needs tensor or number operands");
     return Val::error();
   }
   // A literal takes the dtype of the tensor next to it.
   std::optional<DType> like;
-  if (a.is_tensor()) like = type_of(a.v).dtype;
-  else if (b.is_tensor()) like = type_of(b.v).dtype;
+  if (a.is_tensor())
+    like = type_of(a.v).dtype;
+  else if (b.is_tensor())
+    like = type_of(b.v).dtype;
   auto ta = to_tensor(a, like, span);
   auto tb = to_tensor(b, like, span);
   if (!ta || !tb) return Val::error();
@@ -497,8 +521,8 @@ Val Lowerer::lower_binary(ast::BinaryOp op, const Val& a, const Val& b, Span spa
   int loop_index = std::max(a.loop_index, b.loop_index);
   std::string opname = std::string("`") + ast::to_string(op) + "`";
   if (xa.dtype != xb.dtype) {
-    error(span, "dtype mismatch in " + opname + ": " + xa.str() + " and " + xb.str() + "; convert one with cast(x, " +
-                    dtype_name(xa.dtype) + ")");
+    error(span, "dtype mismatch in " + opname + ": " + xa.str() + " and " + xb.str() +
+                    "; convert one with cast(x, " + dtype_name(xa.dtype) + ")");
     return Val::error();
   }
   DType dt = xa.dtype;
@@ -540,7 +564,8 @@ std::optional<std::vector<ir::Dim>> Lowerer::matmul_shape(const ir::Type& a, con
   const ir::Dim& k1 = sa.back();
   const ir::Dim& k2 = sb[sb.size() - 2];
   if (k1 != k2) {
-    error(span, "`@` inner dimensions differ: " + a.str() + " @ " + b.str() + " (" + k1.str() + " vs " + k2.str() + ")");
+    error(span, "`@` inner dimensions differ: " + a.str() + " @ " + b.str() + " (" + k1.str() + " vs " +
+                    k2.str() + ")");
     return std::nullopt;
   }
   std::vector<ir::Dim> ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
@@ -561,8 +586,8 @@ std::optional<std::vector<ir::Dim>> Lowerer::matmul_shape(const ir::Type& a, con
 // Structural equality of two expressions as written (for the `x[a : a + k]` pattern).
 static bool same_expr(const ast::Expr& a, const ast::Expr& b) {
   if (a.kind != b.kind || a.text != b.text || a.int_value != b.int_value || a.float_value != b.float_value ||
-      a.bool_value != b.bool_value || a.args.size() != b.args.size() || !a.kwargs.empty() || !b.kwargs.empty() ||
-      a.items.size() != b.items.size())
+      a.bool_value != b.bool_value || a.args.size() != b.args.size() || !a.kwargs.empty() ||
+      !b.kwargs.empty() || a.items.size() != b.items.size())
     return false;
   if (a.kind == ast::ExprKind::Unary && a.unary_op != b.unary_op) return false;
   if (a.kind == ast::ExprKind::Binary && a.binary_op != b.binary_op) return false;
@@ -570,20 +595,22 @@ static bool same_expr(const ast::Expr& a, const ast::Expr& b) {
     if (!same_expr(*a.args[i], *b.args[i])) return false;
   for (size_t i = 0; i < a.items.size(); ++i) {
     const auto &x = a.items[i], &y = b.items[i];
-    if (x.kind != y.kind || x.kind != ast::IndexItem::Kind::Index || !same_expr(*x.index, *y.index)) return false;
+    if (x.kind != y.kind || x.kind != ast::IndexItem::Kind::Index || !same_expr(*x.index, *y.index))
+      return false;
   }
   return true;
 }
 
-Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<ast::IndexItem>& items, Span span) {
+Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<ast::IndexItem>& items,
+                                          Span span) {
   SliceSpec spec;
   size_t rank = t.rank();
   size_t real = 0, ellipses = 0;
   for (const auto& it : items) (it.kind == ast::IndexItem::Kind::Ellipsis ? ellipses : real)++;
   if (ellipses > 1 || real > rank) {
     error(span, ellipses > 1 ? "an index may contain at most one `...`"
-                             : "too many indices for " + t.str() + " (rank " + std::to_string(rank) + "): " +
-                                   std::to_string(real) + " given");
+                             : "too many indices for " + t.str() + " (rank " + std::to_string(rank) +
+                                   "): " + std::to_string(real) + " given");
     spec.ok = false;
     return spec;
   }
@@ -603,11 +630,14 @@ Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<a
       if (dim.is_const()) {
         int64_t n = dim.const_value();
         if (is_index && (k < -n || k >= n)) {
-          error(s, "index " + std::to_string(k) + " is out of range for a dimension of size " + std::to_string(n));
+          error(s, "index " + std::to_string(k) + " is out of range for a dimension of size " +
+                       std::to_string(n));
           return std::nullopt;
         }
-        if (!is_index) k = std::clamp<int64_t>(k < 0 ? k + n : k, 0, n);
-        else if (k < 0) k += n;
+        if (!is_index)
+          k = std::clamp<int64_t>(k < 0 ? k + n : k, 0, n);
+        else if (k < 0)
+          k += n;
         return ir::Dim(k);
       }
       return k < 0 ? dim + ir::Dim(k) : ir::Dim(k);
@@ -678,8 +708,10 @@ Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<a
           Val kv = lower_expr(*k_expr);
           if (kv.kind != Val::Kind::Int || kv.i < 0 || (dim.is_const() && kv.i > dim.const_value())) {
             if (!kv.is_error())
-              error(k_expr->span, "the size of a dynamic slice x[a:a+k] must be a compile-time integer between 0 and "
-                                  "the dimension (" + dim.str() + ")");
+              error(k_expr->span,
+                    "the size of a dynamic slice x[a:a+k] must be a compile-time integer between 0 and "
+                    "the dimension (" +
+                        dim.str() + ")");
             spec.ok = false;
             continue;
           }
@@ -703,8 +735,9 @@ Lowerer::SliceSpec Lowerer::resolve_slice(const ir::Type& t, const std::vector<a
       }
       auto p = static_pos(v, dim, part->span, false);
       if (!p) {
-        error(part->span, "slice bounds must be compile-time integers or dimensions; for a dynamic position use an "
-                          "integer index x[i]");
+        error(part->span,
+              "slice bounds must be compile-time integers or dimensions; for a dynamic position use an "
+              "integer index x[i]");
         spec.ok = false;
         continue;
       }
@@ -740,7 +773,8 @@ Val Lowerer::lower_index(const ast::Expr& e) {
   if (base.is_error()) return base;
   if (base.kind == Val::Kind::WeightPath || base.kind == Val::Kind::Tuple) {
     if (e.items.size() != 1 || e.items[0].kind != ast::IndexItem::Kind::Index) {
-      error(e.span, base.kind == Val::Kind::Tuple ? "a tuple takes one integer index" : "a weight group takes one integer index");
+      error(e.span, base.kind == Val::Kind::Tuple ? "a tuple takes one integer index"
+                                                  : "a weight group takes one integer index");
       return Val::error();
     }
     expr_span_ = e.items[0].span;
@@ -751,7 +785,8 @@ Val Lowerer::lower_index(const ast::Expr& e) {
       int64_t n = static_cast<int64_t>(base.elems.size());
       int64_t i = *k < 0 ? *k + n : *k;
       if (i < 0 || i >= n) {
-        error(e.items[0].span, "tuple index " + std::to_string(*k) + " is out of range for a tuple of " + std::to_string(n));
+        error(e.items[0].span,
+              "tuple index " + std::to_string(*k) + " is out of range for a tuple of " + std::to_string(n));
         return Val::error();
       }
       return base.elems[static_cast<size_t>(i)];
@@ -821,12 +856,17 @@ Val Lowerer::lower_call(const ast::Expr& e) {
   std::vector<std::string> names = builtin_names();
   for (const auto& [n, fn] : g_.fns) names.push_back(n);
   std::string best = closest_name(e.text, names);
-  error(e.callee_span, "unknown function '" + e.text + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
+  error(e.callee_span,
+        "unknown function '" + e.text + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
   for (const auto& a : e.args) lower_expr(*a);
   return Val::error();
 }
 
 Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::vector<Val> args) {
+  // Each inlined call counts as an operation: a body may emit none (it returns its argument, or
+  // fails), and a chain of functions each calling the next twice would otherwise take 2^depth
+  // calls without reaching the max_ops limit.
+  count_op(call.span);
   for (size_t ci = 0; ci < ctx_.size(); ++ci) {
     if (ctx_[ci].decl == &fn) {
       std::string chain;
@@ -903,8 +943,8 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
         if (have.shape[k] == want->shape[k] || d.kind != ast::ExprKind::Name) continue;
         auto from = bound_from.find(d.text);
         if (from != bound_from.end() && from->second != i)
-          why = " with " + d.text + " = " + want->shape[k].str() + " from argument " + std::to_string(from->second + 1) +
-                " ('" + fn.params[from->second].name + "')";
+          why = " with " + d.text + " = " + want->shape[k].str() + " from argument " +
+                std::to_string(from->second + 1) + " ('" + fn.params[from->second].name + "')";
         break;
       }
       if (why.empty() && type_text(p.type) != want->str()) why = " (here " + want->str() + ")";

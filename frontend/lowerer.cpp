@@ -62,8 +62,8 @@ ValueId Lowerer::emit(ir::Op op, std::vector<ValueId> operands, ir::Type type, i
   return r;
 }
 
-std::vector<ValueId> Lowerer::emit_multi(ir::Op op, std::vector<ValueId> operands, std::vector<ir::Type> types,
-                                         ir::Attrs attrs, Span loc) {
+std::vector<ValueId> Lowerer::emit_multi(ir::Op op, std::vector<ValueId> operands,
+                                         std::vector<ir::Type> types, ir::Attrs attrs, Span loc) {
   count_op(loc);
   for (const auto& t : types) check_elements(t, loc);
   ir::Operation o;
@@ -81,15 +81,18 @@ std::vector<ValueId> Lowerer::emit_multi(ir::Op op, std::vector<ValueId> operand
 ValueId Lowerer::constant(DType dtype, double value, Span loc) {
   ir::Attrs a;
   a.dtype = dtype;
-  if (is_float(dtype)) a.fvalue = value;
-  else a.ivalue = static_cast<int64_t>(value);
+  if (is_float(dtype))
+    a.fvalue = value;
+  else
+    a.ivalue = static_cast<int64_t>(value);
   return emit(ir::Op::Constant, {}, ir::Type{dtype, {}}, a, loc, false);
 }
 
 ValueId Lowerer::pred_and(ValueId p, ValueId c, Span loc) {
   if (p == kNoValue) return c;
   // select, not `and`: when p is false, c may be undefined (it was computed under p).
-  return emit(ir::Op::Select, {p, c, constant(DType::Bool, 0, loc)}, ir::Type{DType::Bool, {}}, {}, loc, false);
+  return emit(ir::Op::Select, {p, c, constant(DType::Bool, 0, loc)}, ir::Type{DType::Bool, {}}, {}, loc,
+              false);
 }
 
 ValueId Lowerer::pred_and_not(ValueId p, ValueId c, Span loc) {
@@ -106,8 +109,9 @@ ValueId Lowerer::current_stmt_pred(ValueId block_pred, std::pair<ValueId, ValueI
   if (std::make_pair(f.broken, f.skipped) == flags_at_start) return block_pred;
   ValueId flag = f.broken;
   if (f.skipped != kNoValue)
-    flag = flag == kNoValue ? f.skipped
-                            : emit(ir::Op::Or, {f.broken, f.skipped}, ir::Type{DType::Bool, {}}, {}, loc, false);
+    flag = flag == kNoValue
+               ? f.skipped
+               : emit(ir::Op::Or, {f.broken, f.skipped}, ir::Type{DType::Bool, {}}, {}, loc, false);
   if (flag == kNoValue) return block_pred;
   return pred_and_not(block_pred, flag, loc);
 }
@@ -218,7 +222,8 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
     const ir::StateInfo& info = g_.state_info.at(name);
     std::set<std::string> syms;
     for (const auto& d : info.type.shape) d.collect_symbols(syms);
-    bool bound = std::all_of(syms.begin(), syms.end(), [&](const std::string& s) { return symbols.count(s) > 0; });
+    bool bound =
+        std::all_of(syms.begin(), syms.end(), [&](const std::string& s) { return symbols.count(s) > 0; });
     if (!bound) continue;
     ir::Attrs a;
     a.name = name;
@@ -235,12 +240,14 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
     state_slots_[name] = slots_.size() - 1;
   }
 
+  in_body_ = true;
   try {
     Val ret = lower_fn_body(fn, kNoValue);
     std::vector<ValueId> results = check_results(fn, ret, out.result_types);
     if (results.size() == out.result_types.size()) out.body.yields = results;
   } catch (const AbortEntry&) {
   }
+  in_body_ = false;
   for (const auto& [name, slot] : state_slots_) {
     const Val& v = slots_[slot].val;
     if (v.is_tensor() && v.v != initial[name]) {
@@ -267,8 +274,8 @@ std::vector<ValueId> Lowerer::check_results(const ast::FnDecl& fn, const Val& re
   };
   if (fn.tuple_result) {
     if (ret.kind != Val::Kind::Tuple || ret.elems.size() != declared.size()) {
-      error(return_span_, "'" + fn.name + "' declares " + std::to_string(declared.size()) + " results but returns " +
-                              count(ret));
+      error(return_span_, "'" + fn.name + "' declares " + std::to_string(declared.size()) +
+                              " results but returns " + count(ret));
       return {};
     }
     vals = ret.elems;
@@ -285,7 +292,8 @@ std::vector<ValueId> Lowerer::check_results(const ast::FnDecl& fn, const Val& re
     auto t = to_tensor(vals[i], declared[i].dtype, span);
     if (!t) return {};
     if (type_of(*t) != declared[i]) {
-      error(span, "'" + fn.name + "' returns " + type_str(*t) + (vals.size() > 1 ? " as result " + std::to_string(i + 1) : "") +
+      error(span, "'" + fn.name + "' returns " + type_str(*t) +
+                      (vals.size() > 1 ? " as result " + std::to_string(i + 1) : "") +
                       ", but its signature declares " + declared[i].str());
       return {};
     }
@@ -363,10 +371,11 @@ void Lowerer::lower_let(const ast::Stmt& s) {
     return;
   }
   if (!v.is_error() && (v.kind != Val::Kind::Tuple || v.elems.size() != s.names.size())) {
-    error(s.value->span, "cannot unpack " +
-                             (v.kind == Val::Kind::Tuple ? "a tuple of " + std::to_string(v.elems.size()) + " values"
-                                                         : std::string("a single value")) +
-                             " into " + std::to_string(s.names.size()) + " names");
+    error(s.value->span,
+          "cannot unpack " +
+              (v.kind == Val::Kind::Tuple ? "a tuple of " + std::to_string(v.elems.size()) + " values"
+                                          : std::string("a single value")) +
+              " into " + std::to_string(s.names.size()) + " names");
     v = Val::error();
   }
   for (size_t i = 0; i < s.names.size(); ++i)
@@ -388,8 +397,8 @@ void Lowerer::lower_var(const ast::Stmt& s) {
     } else {
       auto c = to_tensor(v, t->dtype, s.value->span);
       if (c && type_of(*c) != *t) {
-        error(s.value->span, "var '" + s.names[0] + "' is declared " + t->str() + " but initialised with " +
-                                 type_str(*c));
+        error(s.value->span,
+              "var '" + s.names[0] + "' is declared " + t->str() + " but initialised with " + type_str(*c));
         v = Val::error();
       } else {
         v = c ? Val::tensor(*c) : Val::error();
@@ -418,7 +427,8 @@ void Lowerer::lower_assign(const ast::Stmt& s) {
     return;
   }
   if (!slots_[*slot].is_mutable) {
-    error(base->span, "cannot assign to '" + base->text + "', which is a let binding or parameter; declare it with `var`");
+    error(base->span, "cannot assign to '" + base->text +
+                          "', which is a let binding or parameter; declare it with `var`");
     lower_expr(*s.value);
     return;
   }
@@ -430,8 +440,8 @@ void Lowerer::lower_assign(const ast::Stmt& s) {
     auto t = to_tensor(v, old_type.dtype, s.value->span);
     if (!t) return;
     if (type_of(*t) != old_type) {
-      error(s.value->span, "cannot assign a value of type " + type_str(*t) + " to '" + base->text + "' of type " +
-                               old_type.str());
+      error(s.value->span, "cannot assign a value of type " + type_str(*t) + " to '" + base->text +
+                               "' of type " + old_type.str());
       return;
     }
     assign_slot(*slot, Val::tensor(*t, v.loop_index), s.span);
@@ -444,7 +454,8 @@ void Lowerer::lower_assign(const ast::Stmt& s) {
   if (!t) return;
   const ir::Type& vt = type_of(*t);
   if (vt.dtype != old_type.dtype) {
-    error(s.value->span, "cannot write " + vt.str() + " into a slice of '" + base->text + "' of type " + old_type.str());
+    error(s.value->span,
+          "cannot write " + vt.str() + " into a slice of '" + base->text + "' of type " + old_type.str());
     return;
   }
   bool fits = vt.rank() <= spec.result_shape.size();
@@ -477,8 +488,10 @@ static std::string condition_hint() {
 void Lowerer::lower_if(const ast::Stmt& s) {
   Val c = lower_expr(*s.cond);
   if (c.kind == Val::Kind::Bool) {
-    if (c.i) lower_block(*s.then_block, pred_);
-    else if (s.else_block) lower_block(*s.else_block, pred_);
+    if (c.i)
+      lower_block(*s.then_block, pred_);
+    else if (s.else_block)
+      lower_block(*s.else_block, pred_);
     return;
   }
   std::optional<ValueId> cv;
@@ -487,7 +500,8 @@ void Lowerer::lower_if(const ast::Stmt& s) {
     if (t.dtype != DType::Bool)
       error(s.cond->span, "an if condition must be bool[], got " + t.str() + "; compare it (e.g. `x != 0`)");
     else if (t.rank() != 0)
-      error(s.cond->span, "an if condition must be a scalar bool[], got " + t.str() + "; " + condition_hint());
+      error(s.cond->span,
+            "an if condition must be a scalar bool[], got " + t.str() + "; " + condition_hint());
     else
       cv = c.v;
   } else if (!c.is_error()) {
@@ -557,7 +571,8 @@ void Lowerer::lower_for(const ast::Stmt& s) {
       pred_ = saved_pred;
       size_t hoisted = hoist_pos_ - hoist_before;
       size_t from = ops_before + (cur_ == &fn_->body ? hoisted : 0);
-      if (cur_->ops.size() > from) cur_->ops.erase(cur_->ops.begin() + static_cast<long>(from), cur_->ops.end());
+      if (cur_->ops.size() > from)
+        cur_->ops.erase(cur_->ops.begin() + static_cast<long>(from), cur_->ops.end());
       if (n.loop_id != id) throw;
     } catch (...) {
       // AbortEntry (a limit): the errors of the attempt are real.
@@ -620,9 +635,23 @@ void Lowerer::device_for(const ast::Stmt& s, const Val& a, const Val& b, int loo
     }
   }
   if (type_of(*start).dtype != DType::I32)
-    start = emit(ir::Op::Cast, {*start}, ir::Type{DType::I32, {}}, [] { ir::Attrs x; x.dtype = DType::I32; return x; }(), s.range_start->span);
+    start = emit(
+        ir::Op::Cast, {*start}, ir::Type{DType::I32, {}},
+        [] {
+          ir::Attrs x;
+          x.dtype = DType::I32;
+          return x;
+        }(),
+        s.range_start->span);
   if (type_of(*end).dtype != DType::I32)
-    end = emit(ir::Op::Cast, {*end}, ir::Type{DType::I32, {}}, [] { ir::Attrs x; x.dtype = DType::I32; return x; }(), s.range_end->span);
+    end = emit(
+        ir::Op::Cast, {*end}, ir::Type{DType::I32, {}},
+        [] {
+          ir::Attrs x;
+          x.dtype = DType::I32;
+          return x;
+        }(),
+        s.range_end->span);
   int64_t max_trips = -1;
   if (a.kind == Val::Kind::Int && b.kind == Val::Kind::Int) {
     max_trips = 0;
@@ -634,8 +663,9 @@ void Lowerer::device_for(const ast::Stmt& s, const Val& a, const Val& b, int loo
                         std::to_string(opts_.limits.max_loop_trips) + " (the max_loop_trips limit)");
   }
   if (max_trips < 0 && opts_.require_loop_bounds)
-    error(s.span, "this for loop runs over a run-time range and has no compile-time trip bound (required when "
-                  "loops must be unrolled by predication); use compile-time bounds");
+    error(s.span,
+          "this for loop runs over a run-time range and has no compile-time trip bound (required when "
+          "loops must be unrolled by predication); use compile-time bounds");
   ir::Type i32{DType::I32, {}};
   ValueId cond0 = emit(ir::Op::Lt, {*start, *end}, ir::Type{DType::Bool, {}}, {}, s.span);
   ValueId init = pred_and(pred_, cond0, s.span);
@@ -662,16 +692,19 @@ void Lowerer::device_for(const ast::Stmt& s, const Val& a, const Val& b, int loo
 void Lowerer::lower_while(const ast::Stmt& s) {
   int64_t max_trips = -1;
   if (!s.max_trips && opts_.require_loop_bounds)
-    error(s.span, "this while loop has no trip bound; write `while COND max N { ... }` (required when loops "
-                  "must be unrolled by predication)");
+    error(s.span,
+          "this while loop has no trip bound; write `while COND max N { ... }` (required when loops "
+          "must be unrolled by predication)");
   if (s.max_trips) {
     auto m = require_int(lower_expr(*s.max_trips), "the `max` trip bound of a while loop");
-    if (m && *m < 0) error(s.max_trips->span, "the `max` trip bound must not be negative");
+    if (m && *m < 0)
+      error(s.max_trips->span, "the `max` trip bound must not be negative");
     else if (m && *m > opts_.limits.max_loop_trips)
       error(s.max_trips->span, "the `max` trip bound " + std::to_string(*m) + " is above the limit of " +
                                    std::to_string(opts_.limits.max_loop_trips) +
                                    " trips of a device loop (the max_loop_trips limit)");
-    else if (m) max_trips = *m;
+    else if (m)
+      max_trips = *m;
   }
   auto cond_value = [&](Span span) -> std::optional<ValueId> {
     Val c = lower_expr(*s.cond);
@@ -695,8 +728,8 @@ void Lowerer::lower_while(const ast::Stmt& s) {
   });
 }
 
-void Lowerer::device_loop(const ast::Stmt& s, ValueId cond0, int64_t max_trips, const std::vector<size_t>& extra,
-                          const std::function<ValueId()>& body) {
+void Lowerer::device_loop(const ast::Stmt& s, ValueId cond0, int64_t max_trips,
+                          const std::vector<size_t>& extra, const std::function<ValueId()>& body) {
   std::vector<size_t> carried = carried_candidates();
   for (size_t e : extra)
     if (std::find(carried.begin(), carried.end(), e) == carried.end()) carried.push_back(e);

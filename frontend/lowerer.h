@@ -15,7 +15,8 @@
 namespace grape::frontend {
 
 // NumPy broadcasting of symbolic shapes; nullopt if incompatible.
-std::optional<std::vector<ir::Dim>> broadcast_dims(const std::vector<ir::Dim>& a, const std::vector<ir::Dim>& b);
+std::optional<std::vector<ir::Dim>> broadcast_dims(const std::vector<ir::Dim>& a,
+                                                   const std::vector<ir::Dim>& b);
 
 // A type as written in the source: "f32[N, 2*E]".
 std::string type_text(const ast::TypeExpr& t);
@@ -34,6 +35,8 @@ struct AbortEntry {};
 struct LoweringBudget {
   int64_t ops = 0;       // operations emitted, including attempts that were rolled back
   int64_t unrolled = 0;  // iterations of statically unrolled for loops
+  int64_t errors = 0;    // errors reported in entry bodies, repeats included
+  static constexpr int64_t kMaxErrors = 1000;
   bool exhausted = false;
 };
 
@@ -69,8 +72,8 @@ class Lowerer {
   // ---- helpers shared by the files above (lowerer.cpp) ----
   ir::ValueId emit(ir::Op op, std::vector<ir::ValueId> operands, ir::Type type, ir::Attrs attrs, Span loc,
                    bool predicated = true);
-  std::vector<ir::ValueId> emit_multi(ir::Op op, std::vector<ir::ValueId> operands, std::vector<ir::Type> types,
-                                      ir::Attrs attrs, Span loc);
+  std::vector<ir::ValueId> emit_multi(ir::Op op, std::vector<ir::ValueId> operands,
+                                      std::vector<ir::Type> types, ir::Attrs attrs, Span loc);
   ir::ValueId constant(DType dtype, double value, Span loc);
   ir::ValueId const_true(Span loc) { return constant(DType::Bool, 1, loc); }
   // Converts a compile-time value to a tensor; `like` gives the dtype for literals (nullopt: the
@@ -95,10 +98,18 @@ class Lowerer {
     return Val::error();
   }
   // Every error of this entry goes through here: Diagnostics deduplicates identical reports from
-  // different entries, so its count cannot tell whether this entry failed.
+  // different entries, so its count cannot tell whether this entry failed. After
+  // LoweringBudget::kMaxErrors errors in bodies, lowering stops: error paths emit no operations,
+  // so the op budget does not bound them (a function calling a failing one twice, called twice,
+  // ... reports the same error 2^depth times).
   Diagnostic& error(Span span, std::string msg) {
     had_error_ = true;
-    return diags_->error(span, std::move(msg));
+    Diagnostic& d = diags_->error(span, std::move(msg));
+    if (in_body_ && ++budget_->errors >= LoweringBudget::kMaxErrors) {
+      budget_->exhausted = true;
+      throw AbortEntry{};
+    }
+    return d;
   }
   ir::Function& fn() { return *fn_; }
   // Evaluates a type as written in a signature, resolving consts and the current dim bindings.
@@ -117,6 +128,7 @@ class Lowerer {
   std::map<std::string, ir::ValueId> weight_values_;
   int next_loop_id_ = 0;
   bool had_error_ = false;
+  bool in_body_ = false;  // lowering the entry's body (where AbortEntry is caught)
 
   struct Slot {
     std::string name;
@@ -154,7 +166,8 @@ class Lowerer {
   void unroll_for(const ast::Stmt& s, int64_t begin, int64_t end);
   void device_for(const ast::Stmt& s, const Val& begin, const Val& end, int loop_id);
   Val lower_fn_body(const ast::FnDecl& fn, ir::ValueId block_pred);
-  std::vector<ir::ValueId> check_results(const ast::FnDecl& fn, const Val& ret, const std::vector<ir::Type>& declared);
+  std::vector<ir::ValueId> check_results(const ast::FnDecl& fn, const Val& ret,
+                                         const std::vector<ir::Type>& declared);
   Span return_span_;
   Span expr_span_;  // the expression being lowered, for errors raised by helpers
   Val weight_path(const std::string& path, Span span);
@@ -172,7 +185,8 @@ class Lowerer {
   std::vector<size_t> carried_candidates() const;
   ir::ValueId pred_and(ir::ValueId p, ir::ValueId c, Span loc);  // p ∧ c, defined even if c is not when ¬p
   ir::ValueId pred_and_not(ir::ValueId p, ir::ValueId c, Span loc);
-  ir::ValueId current_stmt_pred(ir::ValueId block_pred, std::pair<ir::ValueId, ir::ValueId> flags_at_start, Span loc);
+  ir::ValueId current_stmt_pred(ir::ValueId block_pred, std::pair<ir::ValueId, ir::ValueId> flags_at_start,
+                                Span loc);
   Val materialize_for_var(const Val& v, Span span);
 
   friend class BuiltinLowering;

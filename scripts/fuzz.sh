@@ -52,10 +52,18 @@ for arg in "$@"; do
   seeds=tests/fuzz/corpus/${name#fuzz_}
   mkdir -p "$corpus" "$art"
   [[ -d $seeds ]] && cp -r "$seeds"/. "$corpus"/
+  # The program fuzzer also starts from every program in the repository.
+  if [[ $name == fuzz_program ]]; then
+    for f in examples/*.grp tests/golden/*/*.grp tests/difftest/cases/*.grp; do
+      cp "$f" "$corpus/$(tr / _ <<<"$f")"
+    done
+  fi
+  flags=()  # tests/fuzz/<name>.flags: the fuzzer's own libFuzzer flags (later flags win)
+  [[ -f tests/fuzz/$name.flags ]] && read -ra flags <"tests/fuzz/$name.flags"
   echo "=== $name: ${SECONDS_EACH}s, corpus $corpus ($(find "$corpus" -type f | wc -l) inputs) ==="
   log=build-fuzz/$name.log
   "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$art/" "$corpus" >"$log" 2>&1
+    -artifact_prefix="$art/" "${flags[@]}" "$corpus" >"$log" 2>&1
   rc=$?
   grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb)' "$log"
   if ((rc != 0)); then

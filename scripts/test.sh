@@ -136,6 +136,15 @@ build_fuzz() {
   cmake --build build-fuzz -j"$JOBS"
 }
 
+# The program fuzzer (fuzz_program) also starts from every program in the repository: the
+# examples, the golden catalogue and the control-flow cases (copied into corpus DIR).
+program_seeds() {
+  local f
+  for f in examples/*.grp tests/golden/*/*.grp tests/difftest/cases/*.grp; do
+    cp "$f" "$1/$(tr / _ <<<"$f")"
+  done
+}
+
 # run_fuzzer BINARY: FUZZ_SECONDS from a temporary copy of the seed corpus (the repository is not
 # written); crashes are kept in build-fuzz/artifacts/<name>/.
 run_fuzzer() {
@@ -148,8 +157,11 @@ run_fuzzer() {
   log="build-fuzz/$name.log"
   mkdir -p "$art"
   if [[ -d $seeds ]]; then cp -r "$seeds"/. "$corpus"/; else echo "note: no seed corpus $seeds"; fi
+  [[ $name == fuzz_program ]] && program_seeds "$corpus"
+  local flags=()  # tests/fuzz/<name>.flags: the fuzzer's own libFuzzer flags (later flags win)
+  [[ -f tests/fuzz/$name.flags ]] && read -ra flags <"tests/fuzz/$name.flags"
   "$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$art/" "$corpus" >"$log" 2>&1
+    -artifact_prefix="$art/" "${flags[@]}" "$corpus" >"$log" 2>&1
   local rc=$?
   rm -rf "$corpus"
   grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$log" | tr '\n' ' '

@@ -1,0 +1,162 @@
+// libFuzzer target for whole programs: random well-formed and nearly well-formed .grp programs
+// (grammar-aware mutations, tests/fuzz/program_mutator.h, of seeds from examples/, the golden
+// catalogue and the control-flow cases) are compiled and, when small, run on the CPU reference
+// with random inputs, twice per session (state carries between calls). Any internal error
+// (ErrorCode::Internal), any exception other than grape::Error (the C API turns those into
+// internal errors too), a crash or a sanitizer report is a finding; the scripts
+// also bound each input to 5 s and 1 GB (tests/fuzz/fuzz_program.flags).
+//
+// The compile limits are lowered (fewer ops, unrolled iterations, tensor elements and loop
+// trips than the defaults) so that an input that only reaches a limit, a legitimate error, stays
+// far below the time and memory bounds in an instrumented build: what the bounds catch is then
+// work that no limit bounds.
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/error.h"
+#include "runtime/model.h"
+#include "tests/fuzz/program_mutator.h"
+
+namespace {
+
+constexpr int64_t kMaxRunElements = 1 << 16;  // weights or one input above this: compile only
+constexpr size_t kMaxEntriesRun = 3;
+
+[[noreturn]] void finding(const std::string& what, const std::string& program) {
+  std::fprintf(stderr, "==== fuzz_program finding: %s\n---- program ----\n%s\n---- end ----\n", what.c_str(),
+               program.c_str());
+  std::abort();
+}
+
+// By the code, not the text: a diagnostic quotes the source line, which may say "internal error".
+void check_error(const grape::Error& e, const std::string& program) {
+  if (e.code() == grape::ErrorCode::Internal) finding(std::string("internal error: ") + e.what(), program);
+}
+
+grape::ModelOptions fuzz_options() {
+  grape::ModelOptions o;
+  o.limits.max_ops = 20'000;
+  o.limits.max_unrolled_iterations = 2'000;
+  o.limits.max_tensor_elements = int64_t{1} << 22;
+  o.limits.max_loop_trips = 1'000;
+  o.limits.max_weights = 1'000;
+  return o;
+}
+
+// Random inputs for `sig`; false when a dim is not a constant or a plain symbol, or too large.
+bool make_inputs(const std::vector<grape::TensorSignature>& sig, std::mt19937_64& rng,
+                 std::vector<std::pair<std::string, grape::Tensor>>& out) {
+  std::map<std::string, int64_t> symbols;
+  for (const auto& s : sig) {
+    grape::Shape shape;
+    int64_t n = 1;
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      int64_t v = s.fixed[d];
+      if (v < 0) {
+        const std::string& name = s.dims[d];
+        if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+          return false;
+        for (char c : name)
+          if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+        auto it = symbols.emplace(name, static_cast<int64_t>(1 + rng() % 3)).first;
+        v = it->second;
+      }
+      shape.push_back(v);
+      if (__builtin_mul_overflow(n, v, &n) || n > kMaxRunElements) return false;
+    }
+    grape::Tensor t(s.dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (grape::is_float(s.dtype))
+        t.set(i, static_cast<double>(static_cast<int>(rng() % 9) - 4) * 0.5);
+      else if (s.dtype == grape::DType::Bool)
+        t.set(i, static_cast<double>(rng() % 2));
+      else
+        t.set(i, static_cast<double>(static_cast<int>(rng() % 7) - 1));
+    }
+    out.emplace_back(s.name, t);
+  }
+  return true;
+}
+
+void run_entries(const std::shared_ptr<grape::Model>& model, const std::string& program, uint64_t seed) {
+  int64_t weight_elements = 0;
+  for (const auto& w : model->weight_signatures()) {
+    int64_t n = 1;
+    for (int64_t d : w.fixed)
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) return;
+    weight_elements += n;
+    if (weight_elements > kMaxRunElements) return;
+  }
+  model->set_random_weights(seed);
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> entries = model->entry_names();
+  for (size_t e = 0; e < entries.size() && e < kMaxEntriesRun; ++e) {
+    grape::SessionOptions so;
+    so.entry = entries[e];
+    so.backend = "cpu";
+    grape::Session session(model, so);
+    for (int call = 0; call < 2; ++call) {
+      std::vector<std::pair<std::string, grape::Tensor>> inputs;
+      if (!make_inputs(session.inputs(), rng, inputs)) break;
+      try {
+        session.run(inputs);
+      } catch (const grape::Error& err) {
+        check_error(err, program);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Device loops without `max` stop after this many trips (the executor's cap) instead of 10^8.
+  setenv("GRAPE_MAX_LOOP_TRIPS", "1000", 1);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string program(reinterpret_cast<const char*>(data), size);
+  uint64_t seed = 1469598103934665603ull;
+  for (unsigned char c : program) seed = (seed ^ c) * 1099511628211ull;
+  try {
+    std::shared_ptr<grape::Model> model = grape::Model::load_source(program, "fuzz.grp", fuzz_options());
+    run_entries(model, program, seed);
+  } catch (const grape::Error& e) {
+    check_error(e, program);
+  } catch (const std::exception& e) {
+    finding(std::string("exception that is not a grape::Error: ") + e.what(), program);
+  }
+  return 0;
+}
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed);
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  // One in eight mutations is libFuzzer's own (bytes), the rest are grammar-aware.
+  if (seed % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  std::string out = grape::fuzz::mutate_program(std::string(reinterpret_cast<const char*>(data), size), seed);
+  if (out.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
+  std::copy(out.begin(), out.end(), data);
+  return out.size();
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t as, const uint8_t* b, size_t bs,
+                                            uint8_t* out, size_t max_size, unsigned int seed) {
+  std::string c = grape::fuzz::cross_programs(std::string(reinterpret_cast<const char*>(a), as),
+                                              std::string(reinterpret_cast<const char*>(b), bs), seed);
+  size_t n = std::min(c.size(), max_size);
+  std::copy(c.begin(), c.begin() + static_cast<long>(n), out);
+  return n;
+}
