@@ -420,10 +420,16 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
       return def("(" + c + " ? " + x + " : " + y + ")");
     }
     case Op::Select: {
+      // Only the chosen operand is read: the other may be the result of an op whose predicate was
+      // false, never written (ir/ir.h); reading it anyway was compute-sanitizer initcheck's report
+      // on beam_search (issue 11). It also halves the traffic of large merges.
       std::string c = operand(0, {});
-      std::string x = operand(1, idx);
-      std::string y = operand(2, idx);
-      return def("(" + c + " ? " + x + " : " + y + ")");
+      code += ind + reg_type(rt) + " " + r + ";\n" + ind + "if (" + c + ") {\n";
+      std::string x = value(op.operands[1], idx, code, ind + "  ");
+      code += ind + "  " + r + " = " + x + ";\n" + ind + "} else {\n";
+      std::string y = value(op.operands[2], idx, code, ind + "  ");
+      code += ind + "  " + r + " = " + y + ";\n" + ind + "}\n";
+      return r;
     }
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Mod: case Op::Pow: case Op::Maximum:
     case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::And:

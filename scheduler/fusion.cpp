@@ -174,6 +174,8 @@ FusionPlan plan_fusion(const ir::Function& f) {
       return false;
     for (const ir::Dim& d : {qt.shape.back(), vt.shape.back()})
       if (!d.is_const() || d.const_value() < 1 || d.const_value() > kMaxFusedHeadDim) return false;
+    const ir::Dim& queries = st.shape[st.rank() - 2];
+    if (!queries.is_const() || queries.const_value() > kMaxFusedQueries) return false;
     for (size_t d = 0; d + 1 < st.rank(); ++d)
       if (ot.shape[d] != st.shape[d]) return false;
     for (const Operation* cur = user; cur != g.row_prologue;) {

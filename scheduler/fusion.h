@@ -24,7 +24,8 @@
 //  - Attention: a batched matmul (q @ k^T) whose only use is an elementwise chain of its shape
 //    (scale, mask) ending in the softmax row prologue of a matmul (p @ v) is computed inside that
 //    group: one kernel for the whole attention, scores never in memory. Head widths must be
-//    constants <= kMaxFusedHeadDim (the kernel keeps a row of the output in registers).
+//    constants <= kMaxFusedHeadDim (the kernel keeps a row of the output in registers), and the
+//    number of query rows a constant <= kMaxFusedQueries.
 //  - Everything else (reductions, norms, matmul, topk, cumsum, slice_update, and pointwise ops that
 //    must be materialised) is the Root of its own kernel.
 #pragma once
@@ -79,6 +80,10 @@ struct FusionPlan {
 FusionPlan plan_fusion(const ir::Function& f);
 
 constexpr int64_t kMaxFusedHeadDim = 256;
+// Attention is fused only for a constant number of query rows up to this (decode steps): the fused
+// kernel's dot products run on the SIMT units, and with many query rows (encoders, prefill) the two
+// general kernels are faster (bench/RESULTS.md: BERT s=128 b=16 attention 0.95 ms fused).
+constexpr int64_t kMaxFusedQueries = 16;
 
 // Whether an op is computed per output element from its operands (and so can be inlined).
 bool is_pointwise(ir::Op op);
