@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job: build Grape (Release, build/grape) and run a real model from examples/ on the CPU.
+# The main job: build Grape (Release, build/grape) and run a real model from examples/ (on the GPU
+# when there is one, else on the CPU).
 #
 # GPT-2 small at its real sizes (examples/gpt2.grp: 12 layers, 768 wide, 12 heads, 50257-token
 # vocabulary, KV cache of 256 positions) with deterministic random weights (--random-weights 1),
