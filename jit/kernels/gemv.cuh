@@ -172,6 +172,17 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
     for (int m = 0; m < MT; ++m)
 #pragma unroll
       for (int v = 0; v < V; ++v) acc[m][v] = 0.0f;
+    // Weight row k0 + kk (this thread's V columns) times A's column kk, into every row's sums.
+    auto add_row = [&](int kk, const float* wv) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        if (m < rows) {
+          const float a = As[m * GRAPE_GEMV_KC + kk];
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
+        }
+      }
+    };
     if (vec) {
 #pragma unroll
       for (int t = 0; t < GRAPE_GEMV_PF; ++t) {
@@ -179,42 +190,21 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
         if (kk < kn) {
           float wv[V];
           GrapeVec<W>::unpack(r0 == 0 ? pre[t] : grape_ld_stream16(wt + (long long)kk * N + n), wv);
-#pragma unroll
-          for (int m = 0; m < MT; ++m) {
-            if (m < rows) {
-              const float a = As[m * GRAPE_GEMV_KC + kk];
-#pragma unroll
-              for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
-            }
-          }
+          add_row(kk, wv);
         }
       }
 #pragma unroll 4
       for (int kk = ty + 32 * GRAPE_GEMV_PF; kk < kn; kk += 32) {
         float wv[V];
         GrapeVec<W>::unpack(grape_ld_stream16(wt + (long long)kk * N + n), wv);
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          if (m < rows) {
-            const float a = As[m * GRAPE_GEMV_KC + kk];
-#pragma unroll
-            for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
-          }
-        }
+        add_row(kk, wv);
       }
     } else {
       for (int kk = ty; kk < kn; kk += 32) {
         float wv[V];
 #pragma unroll
         for (int v = 0; v < V; ++v) wv[v] = n + v < N ? GrapeVec<W>::one(wt, (long long)kk * N + n + v) : 0.0f;
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          if (m < rows) {
-            const float a = As[m * GRAPE_GEMV_KC + kk];
-#pragma unroll
-            for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
-          }
-        }
+        add_row(kk, wv);
       }
     }
 #pragma unroll
