@@ -17,7 +17,9 @@ Before the sanitizer runs, each (program, entry, executor) runs once without it,
 kernel cache ($GRAPE_CACHE_DIR) so that NVRTC does not run under the sanitizer, and shows whether
 the program runs at all. A sanitizer run fails when grape or the tool exits non-zero, when the
 tool prints no summary, or when any number in a summary line is not zero ("ERROR SUMMARY: 0
-errors", "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"). Every run's complete
+errors", "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"). Each failure line names the
+first report and grape's own `error:` line, if any (under memcheck grape's exit status is replaced
+by the tool's). Every run's complete
 output is kept as DIR/<tool>/<executor>/<program>.<entry>.<variant>.log; DIR/summary.txt lists
 the failures. Exit status: 0 clean, 1 any failure, 2 usage.
 
@@ -265,6 +267,11 @@ def run_one(cmd, log_path, sanitized):
                           and "COMPUTE-SANITIZER" not in l and l.strip("= ")), None)
             if first:
                 problems.append(first.strip("= ").strip())
+    # grape's own error (an asynchronous CUDA error, say): under memcheck its exit status is
+    # replaced by the tool's, and the leak report that follows it would hide the cause.
+    error = next((l for l in out.splitlines() if l.startswith("error:")), None)
+    if error:
+        problems.append(error.strip())
     if rc != 0:
         problems.append(f"exit status {rc}")
     return "; ".join(problems) or None, time.time() - t0
