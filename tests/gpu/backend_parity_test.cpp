@@ -11,72 +11,13 @@
 #include <random>
 #include <sstream>
 
-#include "jit/cuda_driver.h"
 #include "runtime/model.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace grape {
 namespace {
 
-// The repository root: $GRAPE_SOURCE_DIR when the binary runs away from where it was built (the
-// lent GPU machine), else the build's source tree.
-std::string source_dir() {
-  const char* env = std::getenv("GRAPE_SOURCE_DIR");
-  return env ? env : GRAPE_SOURCE_DIR;
-}
-
-bool have_gpu(std::string* why) {
-  if (!jit::driver_available(why)) return false;
-  if (jit::Device::count() == 0) {
-    *why = "no CUDA device";
-    return false;
-  }
-  return true;
-}
-
-#define REQUIRE_GPU()                                                   \
-  do {                                                                  \
-    std::string why;                                                    \
-    if (!have_gpu(&why)) GTEST_SKIP() << "no GPU here (" << why << ")"; \
-  } while (0)
-
-// Fills a tensor with small seeded values: integers for int dtypes, k/8 for floats (exact in
-// every float dtype), alternating for bool.
-Tensor sample(DType t, const Shape& shape, uint32_t seed, int64_t int_range = 4) {
-  Tensor x(t, shape);
-  std::mt19937 rng(seed);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    int64_t r = static_cast<int64_t>(rng() % 17) - 8;
-    if (t == DType::Bool) x.set(i, (rng() % 2) != 0);
-    else if (is_int(t)) x.set_int(i, std::abs(r) % int_range);
-    else x.set(i, r / 8.0);
-  }
-  return x;
-}
-
-void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
-  ASSERT_EQ(cpu.dtype(), gpu.dtype()) << what;
-  ASSERT_EQ(cpu.shape(), gpu.shape()) << what;
-  if (!is_float(cpu.dtype())) {
-    for (int64_t i = 0; i < cpu.numel(); ++i)
-      ASSERT_EQ(cpu.get_int(i), gpu.get_int(i)) << what << " element " << i;
-    return;
-  }
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < cpu.numel(); ++i) {
-    double a = cpu.get(i), b = gpu.get(i);
-    if (std::isnan(a) || std::isnan(b)) {
-      ASSERT_EQ(std::isnan(a), std::isnan(b)) << what << " element " << i;
-      continue;
-    }
-    num += (a - b) * (a - b);
-    den += a * a;
-  }
-  double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-  double tol = cpu.dtype() == DType::F32 ? 1e-4 : 1e-2;
-  EXPECT_LE(rel, tol) << what << ": relative L2 error " << rel;
-}
-
-using Inputs = std::vector<std::pair<std::string, Tensor>>;
+using namespace gpu_test;
 
 // Runs `calls` on a CPU and a CUDA session of the same model and compares every output and, at
 // the end, every state.

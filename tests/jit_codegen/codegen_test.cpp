@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "frontend/compile.h"
+#include "tests/jit_codegen/codegen_test_util.h"
 #include "jit/codegen.h"
 #include "jit/nvrtc.h"
 #include "scheduler/fusion.h"
@@ -18,34 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Compiled {
-  SourceManager sm;
-  std::optional<ir::Module> mod;
-};
-
-std::unique_ptr<Compiled> compile_text(const std::string& path, const std::string& text,
-                                       std::map<std::string, int64_t> defines = {}) {
-  auto c = std::make_unique<Compiled>();
-  int id = c->sm.add(path, text);
-  CompileOptions o;
-  o.defines = std::move(defines);
-  Diagnostics d;
-  c->mod = compile_source(c->sm, id, o, d);
-  EXPECT_TRUE(c->mod.has_value()) << d.render(c->sm);
-  return c;
-}
-
-std::unique_ptr<Compiled> compile_file(const std::string& rel, std::map<std::string, int64_t> defines = {}) {
-  fs::path p = fs::path(GRAPE_SOURCE_DIR) / rel;
-  return compile_text(p.string(), read(p), std::move(defines));
-}
+using namespace codegen_test;
 
 std::vector<jit::KernelSpec> kernels_of(const ir::Module& m, const std::string& entry) {
   const ir::Function* f = m.find(entry);

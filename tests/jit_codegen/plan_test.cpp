@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "frontend/compile.h"
+#include "tests/jit_codegen/codegen_test_util.h"
 #include "jit/codegen.h"
 #include "scheduler/arena.h"
 #include "scheduler/fusion.h"
@@ -20,29 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Compiled {
-  SourceManager sm;
-  std::optional<ir::Module> mod;
-};
-
-std::unique_ptr<Compiled> compile_text(const std::string& path, const std::string& text,
-                                       std::map<std::string, int64_t> defines = {}) {
-  auto c = std::make_unique<Compiled>();
-  int id = c->sm.add(path, text);
-  CompileOptions o;
-  o.defines = std::move(defines);
-  Diagnostics d;
-  c->mod = compile_source(c->sm, id, o, d);
-  EXPECT_TRUE(c->mod.has_value()) << d.render(c->sm);
-  return c;
-}
+using namespace codegen_test;
 
 struct Planned {
   scheduler::FusionPlan fusion;

@@ -1,0 +1,85 @@
+// Helpers shared by the GPU tests (tests/gpu/*_test.cpp): where the repository is, whether a GPU
+// is here (tests skip with a message when not), seeded sample tensors, and the comparison of a GPU
+// result with the CPU reference (relative L2 <= 1e-4 for f32, <= 1e-2 for f16/bf16, exact for
+// integers and bools; NaN where the CPU has NaN).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/cuda_driver.h"
+#include "runtime/model.h"
+
+namespace grape::gpu_test {
+
+// The repository root: $GRAPE_SOURCE_DIR when the binary runs away from where it was built (the
+// lent GPU machine), else the build's source tree.
+inline std::string source_dir() {
+  const char* env = std::getenv("GRAPE_SOURCE_DIR");
+  return env ? env : GRAPE_SOURCE_DIR;
+}
+
+inline bool have_gpu(std::string* why) {
+  if (!jit::driver_available(why)) return false;
+  if (jit::Device::count() == 0) {
+    *why = "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                                                                      \
+  do {                                                                                     \
+    std::string why;                                                                       \
+    if (!::grape::gpu_test::have_gpu(&why)) GTEST_SKIP() << "no GPU here (" << why << ")"; \
+  } while (0)
+
+// Small seeded values: integers for int dtypes, k/8 for floats (exact in every float dtype),
+// random for bool.
+inline Tensor sample(DType t, const Shape& shape, uint32_t seed, int64_t int_range = 4) {
+  Tensor x(t, shape);
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t r = static_cast<int64_t>(rng() % 17) - 8;
+    if (t == DType::Bool)
+      x.set(i, (rng() % 2) != 0);
+    else if (is_int(t))
+      x.set_int(i, std::abs(r) % int_range);
+    else
+      x.set(i, r / 8.0);
+  }
+  return x;
+}
+
+inline void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
+  ASSERT_EQ(cpu.dtype(), gpu.dtype()) << what;
+  ASSERT_EQ(cpu.shape(), gpu.shape()) << what;
+  if (!is_float(cpu.dtype())) {
+    for (int64_t i = 0; i < cpu.numel(); ++i)
+      ASSERT_EQ(cpu.get_int(i), gpu.get_int(i)) << what << " element " << i;
+    return;
+  }
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < cpu.numel(); ++i) {
+    double a = cpu.get(i), b = gpu.get(i);
+    if (std::isnan(a) || std::isnan(b)) {
+      ASSERT_EQ(std::isnan(a), std::isnan(b)) << what << " element " << i;
+      continue;
+    }
+    num += (a - b) * (a - b);
+    den += a * a;
+  }
+  double rel = std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+  double tol = cpu.dtype() == DType::F32 ? 1e-4 : 1e-2;
+  EXPECT_LE(rel, tol) << what << ": relative L2 error " << rel;
+}
+
+using Inputs = std::vector<std::pair<std::string, Tensor>>;
+
+}  // namespace grape::gpu_test
