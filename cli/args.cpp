@@ -18,12 +18,15 @@ static int64_t parse_int(const std::string& s, const std::string& what) {
 
 static bool valid_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& allowed) {
   Options o;
-  auto accepts = [&](const std::string& f) { return std::find(allowed.begin(), allowed.end(), f) != allowed.end(); };
+  auto accepts = [&](const std::string& f) {
+    return std::find(allowed.begin(), allowed.end(), f) != allowed.end();
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
     std::string value;
@@ -105,16 +108,28 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         int64_t n = parse_int(next(), a);
         if (n < 0 || n > 1000000) throw UsageError(a + " must be between 0 and 1000000");
         (a == "--warmup" ? o.warmup : o.iters) = static_cast<int>(n);
+      } else if (a == "--max-loop-trips") {
+        o.max_loop_trips = parse_int(next(), a);
+        if (o.max_loop_trips <= 0) throw UsageError("--max-loop-trips must be a positive integer");
+      } else if (a == "--timeout") {
+        std::string v = next();
+        errno = 0;
+        char* end = nullptr;
+        o.timeout = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || errno != 0 || !(o.timeout > 0) || o.timeout > 1e9)
+          throw UsageError("--timeout expects a number of seconds > 0, got '" + v + "'");
       } else if (a == "--json")
         o.json = flag();
       else if (a == "--arch")
         o.arch = nonempty(next());
-      else throw UsageError("unknown option '" + args[i] + "'");
+      else
+        throw UsageError("unknown option '" + args[i] + "'");
       continue;
     }
     o.files.push_back(args[i]);
   }
-  if (!o.weights.empty() && o.random_weights) throw UsageError("--weights and --random-weights are mutually exclusive");
+  if (!o.weights.empty() && o.random_weights)
+    throw UsageError("--weights and --random-weights are mutually exclusive");
   return o;
 }
 

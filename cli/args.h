@@ -24,12 +24,15 @@ struct Options {
   std::string output_dir;
   std::string backend = "auto";
   bool backend_given = false;
-  std::string executor = "auto";  // CUDA: eager | graph | auto  // --backend on the command line (the fallback notice is printed then)
+  std::string executor = "auto";  // CUDA: eager | graph | auto  // --backend on the command line (the
+                                  // fallback notice is printed then)
   bool no_optimize = false;
-  int warmup = 10;   // bench
-  int iters = 100;   // bench
-  bool json = false; // bench
+  int warmup = 10;    // bench
+  int iters = 100;    // bench
+  bool json = false;  // bench
   bool require_loop_bounds = false;
+  int64_t max_loop_trips = 0;  // run, bench: the session's trip cap for loops without `max` (0: default)
+  double timeout = 0;          // run, bench: seconds per run (0: none)
   std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
   bool help = false;
 };

@@ -1,6 +1,7 @@
-// The grape command: check, ir, run, bench, compile, cache. It is a client of the C API (grape.h) and nothing else: all
-// program logic lives in the library; this file only parses arguments, moves files and prints.
+// The grape command: check, ir, run, bench, compile, cache. It is a client of the C API (grape.h) and nothing
+// else: all program logic lives in the library; this file only parses arguments, moves files and prints.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -50,22 +51,27 @@ const char* kIrUsage =
 const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
     "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
-    "                   [--warmup N] [--iters N] [--json]\n"
+    "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
     "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
-    "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n";
+    "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n"
+    "--max-loop-trips and --timeout bound each run as for `grape run`.\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
-    "                 [--executor eager|graph|auto]\n"
+    "                 [--executor eager|graph|auto] [--max-loop-trips N] [--timeout SECONDS]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order, and any other outN.npy in DIR (from an earlier run) is\n"
     "removed, so DIR holds exactly this run's results; otherwise a short summary of each result is\n"
-    "printed.\n";
+    "printed.\n"
+    "Bounds: a device loop without `max` stops with an error after --max-loop-trips trips (default\n"
+    "1000000, or $GRAPE_MAX_LOOP_TRIPS); --timeout stops a run after SECONDS of wall time (CUDA graph\n"
+    "executor: checked only before the graph is launched). The first Ctrl-C stops the run (exit\n"
+    "status 1), a second one kills the process.\n";
 
 const char* kCompileUsage =
     "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90]\n"
@@ -257,7 +263,8 @@ std::string summarize(grp_dtype dtype, const int64_t* shape, size_t rank, const 
     sum += v;
   }
   s << " min " << lo << " max " << hi << " mean " << sum / static_cast<double>(n) << "  [";
-  for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i) s << (i ? ", " : "") << element(dtype, data, static_cast<size_t>(i));
+  for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i)
+    s << (i ? ", " : "") << element(dtype, data, static_cast<size_t>(i));
   s << (n > 8 ? ", ...]" : "]");
   return s.str();
 }
@@ -287,6 +294,32 @@ void remove_stale_outputs(const std::string& dir, size_t n) {
   }
 }
 
+// SIGINT: the first one interrupts the session's run (grp_session_interrupt only stores to an
+// atomic flag, so it may be called here) and restores the default action, so that a second one
+// kills the process as usual.
+std::atomic<grp_session*> g_running_session{nullptr};
+volatile std::sig_atomic_t g_sigint = 0;
+
+void on_sigint(int) {
+  g_sigint = 1;
+  grp_session_interrupt(g_running_session.load());
+  std::signal(SIGINT, SIG_DFL);
+}
+
+// Runs the session with SIGINT wired to grp_session_interrupt. A Ctrl-C before or between runs
+// ends the command with the same message.
+void run_interruptibly(grp_session* s) {
+  if (g_sigint) throw ApiError{GRP_ERR_INTERRUPTED, "interrupted (Ctrl-C)"};
+  g_running_session.store(s);
+  grp_error* e = grp_session_run(s);
+  g_running_session.store(nullptr);
+  if (g_sigint) {
+    grp_error_free(e);
+    throw ApiError{GRP_ERR_INTERRUPTED, "interrupted (Ctrl-C): the run was stopped"};
+  }
+  check(e);
+}
+
 // A session of the entry with its inputs bound, shared by `run` and `bench`.
 struct Prepared {
   ModelPtr model;
@@ -297,8 +330,10 @@ struct Prepared {
 Prepared prepare(const Options& o, const char* cmd) {
   if (o.files.size() != 1) throw UsageError(std::string(cmd) + " needs exactly one FILE");
   ModelPtr model = load(o.files[0], o);
-  if (!o.weights.empty()) check(grp_model_set_weights_file(model.get(), o.weights.c_str()));
-  else if (o.random_weights) check(grp_model_set_random_weights(model.get(), o.seed));
+  if (!o.weights.empty())
+    check(grp_model_set_weights_file(model.get(), o.weights.c_str()));
+  else if (o.random_weights)
+    check(grp_model_set_random_weights(model.get(), o.seed));
   else if (grp_model_num_weights(model.get()) > 0)
     throw UsageError(o.files[0] + " declares " + std::to_string(grp_model_num_weights(model.get())) +
                      " weights: pass --weights F.safetensors or --random-weights SEED");
@@ -306,6 +341,8 @@ Prepared prepare(const Options& o, const char* cmd) {
   so.entry = o.entry.empty() ? nullptr : o.entry.c_str();
   so.backend = o.backend.c_str();
   so.executor = o.executor.c_str();
+  so.max_loop_trips = o.max_loop_trips;
+  so.timeout_seconds = o.timeout;
   grp_session* raw_session = nullptr;
   check(grp_session_create(model.get(), &so, &raw_session));
   SessionPtr session(raw_session);
@@ -334,8 +371,8 @@ Prepared prepare(const Options& o, const char* cmd) {
   for (size_t i = 0; i < params.size() && given_as[i] >= 0; ++i) {
     const grp_tensor* t = tensors[static_cast<size_t>(given_as[i])].get();
     // The tensors outlive the run: bind them instead of copying.
-    check(grp_session_bind_input(s, params[i].c_str(), grp_tensor_dtype(t), grp_tensor_shape(t), grp_tensor_rank(t),
-                                 grp_tensor_data(t), grp_tensor_nbytes(t)));
+    check(grp_session_bind_input(s, params[i].c_str(), grp_tensor_dtype(t), grp_tensor_shape(t),
+                                 grp_tensor_rank(t), grp_tensor_data(t), grp_tensor_nbytes(t)));
   }
   return Prepared{std::move(model), std::move(session), std::move(tensors)};
 }
@@ -343,7 +380,7 @@ Prepared prepare(const Options& o, const char* cmd) {
 int cmd_run(const Options& o) {
   Prepared p = prepare(o, "run");
   grp_session* s = p.session.get();
-  check(grp_session_run(s));
+  run_interruptibly(s);
 
   size_t n = grp_session_num_outputs(s);
   if (!o.output_dir.empty()) {
@@ -366,8 +403,10 @@ int cmd_run(const Options& o) {
     if (o.output_dir.empty()) {
       std::cout << "out" << i << ": " << summarize(dtype, shape, rank, data) << "\n";
     } else {
-      std::string path = (std::filesystem::path(o.output_dir) / ("out" + std::to_string(i) + ".npy")).string();
-      std::string tmp = (std::filesystem::path(o.output_dir) / (".out" + std::to_string(i) + ".npy.partial")).string();
+      std::string path =
+          (std::filesystem::path(o.output_dir) / ("out" + std::to_string(i) + ".npy")).string();
+      std::string tmp =
+          (std::filesystem::path(o.output_dir) / (".out" + std::to_string(i) + ".npy.partial")).string();
       grp_error* e = grp_npy_write(tmp.c_str(), dtype, shape, rank, data, nbytes);
       if (e) {
         discard();
@@ -401,7 +440,7 @@ int cmd_bench(const Options& o) {
   Prepared p = prepare(o, "bench");
   grp_session* s = p.session.get();
   bool gpu = std::string(grp_session_backend(s)) == "cuda";
-  for (int i = 0; i < o.warmup; ++i) check(grp_session_run(s));
+  for (int i = 0; i < o.warmup; ++i) run_interruptibly(s);
   std::vector<double> ms;
   grp_run_stats st;
   std::memset(&st, 0, sizeof st);
@@ -409,7 +448,7 @@ int cmd_bench(const Options& o) {
   double wall_total = 0;
   for (int i = 0; i < o.iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    check(grp_session_run(s));
+    run_interruptibly(s);
     double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     wall_total += wall;
     check(grp_session_last_run_stats(s, &st));
@@ -417,7 +456,9 @@ int cmd_bench(const Options& o) {
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
-  auto pct = [&](double q) { return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * (sorted.size() - 1) + 0.5))]; };
+  auto pct = [&](double q) {
+    return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * (sorted.size() - 1) + 0.5))];
+  };
   double mean = 0;
   for (double x : ms) mean += x / static_cast<double>(ms.size());
   std::string entry = o.entry.empty() ? "main" : o.entry;
@@ -432,19 +473,21 @@ int cmd_bench(const Options& o) {
         json_string(grp_session_backend(s)).c_str(), o.iters, o.warmup, sorted.front(), pct(0.5), pct(0.9),
         pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
         static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms,
-        json_string(st.executor ? st.executor : "").c_str(), static_cast<long long>(st.graph_launches), st.graphs);
+        json_string(st.executor ? st.executor : "").c_str(), static_cast<long long>(st.graph_launches),
+        st.graphs);
   } else {
     std::printf("%s --entry %s on %s, executor %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(),
                 entry.c_str(), grp_session_backend(s), st.executor ? st.executor : "?",
                 gpu ? "device time, CUDA events" : "wall time", o.iters, o.warmup);
-    std::printf("  latency ms: min %.4f  median %.4f  p90 %.4f  p99 %.4f  mean %.4f  (wall mean %.4f)\n", sorted.front(),
-                pct(0.5), pct(0.9), pct(0.99), mean, wall_total / o.iters);
-    std::printf("  kernels per call %lld, host syncs per call %lld, device memory %.1f MB, kernel build %.0f ms\n",
-                static_cast<long long>(st.kernels), static_cast<long long>(st.host_syncs), st.device_bytes / 1e6,
-                st.compile_ms);
+    std::printf("  latency ms: min %.4f  median %.4f  p90 %.4f  p99 %.4f  mean %.4f  (wall mean %.4f)\n",
+                sorted.front(), pct(0.5), pct(0.9), pct(0.99), mean, wall_total / o.iters);
+    std::printf(
+        "  kernels per call %lld, host syncs per call %lld, device memory %.1f MB, kernel build %.0f ms\n",
+        static_cast<long long>(st.kernels), static_cast<long long>(st.host_syncs), st.device_bytes / 1e6,
+        st.compile_ms);
     if (gpu)
-      std::printf("  graph launches per call %lld, graphs held %zu\n", static_cast<long long>(st.graph_launches),
-                  st.graphs);
+      std::printf("  graph launches per call %lld, graphs held %zu\n",
+                  static_cast<long long>(st.graph_launches), st.graphs);
   }
   return 0;
 }
@@ -513,11 +556,13 @@ int main_impl(int argc, char** argv) {
     fn = cmd_ir;
   } else if (cmd == "bench") {
     usage = kBenchUsage;
-    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--backend", "--executor", "--warmup", "--iters", "--json"};
+    allowed = {"-D",         "--entry",  "--weights", "--random-weights", "--input",          "--backend",
+               "--executor", "--warmup", "--iters",   "--json",           "--max-loop-trips", "--timeout"};
     fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
-    allowed = {"-D", "--entry", "--weights", "--random-weights", "--input", "--output", "--backend", "--executor"};
+    allowed = {"-D",       "--entry",   "--weights",  "--random-weights", "--input",
+               "--output", "--backend", "--executor", "--max-loop-trips", "--timeout"};
     fn = cmd_run;
   } else if (cmd == "compile") {
     usage = kCompileUsage;
@@ -564,5 +609,6 @@ int main(int argc, char** argv) {
   // A write past the file-size limit (ulimit -f) fails with EFBIG and is reported as an I/O
   // error (the partial file removed) instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGINT, grape::cli::on_sigint);
   return grape::cli::main_impl(argc, argv);
 }

@@ -18,8 +18,8 @@ struct CompileLimits {
   int64_t max_weights = 100'000;
   // Elements of one tensor with a static shape (weights, states, literals like zeros(f32[N])).
   int64_t max_tensor_elements = int64_t{1} << 32;
-  // The largest `max N` of a while loop: the same as the CPU executor's trip cap for loops
-  // without `max` (GRAPE_MAX_LOOP_TRIPS, default 10^8), so that no device loop runs longer.
+  // The largest `max N` of a while loop (the ceiling of an explicit bound). Loops without `max`
+  // stop at the session's trip cap instead (runtime/run_control.h).
   int64_t max_loop_trips = 100'000'000;
 };
 

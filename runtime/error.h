@@ -17,6 +17,7 @@ enum class ErrorCode {
   Device,
   OutOfMemory,
   Internal,
+  Interrupted,  // a run stopped by Session::interrupt() or its timeout (state unchanged)
 };
 
 class Error : public std::runtime_error {

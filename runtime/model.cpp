@@ -18,6 +18,7 @@
 #include "runtime/cuda/executor.h"
 #include "runtime/file_io.h"
 #include "runtime/random_weights.h"
+#include "runtime/run_control.h"
 #include "runtime/safetensors.h"
 
 namespace grape {
@@ -67,7 +68,8 @@ std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOpti
   return load_source(std::string(bytes.begin(), bytes.end()), path, opts);
 }
 
-[[noreturn]] static void throw_source_error(ErrorCode code, const SourceManager& sm, const Diagnostics& diags) {
+[[noreturn]] static void throw_source_error(ErrorCode code, const SourceManager& sm,
+                                            const Diagnostics& diags) {
   std::string text = diags.render(sm);
   for (const auto& d : diags.all())
     if (d.severity == Severity::Error && d.span.valid() && static_cast<size_t>(d.span.file) < sm.size())
@@ -117,7 +119,8 @@ static CompileLimits limits_from_environment(CompileLimits limits) {
   return limits;
 }
 
-std::shared_ptr<Model> Model::load_source(const std::string& source, const std::string& name, const ModelOptions& opts) {
+std::shared_ptr<Model> Model::load_source(const std::string& source, const std::string& name,
+                                          const ModelOptions& opts) {
   std::shared_ptr<Model> m(new Model());
   Impl& impl = *m->impl_;
   int file = impl.sm.add(name, source);
@@ -198,7 +201,8 @@ void Model::set_weights(const std::map<std::string, Tensor>& given) {
     (*chosen)[w.name] = t;
   }
   if (!problems.empty()) {
-    std::string msg = std::to_string(problems.size()) + " weight problem" + (problems.size() > 1 ? "s" : "") + ":";
+    std::string msg =
+        std::to_string(problems.size()) + " weight problem" + (problems.size() > 1 ? "s" : "") + ":";
     for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
     if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
     throw Error(ErrorCode::Format, msg);
@@ -257,6 +261,7 @@ struct Session::Impl {
   std::string executor = "cpu";
   // The CUDA backend: state lives on the device, in the executor (the host map above then only
   // holds values set with set_state that are not uploaded yet... they are uploaded at once).
+  std::unique_ptr<RunControl> control;  // declared before `gpu`, which keeps a pointer to it
   std::unique_ptr<cuda::Executor> gpu;
 };
 
@@ -270,19 +275,24 @@ static void collect_states(const ir::Block& b, std::set<std::string>& out) {
 Session::Session(std::shared_ptr<const Model> model, const std::string& entry)
     : Session(std::move(model), SessionOptions{entry, "cpu", "auto", 0}) {}
 
-Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options) : impl_(std::make_unique<Impl>()) {
+Session::Session(std::shared_ptr<const Model> model, const SessionOptions& options)
+    : impl_(std::make_unique<Impl>()) {
   if (!model) throw Error(ErrorCode::InvalidArgument, "session: model is null");
   const std::string& entry = options.entry;
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
-    throw Error(ErrorCode::InvalidArgument, "backend \"" + options.backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
+    throw Error(ErrorCode::InvalidArgument,
+                "backend \"" + options.backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
   if (options.executor != "auto" && options.executor != "eager" && options.executor != "graph") {
     if (options.executor == "mono" || options.executor == "dataflow")
-      throw Error(ErrorCode::Unsupported, "executor \"" + options.executor +
-                                              "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
-    throw Error(ErrorCode::InvalidArgument, "executor \"" + options.executor +
-                                                "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");
+      throw Error(ErrorCode::Unsupported,
+                  "executor \"" + options.executor +
+                      "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
+    throw Error(ErrorCode::InvalidArgument,
+                "executor \"" + options.executor +
+                    "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");
   }
-  if (options.device < 0) throw Error(ErrorCode::InvalidArgument, "device " + std::to_string(options.device) + " is negative");
+  if (options.device < 0)
+    throw Error(ErrorCode::InvalidArgument, "device " + std::to_string(options.device) + " is negative");
   std::string name = entry.empty() ? "main" : entry;
   const ir::Function* fn = model->module().find(name);
   if (!fn) {
@@ -295,8 +305,11 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
                                                 "; entries: " + (list.empty() ? "(none)" : list));
   }
   if (!model->has_weights())
-    throw Error(ErrorCode::InvalidArgument, "the model declares " + std::to_string(model->module().weights.size()) +
-                                                " weights but none are loaded; load a safetensors file or use random weights");
+    throw Error(ErrorCode::InvalidArgument,
+                "the model declares " + std::to_string(model->module().weights.size()) +
+                    " weights but none are loaded; load a safetensors file or use random weights");
+  impl_->control =
+      std::make_unique<RunControl>(resolve_max_loop_trips(options.max_loop_trips), options.timeout_seconds);
   impl_->model = model;
   impl_->fn = fn;
   impl_->weights = model->weights();
@@ -305,21 +318,24 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
   bool want_cuda = options.backend == "cuda";
   if (options.backend == "auto") {
     std::string why;
-    if (jit::driver_available(&why) && jit::Device::count() > options.device) want_cuda = true;
-    else impl_->fallback_reason = why.empty() ? "no CUDA device " + std::to_string(options.device) : why;
+    if (jit::driver_available(&why) && jit::Device::count() > options.device)
+      want_cuda = true;
+    else
+      impl_->fallback_reason = why.empty() ? "no CUDA device " + std::to_string(options.device) : why;
   }
   if (!want_cuda && options.executor != "auto")
     throw Error(ErrorCode::Unsupported, "executor \"" + options.executor +
                                             "\" runs on the CUDA backend; the CPU backend has only its "
                                             "reference executor (use \"auto\")");
   if (!want_cuda && options.device != 0)
-    throw Error(ErrorCode::NoDevice, "device " + std::to_string(options.device) + ": the CPU backend has one device (0)");
+    throw Error(ErrorCode::NoDevice,
+                "device " + std::to_string(options.device) + ": the CPU backend has one device (0)");
   if (want_cuda) {
     jit::driver();  // throws NoDevice: "no CUDA driver found (...)"
     if (options.device >= jit::Device::count())
       throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(options.device) + " does not exist (" +
                                            std::to_string(jit::Device::count()) + " found)");
-    impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device);
+    impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device, *impl_->control);
     impl_->backend = "cuda";
     impl_->executor = impl_->gpu->name();
   }
@@ -329,6 +345,8 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
 }
 
 Session::~Session() = default;
+
+void Session::interrupt() noexcept { impl_->control->interrupt(); }
 
 const std::vector<TensorSignature>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorSignature>& Session::outputs() const { return impl_->outputs; }
@@ -371,7 +389,8 @@ RunStats Session::last_run_stats() const {
 
 void Session::set_state(const std::string& name, const Tensor& value) {
   const auto& states = impl_->model->module().states;
-  auto it = std::find_if(states.begin(), states.end(), [&](const ir::StateInfo& s) { return s.name == name; });
+  auto it =
+      std::find_if(states.begin(), states.end(), [&](const ir::StateInfo& s) { return s.name == name; });
   if (it == states.end()) {
     std::vector<std::string> names;
     for (const auto& s : states) names.push_back(s.name);
@@ -401,7 +420,8 @@ static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_input
   for (const auto& input : given) {
     const std::string& n = input.first;
     const Tensor& t = input.second;
-    bool known = std::any_of(f.params.begin(), f.params.end(), [&](const ir::Param& p) { return p.name == n; });
+    bool known =
+        std::any_of(f.params.begin(), f.params.end(), [&](const ir::Param& p) { return p.name == n; });
     if (!known) {
       std::vector<std::string> names;
       for (const auto& p : f.params) names.push_back(p.name);
@@ -409,7 +429,8 @@ static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_input
       throw Error(ErrorCode::InvalidArgument, "unknown input '" + n + "' for entry '" + f.name + "'" +
                                                   (best.empty() ? "" : "; did you mean '" + best + "'?"));
     }
-    if (!by_name.emplace(n, &t).second) throw Error(ErrorCode::InvalidArgument, "input '" + n + "' given twice");
+    if (!by_name.emplace(n, &t).second)
+      throw Error(ErrorCode::InvalidArgument, "input '" + n + "' given twice");
     if (!t.defined()) throw Error(ErrorCode::InvalidArgument, "input '" + n + "' has no data");
   }
   std::vector<Tensor> inputs;
@@ -418,8 +439,8 @@ static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_input
   for (const auto& p : f.params) {
     auto it = by_name.find(p.name);
     if (it == by_name.end())
-      throw Error(ErrorCode::InvalidArgument, "missing input '" + p.name + "' (" + p.type.str() + ") for entry '" +
-                                                  f.name + "'");
+      throw Error(ErrorCode::InvalidArgument,
+                  "missing input '" + p.name + "' (" + p.type.str() + ") for entry '" + f.name + "'");
     const Tensor& t = *it->second;
     std::string got = std::string(dtype_name(t.dtype())) + shape_to_string(t.shape());
     if (t.dtype() != p.type.dtype || t.rank() != p.type.rank())
@@ -430,8 +451,8 @@ static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_input
           auto [b, fresh] = dims.emplace(s, t.dim(k));
           if (!fresh && b->second != t.dim(k))
             throw Error(ErrorCode::Type, "input '" + p.name + "': dim " + std::to_string(k) + " is " +
-                                             std::to_string(t.dim(k)) + ", but " + s + " = " + std::to_string(b->second) +
-                                             " from input '" + bound_by[s] + "'");
+                                             std::to_string(t.dim(k)) + ", but " + s + " = " +
+                                             std::to_string(b->second) + " from input '" + bound_by[s] + "'");
           if (fresh) bound_by[s] = p.name;
         }
     inputs.push_back(t);
@@ -442,8 +463,9 @@ static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_input
       int64_t want = p.type.shape[k].eval(dims);
       if (want != inputs[i].dim(k))
         throw Error(ErrorCode::Type, "input '" + p.name + "': dim " + std::to_string(k) + " is " +
-                                         std::to_string(inputs[i].dim(k)) + ", expected " + p.type.shape[k].str() +
-                                         " = " + std::to_string(want) + " (declared " + p.type.str() + ")");
+                                         std::to_string(inputs[i].dim(k)) + ", expected " +
+                                         p.type.shape[k].str() + " = " + std::to_string(want) +
+                                         " (declared " + p.type.str() + ")");
     }
   }
   return {std::move(inputs), std::move(dims)};
@@ -474,7 +496,8 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     if (!impl_->used_states.count(s.name)) continue;
     std::set<std::string> syms;
     for (const auto& d : s.type.shape) d.collect_symbols(syms);
-    bool bound = std::all_of(syms.begin(), syms.end(), [&](const std::string& x) { return dims.count(x) > 0; });
+    bool bound =
+        std::all_of(syms.begin(), syms.end(), [&](const std::string& x) { return dims.count(x) > 0; });
     if (!bound) continue;
     Shape shape;
     for (const auto& d : s.type.shape) shape.push_back(d.eval(dims));
@@ -484,8 +507,8 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
       if ((on_device ? *on_device : it->second.shape()) != shape)
         throw Error(ErrorCode::Type, "state '" + s.name + "' was created as " + s.type.str() + " = " +
                                          shape_to_string(on_device ? *on_device : it->second.shape()) +
-                                         " by an earlier call; this call needs " +
-                                         shape_to_string(shape) + " (reset the session's state to change it)");
+                                         " by an earlier call; this call needs " + shape_to_string(shape) +
+                                         " (reset the session's state to change it)");
       continue;
     }
     Tensor t(s.type.dtype, shape);
@@ -495,6 +518,7 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     state[s.name] = t;
     if (impl_->gpu) impl_->gpu->set_state(s.name, t);
   }
+  impl_->control->begin_run();
   if (impl_->gpu) {
     // The device holds the state from here on; the host map keeps only what was created here.
     std::vector<Tensor> out = impl_->gpu->run(inputs, dims);
@@ -505,13 +529,15 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   env.weights = impl_->weights.get();
   env.state = &state;
   env.dims = dims;
+  env.control = impl_->control.get();
   const Model::Impl& mi = impl_->model->impl();
   env.locate = [&mi](Span s) { return mi.locate(s); };
   std::vector<Tensor> out = cpu::execute(f, inputs, env);
   // Inputs belong to the caller, who may change their memory after the call (zero-copy and bound
   // inputs of the C API): no state or result may keep aliasing one.
   auto aliases_input = [&inputs](const Tensor& t) {
-    return t.defined() && std::any_of(inputs.begin(), inputs.end(), [&t](const Tensor& in) { return in.shares_storage_with(t); });
+    return t.defined() && std::any_of(inputs.begin(), inputs.end(),
+                                      [&t](const Tensor& in) { return in.shares_storage_with(t); });
   };
   for (auto& entry : state)
     if (aliases_input(entry.second)) entry.second = entry.second.clone();

@@ -16,14 +16,16 @@
 
 namespace grape {
 
-namespace ir { struct Module; }
+namespace ir {
+struct Module;
+}
 struct Span;
 
 struct ModelOptions {
   std::map<std::string, int64_t> defines;  // -D NAME=VALUE const overrides
-  bool optimize = true;                     // false: the IR exactly as lowered (for `grape ir --no-optimize`)
-  bool require_loop_bounds = false;         // reject device loops without a trip bound
-  CompileLimits limits;                     // resource limits of the compiler (frontend/compile.h)
+  bool optimize = true;                    // false: the IR exactly as lowered (for `grape ir --no-optimize`)
+  bool require_loop_bounds = false;        // reject device loops without a trip bound
+  CompileLimits limits;                    // resource limits of the compiler (frontend/compile.h)
 };
 
 // A tensor type as declared: dtype plus dims, each dim either a number or a symbolic expression.
@@ -83,20 +85,28 @@ class Model {
 };
 
 struct SessionOptions {
-  std::string entry;               // "" means "main"
-  std::string backend = "auto";    // "cpu", "cuda", or "auto" (CUDA when a driver and GPU exist)
-  std::string executor = "auto";   // CUDA: "auto" (eager for now) | "eager" | "graph" (mono, dataflow: not yet)
+  std::string entry;             // "" means "main"
+  std::string backend = "auto";  // "cpu", "cuda", or "auto" (CUDA when a driver and GPU exist)
+  std::string executor =
+      "auto";  // CUDA: "auto" (eager for now) | "eager" | "graph" (mono, dataflow: not yet)
   int device = 0;
+  // Trips of a device loop without `max` before the run stops with an error; 0: the default
+  // ($GRAPE_MAX_LOOP_TRIPS if set, else kDefaultMaxLoopTrips = 10^6, runtime/run_control.h).
+  int64_t max_loop_trips = 0;
+  // Wall-clock limit of one run in seconds; 0: none. A run past it stops with
+  // ErrorCode::Interrupted (CPU and the eager CUDA executor: within one op or loop trip; the graph
+  // executor checks it only before launching its graph).
+  double timeout_seconds = 0;
 };
 
 // What the last run did (CUDA backend; the CPU backend reports zeros except `backend`).
 struct RunStats {
-  std::string backend;       // "cpu" or "cuda (<device>)"
-  int64_t kernels = 0;       // kernel launches
-  int64_t host_syncs = 0;    // host synchronisations inside the run (device loop conditions)
-  double device_ms = 0;      // time on the stream, CUDA events
-  size_t device_bytes = 0;   // device memory held by the session
-  double compile_ms = 0;     // building the kernels when the session was created
+  std::string backend;      // "cpu" or "cuda (<device>)"
+  int64_t kernels = 0;      // kernel launches
+  int64_t host_syncs = 0;   // host synchronisations inside the run (device loop conditions)
+  double device_ms = 0;     // time on the stream, CUDA events
+  size_t device_bytes = 0;  // device memory held by the session
+  double compile_ms = 0;    // building the kernels when the session was created
   size_t kernels_compiled = 0, kernels_from_cache = 0;
   int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
   size_t graphs = 0;           // instantiated CUDA graphs held
@@ -122,12 +132,16 @@ class Session {
   // The model's states, in declaration order.
   const std::vector<TensorSignature>& states() const;
   // Inputs bound by parameter name; every parameter must be given exactly once. On failure the
-  // state is unchanged.
+  // state is unchanged (CPU backend; see docs/execution.md for CUDA).
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
   // The shapes run() would return for these inputs (validating them as run() does), without
   // executing anything.
   std::vector<Shape> output_shapes(const std::vector<std::pair<std::string, Tensor>>& inputs) const;
   void reset_state();
+  // Stops the run in progress (from another thread, or a signal handler: it only sets an atomic
+  // flag) with ErrorCode::Interrupted; the session stays usable. No effect when no run is in
+  // progress.
+  void interrupt() noexcept;
   // Current value of a state tensor (undefined Tensor before the first run binds its shape).
   Tensor state(const std::string& name) const;
   // Replaces a state tensor (declared dtype and rank, constant dims matching; Type error

@@ -101,7 +101,10 @@ typedef enum grp_code {
   GRP_ERR_NO_DEVICE,         /* the requested backend or device is not available */
   GRP_ERR_DEVICE,            /* the device failed */
   GRP_ERR_OUT_OF_MEMORY,
-  GRP_ERR_INTERNAL           /* a bug in Grape */
+  GRP_ERR_INTERNAL,          /* a bug in Grape */
+  /* Appended in 0.1.0: */
+  GRP_ERR_INTERRUPTED        /* grp_session_run stopped by grp_session_interrupt or by the
+                                session's timeout; nothing changed, the session stays usable */
 } grp_code;
 
 /* GRP_OK for NULL. */
@@ -199,6 +202,15 @@ typedef struct grp_session_options {
    * CPU backend has one executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
   const char* executor;
   int device;            /* CUDA device ordinal; must be 0 on the CPU backend */
+  /* Appended in 0.1.0 (zero: the default): */
+  /* Trips of a device loop without `max` before grp_session_run fails (GRP_ERR_TYPE on the CPU,
+   * GRP_ERR_DEVICE on CUDA, the message naming the loop and the cap). 0: $GRAPE_MAX_LOOP_TRIPS
+   * if set, else 1000000. Negative: GRP_ERR_INVALID_ARGUMENT. */
+  int64_t max_loop_trips;
+  /* Wall-clock limit of each grp_session_run in seconds; 0: none. A run past it fails with
+   * GRP_ERR_INTERRUPTED. Checked before every op and loop trip (CPU) or kernel launch (CUDA
+   * eager); the CUDA graph executor checks it only before launching its graph. */
+  double timeout_seconds;
 } grp_session_options;
 
 GRAPE_API grp_session_options grp_session_default_options(void);
@@ -265,6 +277,12 @@ GRAPE_API grp_error* grp_session_set_stream(grp_session* s, void* stream);
 /* Runs the entry on the current inputs (every input must be set). On success the outputs and
  * the state are updated; on failure nothing changes. */
 GRAPE_API grp_error* grp_session_run(grp_session* s);
+/* Stops the grp_session_run in progress on `s`, which fails with GRP_ERR_INTERRUPTED and changes
+ * nothing; the session stays usable. The one session function that may be called from any thread
+ * while another uses the session, and from a signal handler (it only sets an atomic flag). With
+ * no run in progress it has no effect (the next run clears it). NULL is a no-op. The CUDA graph
+ * executor cannot stop a launched graph: there it takes effect only before the launch. */
+GRAPE_API void grp_session_interrupt(grp_session* s);
 /* Output i of the last successful run. NULL out-pointers are skipped. The pointers stay valid
  * until the next run, grp_session_reset_state or the session is destroyed (bound outputs: the
  * bound memory). GRP_ERR_INVALID_ARGUMENT before the first successful run. */

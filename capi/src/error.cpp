@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include "capi/src/internal.h"
-#include "jit/cuda_driver.h"
 #include "ir/dtype.h"
+#include "jit/cuda_driver.h"
 
 namespace grape::capi {
 namespace {
@@ -35,6 +35,7 @@ grp_code to_code(ErrorCode c) {
     case ErrorCode::Device: return GRP_ERR_DEVICE;
     case ErrorCode::OutOfMemory: return GRP_ERR_OUT_OF_MEMORY;
     case ErrorCode::Internal: return GRP_ERR_INTERNAL;
+    case ErrorCode::Interrupted: return GRP_ERR_INTERRUPTED;
   }
   return GRP_ERR_INTERNAL;
 }
@@ -126,7 +127,8 @@ Shape to_shape(const int64_t* shape, size_t rank, DType dtype, const std::string
   int64_t n = 1;
   for (size_t k = 0; k < rank; ++k) {
     if (s[k] < 0) invalid(what + ": shape[" + std::to_string(k) + "] is " + std::to_string(s[k]));
-    if (__builtin_mul_overflow(n, s[k], &n)) invalid(what + ": shape " + shape_to_string(s) + " is too large");
+    if (__builtin_mul_overflow(n, s[k], &n))
+      invalid(what + ": shape " + shape_to_string(s) + " is too large");
   }
   int64_t bytes;
   if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes))
@@ -137,8 +139,8 @@ Shape to_shape(const int64_t* shape, size_t rank, DType dtype, const std::string
 void check_bytes(DType dtype, const Shape& shape, const void* data, size_t nbytes, const std::string& what) {
   size_t want = static_cast<size_t>(num_elements(shape)) * dtype_size(dtype);
   if (nbytes != want)
-    invalid(what + ": " + std::to_string(nbytes) + " bytes given, but " + dtype_name(dtype) + shape_to_string(shape) +
-            " needs " + std::to_string(want));
+    invalid(what + ": " + std::to_string(nbytes) + " bytes given, but " + dtype_name(dtype) +
+            shape_to_string(shape) + " needs " + std::to_string(want));
   if (data == nullptr && nbytes > 0) invalid(what + ": data is NULL");
 }
 

@@ -31,10 +31,10 @@ struct grp_session {
   std::unique_ptr<Session> session;
   std::string entry;
   std::vector<Info> input_info, output_info;
-  std::vector<Tensor> inputs;                 // undefined: not set
-  std::vector<Tensor> outputs;                // of the last successful run
+  std::vector<Tensor> inputs;   // undefined: not set
+  std::vector<Tensor> outputs;  // of the last successful run
   bool has_outputs = false;
-  std::vector<void*> out_bound;               // caller memory per output (NULL: none)
+  std::vector<void*> out_bound;  // caller memory per output (NULL: none)
   std::vector<size_t> out_capacity;
   std::vector<const void*> out_delivered;     // where the last run put each output
   std::map<std::string, Tensor> state_views;  // keeps what grp_session_get_state handed out alive
@@ -63,17 +63,19 @@ Shape check_tensor(const char* kind, const TensorSignature& sig, const grp_dtype
   Shape sh = to_shape(shape, rank, dt, what);
   std::string declared = sig.to_string();
   if (dt != sig.dtype || rank != sig.dims.size())
-    throw Error(ErrorCode::Type, what + ": expected " + declared + ", got " + dtype_name(dt) + shape_to_string(sh));
+    throw Error(ErrorCode::Type,
+                what + ": expected " + declared + ", got " + dtype_name(dt) + shape_to_string(sh));
   for (size_t k = 0; k < rank; ++k)
     if (sig.fixed[k] >= 0 && sig.fixed[k] != sh[k])
-      throw Error(ErrorCode::Type, what + ": dim " + std::to_string(k) + " is " + std::to_string(sh[k]) + ", expected " +
-                                       sig.dims[k] + " = " + std::to_string(sig.fixed[k]) + " (declared " + declared + ")");
+      throw Error(ErrorCode::Type, what + ": dim " + std::to_string(k) + " is " + std::to_string(sh[k]) +
+                                       ", expected " + sig.dims[k] + " = " + std::to_string(sig.fixed[k]) +
+                                       " (declared " + declared + ")");
   return sh;
 }
 
 grp_session_options session_options(const grp_session_options* given) {
-  return read_options(given, grp_session_default_options(), offsetof(grp_session_options, device) + sizeof(int),
-                      "grp_session_options");
+  return read_options(given, grp_session_default_options(),
+                      offsetof(grp_session_options, device) + sizeof(int), "grp_session_options");
 }
 
 void check_output_index(const grp_session* s, size_t i) {
@@ -99,8 +101,8 @@ const TensorSignature& state_signature(const grp_session* s, const char* name) {
   invalid(std::string("no state '") + name + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
 }
 
-void fill_info(const TensorSignature& sig, const Info& info, grp_dtype* dtype, size_t* rank, const int64_t** dims,
-               const char* const** exprs) {
+void fill_info(const TensorSignature& sig, const Info& info, grp_dtype* dtype, size_t* rank,
+               const int64_t** dims, const char* const** exprs) {
   if (dtype) *dtype = from_dtype(sig.dtype);
   if (rank) *rank = sig.dims.size();
   if (dims) *dims = info.dims.data();
@@ -141,6 +143,8 @@ grp_error* grp_session_create(grp_model* m, const grp_session_options* opts, grp
     so.backend = o.backend ? o.backend : "auto";
     so.executor = o.executor ? o.executor : "auto";
     so.device = o.device;
+    so.max_loop_trips = o.max_loop_trips;
+    so.timeout_seconds = o.timeout_seconds;
     auto s = std::make_unique<grp_session>();
     s->session = std::make_unique<Session>(m->model, so);
     s->entry = o.entry && *o.entry ? o.entry : "main";
@@ -177,8 +181,8 @@ grp_error* grp_session_input_index(const grp_session* s, const char* name, size_
   });
 }
 
-grp_error* grp_session_input_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank, const int64_t** dims,
-                                  const char* const** dim_exprs) {
+grp_error* grp_session_input_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank,
+                                  const int64_t** dims, const char* const** dim_exprs) {
   return guard([&] {
     require(s, "session");
     check_input_index(s, i);
@@ -186,8 +190,8 @@ grp_error* grp_session_input_info(const grp_session* s, size_t i, grp_dtype* dty
   });
 }
 
-grp_error* grp_session_output_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank, const int64_t** dims,
-                                   const char* const** dim_exprs) {
+grp_error* grp_session_output_info(const grp_session* s, size_t i, grp_dtype* dtype, size_t* rank,
+                                   const int64_t** dims, const char* const** dim_exprs) {
   return guard([&] {
     require(s, "session");
     check_output_index(s, i);
@@ -195,8 +199,8 @@ grp_error* grp_session_output_info(const grp_session* s, size_t i, grp_dtype* dt
   });
 }
 
-grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
-                                 const void* data, size_t nbytes) {
+grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
+                                 size_t rank, const void* data, size_t nbytes) {
   return guard([&] {
     require(s, "session");
     size_t i = input_index(s, name);
@@ -209,8 +213,8 @@ grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dty
   });
 }
 
-grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
-                                    void** data, size_t* nbytes) {
+grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
+                                    size_t rank, void** data, size_t* nbytes) {
   return guard([&] {
     require(s, "session");
     require(data, "data");
@@ -224,8 +228,8 @@ grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype 
   });
 }
 
-grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
-                                  const void* data, size_t nbytes) {
+grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
+                                  size_t rank, const void* data, size_t nbytes) {
   return guard([&] {
     require(s, "session");
     size_t i = input_index(s, name);
@@ -252,10 +256,11 @@ grp_error* grp_session_set_stream(grp_session* s, void* stream) {
   return guard([&] {
     require(s, "session");
     if (stream != nullptr)
-      throw Error(ErrorCode::Unsupported, s->session->backend() == "cpu"
-                                              ? "set_stream: the CPU backend has no streams; only NULL is accepted"
-                                              : "set_stream: caller streams are not supported yet by the eager CUDA "
-                                                "executor (it runs on a stream of its own); pass NULL");
+      throw Error(ErrorCode::Unsupported,
+                  s->session->backend() == "cpu"
+                      ? "set_stream: the CPU backend has no streams; only NULL is accepted"
+                      : "set_stream: caller streams are not supported yet by the eager CUDA "
+                        "executor (it runs on a stream of its own); pass NULL");
   });
 }
 
@@ -270,7 +275,8 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     require(s, "session");
     require(out, "out");
     if (out->struct_size < offsetof(grp_run_stats, compile_ms) + sizeof(double))
-      invalid("grp_run_stats.struct_size " + std::to_string(out->struct_size) + " is smaller than the v1 struct");
+      invalid("grp_run_stats.struct_size " + std::to_string(out->struct_size) +
+              " is smaller than the v1 struct");
     RunStats r = s->session->last_run_stats();
     out->kernels = r.kernels;
     out->host_syncs = r.host_syncs;
@@ -278,8 +284,10 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     out->device_bytes = r.device_bytes;
     out->compile_ms = r.compile_ms;
     auto covers = [&](size_t offset, size_t size) { return out->struct_size >= offset + size; };
-    if (covers(offsetof(grp_run_stats, executor), sizeof(const char*))) out->executor = s->session->executor().c_str();
-    if (covers(offsetof(grp_run_stats, graph_launches), sizeof(int64_t))) out->graph_launches = r.graph_launches;
+    if (covers(offsetof(grp_run_stats, executor), sizeof(const char*)))
+      out->executor = s->session->executor().c_str();
+    if (covers(offsetof(grp_run_stats, graph_launches), sizeof(int64_t)))
+      out->graph_launches = r.graph_launches;
     if (covers(offsetof(grp_run_stats, graphs), sizeof(size_t))) out->graphs = r.graphs;
     if (covers(offsetof(grp_run_stats, param_uploads), sizeof(int64_t))) out->param_uploads = r.param_uploads;
   });
@@ -291,7 +299,8 @@ grp_error* grp_session_run(grp_session* s) {
     std::vector<std::pair<std::string, Tensor>> given;
     for (size_t i = 0; i < s->inputs.size(); ++i)
       if (s->inputs[i].defined()) given.emplace_back(s->session->inputs()[i].name, s->inputs[i]);
-    bool any_bound = std::any_of(s->out_bound.begin(), s->out_bound.end(), [](void* p) { return p != nullptr; });
+    bool any_bound =
+        std::any_of(s->out_bound.begin(), s->out_bound.end(), [](void* p) { return p != nullptr; });
     if (any_bound) {
       std::vector<Shape> shapes = s->session->output_shapes(given);
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -299,8 +308,8 @@ grp_error* grp_session_run(grp_session* s) {
         const TensorSignature& sig = s->session->outputs()[i];
         size_t need = static_cast<size_t>(num_elements(shapes[i])) * dtype_size(sig.dtype);
         if (need > s->out_capacity[i])
-          invalid("output '" + sig.name + "' (" + dtype_name(sig.dtype) + shape_to_string(shapes[i]) + ") needs " +
-                  std::to_string(need) + " bytes, but the memory bound to it holds " +
+          invalid("output '" + sig.name + "' (" + dtype_name(sig.dtype) + shape_to_string(shapes[i]) +
+                  ") needs " + std::to_string(need) + " bytes, but the memory bound to it holds " +
                   std::to_string(s->out_capacity[i]));
       }
     }
@@ -320,12 +329,17 @@ grp_error* grp_session_run(grp_session* s) {
   });
 }
 
-grp_error* grp_session_get_output(grp_session* s, size_t i, grp_dtype* dtype, const int64_t** shape, size_t* rank,
-                                  const void** data, size_t* nbytes) {
+void grp_session_interrupt(grp_session* s) {
+  if (s && s->session) s->session->interrupt();
+}
+
+grp_error* grp_session_get_output(grp_session* s, size_t i, grp_dtype* dtype, const int64_t** shape,
+                                  size_t* rank, const void** data, size_t* nbytes) {
   return guard([&] {
     require(s, "session");
     check_output_index(s, i);
-    if (!s->has_outputs) invalid("output " + std::to_string(i) + ": no outputs yet; call grp_session_run first");
+    if (!s->has_outputs)
+      invalid("output " + std::to_string(i) + ": no outputs yet; call grp_session_run first");
     fill_tensor(s->outputs[i], s->out_delivered[i], dtype, shape, rank, data, nbytes);
   });
 }
@@ -346,8 +360,8 @@ const char* grp_session_state_name(const grp_session* s, size_t i) {
   return s && i < s->session->states().size() ? s->session->states()[i].name.c_str() : nullptr;
 }
 
-grp_error* grp_session_get_state(grp_session* s, const char* name, grp_dtype* dtype, const int64_t** shape, size_t* rank,
-                                 const void** data, size_t* nbytes) {
+grp_error* grp_session_get_state(grp_session* s, const char* name, grp_dtype* dtype, const int64_t** shape,
+                                 size_t* rank, const void** data, size_t* nbytes) {
   return guard([&] {
     require(s, "session");
     const TensorSignature& sig = state_signature(s, name);
@@ -361,8 +375,8 @@ grp_error* grp_session_get_state(grp_session* s, const char* name, grp_dtype* dt
   });
 }
 
-grp_error* grp_session_set_state(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
-                                 const void* data, size_t nbytes) {
+grp_error* grp_session_set_state(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
+                                 size_t rank, const void* data, size_t nbytes) {
   return guard([&] {
     require(s, "session");
     const TensorSignature& sig = state_signature(s, name);

@@ -8,21 +8,14 @@
 namespace grape::cpu {
 namespace {
 
-// Device loops without `max` stop with an error after this many trips rather than hang.
-int64_t loop_trip_limit() {
-  static const int64_t limit = [] {
-    const char* v = std::getenv("GRAPE_MAX_LOOP_TRIPS");
-    return v ? std::max<int64_t>(1, std::atoll(v)) : int64_t{100000000};
-  }();
-  return limit;
-}
-
 class Executor {
  public:
-  Executor(const ir::Function& f, ExecEnv& env) : f_(f), env_(env), vals_(f.values.size()) {}
+  Executor(const ir::Function& f, ExecEnv& env)
+      : f_(f), env_(env), vals_(f.values.size()), control_(env.control ? *env.control : default_control_) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
-    for (size_t i = 0; i < f_.params.size(); ++i) vals_[static_cast<size_t>(f_.params[i].value)] = inputs.at(i);
+    for (size_t i = 0; i < f_.params.size(); ++i)
+      vals_[static_cast<size_t>(f_.params[i].value)] = inputs.at(i);
     state_ = *env_.state;
     run_block(f_.body);
     std::vector<Tensor> out;
@@ -36,6 +29,8 @@ class Executor {
   ExecEnv& env_;
   std::vector<Tensor> vals_;
   std::map<std::string, Tensor> state_;
+  RunControl default_control_{resolve_max_loop_trips(0), 0};
+  const RunControl& control_;
 
   std::string where(Span loc) const { return env_.locate && loc.valid() ? env_.locate(loc) + ": " : ""; }
 
@@ -67,8 +62,9 @@ class Executor {
     const ir::Type& want = f_.type(op.results[i]);
     Shape shape = eval_shape(want.shape, op.loc);
     if (t.dtype() != want.dtype || t.shape() != shape)
-      internal(op.loc, std::string(ir::op_name(op.op)) + " produced " + dtype_name(t.dtype()) + shape_to_string(t.shape()) +
-                           ", but its type is " + want.str() + " = " + shape_to_string(shape));
+      internal(op.loc, std::string(ir::op_name(op.op)) + " produced " + dtype_name(t.dtype()) +
+                           shape_to_string(t.shape()) + ", but its type is " + want.str() + " = " +
+                           shape_to_string(shape));
   }
 
   KernelAttrs kernel_attrs(const ir::Operation& op) const {
@@ -102,11 +98,12 @@ class Executor {
         } else {
           spec.start = eval(s.start, op.loc);
         }
-        if (spec.start < 0 || spec.size < 0 || (spec.size > 0 && spec.start + (spec.size - 1) * spec.step >= x.dim(i)))
-          throw Error(ErrorCode::Type,
-                      where(op.loc) + "slice out of range: axis " + std::to_string(i) + " of " +
-                          shape_to_string(x.shape()) + " starting at " + std::to_string(spec.start) + ", " +
-                          std::to_string(spec.size) + " elements");
+        if (spec.start < 0 || spec.size < 0 ||
+            (spec.size > 0 && spec.start + (spec.size - 1) * spec.step >= x.dim(i)))
+          throw Error(ErrorCode::Type, where(op.loc) + "slice out of range: axis " + std::to_string(i) +
+                                           " of " + shape_to_string(x.shape()) + " starting at " +
+                                           std::to_string(spec.start) + ", " + std::to_string(spec.size) +
+                                           " elements");
         k.slices.push_back(spec);
       }
     }
@@ -117,10 +114,12 @@ class Executor {
     const ir::Block& body = *op.body;
     bool go = get(op.operands[0], op.loc, "loop condition").get(0) != 0;
     std::vector<Tensor> carried;
-    for (size_t i = 1; i < op.operands.size(); ++i) carried.push_back(vals_[static_cast<size_t>(op.operands[i])]);
+    for (size_t i = 1; i < op.operands.size(); ++i)
+      carried.push_back(vals_[static_cast<size_t>(op.operands[i])]);
     int64_t trips = 0;
-    int64_t limit = op.attrs.max_trips >= 0 ? op.attrs.max_trips : loop_trip_limit();
+    int64_t limit = op.attrs.max_trips >= 0 ? op.attrs.max_trips : control_.max_loop_trips();
     while (go && trips < limit) {
+      control_.check();
       for (size_t i = 0; i < carried.size(); ++i) vals_[static_cast<size_t>(body.params[i])] = carried[i];
       run_block(body);
       go = get(body.yields[0], op.loc, "loop condition").get(0) != 0;
@@ -128,14 +127,13 @@ class Executor {
       ++trips;
     }
     if (go && op.attrs.max_trips < 0)
-      throw Error(ErrorCode::Type, where(op.loc) + "loop ran " + std::to_string(trips) +
-                                                  " iterations without finishing; give it a `max N` bound "
-                                                  "(or raise GRAPE_MAX_LOOP_TRIPS)");
+      throw Error(ErrorCode::Type, control_.loop_cap_message(where(op.loc) + "the loop"));
     for (size_t i = 0; i < carried.size(); ++i) vals_[static_cast<size_t>(op.results[i])] = carried[i];
   }
 
   void run_block(const ir::Block& b) {
     for (const auto& op : b.ops) {
+      control_.check();
       if (op.pred != ir::kNoValue && get(op.pred, op.loc, "predicate").get(0) == 0) {
         for (ir::ValueId r : op.results) vals_[static_cast<size_t>(r)] = Tensor();
         continue;

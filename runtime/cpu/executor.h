@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/run_control.h"
 #include "runtime/tensor.h"
 
 namespace grape::cpu {
@@ -18,6 +19,9 @@ struct ExecEnv {
   std::map<std::string, Tensor>* state = nullptr;          // updated by state_write
   std::map<std::string, int64_t> dims;                     // values of the symbolic dims
   std::function<std::string(Span)> locate;                 // "file:line:col" for errors
+  // The loop trip cap, deadline and interrupt flag, checked before every op and loop trip
+  // (null: the default cap, no deadline, no interrupt).
+  const RunControl* control = nullptr;
 };
 
 // Runs `f` on inputs given in parameter order. Throws grape::Error on failure (the state map is

@@ -251,7 +251,8 @@ size_t DeviceProgram::device_bytes() const {
 
 // ---- Executor (the parts every executor shares) ----
 
-Executor::Executor(std::shared_ptr<DeviceProgram> program) : program_(std::move(program)) {
+Executor::Executor(std::shared_ptr<DeviceProgram> program, const RunControl& control)
+    : program_(std::move(program)), control_(control) {
   stats_.compile_ms = program_->compile_ms();
   stats_.kernels_compiled = program_->kernels_compiled();
   stats_.kernels_from_cache = program_->kernels_from_cache();

@@ -9,11 +9,17 @@ namespace grape::cuda {
 struct EagerExecutor::Impl {
   DeviceProgram& p;
   RunStats& stats;
+  const RunControl& control;
   jit::Event start, stop;
   jit::PinnedBuffer flag;  // a loop condition read back to the host
 
-  Impl(DeviceProgram& program, RunStats& s)
-      : p(program), stats(s), start(p.device()), stop(p.device()), flag(p.device(), 16, "a loop condition") {}
+  Impl(DeviceProgram& program, RunStats& s, const RunControl& c)
+      : p(program),
+        stats(s),
+        control(c),
+        start(p.device()),
+        stop(p.device()),
+        flag(p.device(), 16, "a loop condition") {}
 
   bool read_bool(int storage, const ir::Operation* op) {
     auto* host = static_cast<unsigned char*>(flag.data());
@@ -54,22 +60,22 @@ struct EagerExecutor::Impl {
   }
 
   void loop(const scheduler::LoopPlan& l) {
-    int64_t cap = l.max_trips >= 0 ? l.max_trips : loop_trip_cap();
+    int64_t cap = l.max_trips >= 0 ? l.max_trips : control.max_loop_trips();
     int64_t trips = 0;
     bool go = read_bool(l.init_cond, l.op);
     while (go && trips < cap) {
+      control.check();  // once per trip: the host has just synchronised on the condition
       steps(l.body);
       ++trips;
       go = read_bool(l.cond, l.op);
     }
     if (go && l.max_trips < 0)
-      throw Error(ErrorCode::Device, "the loop " + p.where(l.op) + " has no `max` bound and ran " +
-                                         std::to_string(cap) +
-                                         " trips without stopping; give it a bound (`while ... max N`)");
+      throw Error(ErrorCode::Device, control.loop_cap_message("the loop " + p.where(l.op)));
   }
 
   void steps(const std::vector<scheduler::Step>& list) {
     for (const scheduler::Step& s : list) {
+      control.check();
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: launch(s.index); break;
         case scheduler::Step::Kind::Copy: copy(s); break;
@@ -79,8 +85,8 @@ struct EagerExecutor::Impl {
   }
 };
 
-EagerExecutor::EagerExecutor(std::shared_ptr<DeviceProgram> program)
-    : Executor(std::move(program)), impl_(std::make_unique<Impl>(*program_, stats_)) {}
+EagerExecutor::EagerExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control)
+    : Executor(std::move(program), control), impl_(std::make_unique<Impl>(*program_, stats_, control_)) {}
 
 EagerExecutor::~EagerExecutor() = default;
 

@@ -12,7 +12,7 @@ class DeviceProgram;
 
 class EagerExecutor : public Executor {
  public:
-  explicit EagerExecutor(std::shared_ptr<DeviceProgram> program);
+  EagerExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
   ~EagerExecutor() override;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,

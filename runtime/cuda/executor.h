@@ -13,14 +13,10 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/run_control.h"
 #include "runtime/tensor.h"
 
 namespace grape::cuda {
-
-// A device loop without a `max` bound stops with an error after this many trips (never a hung
-// process); $GRAPE_LOOP_TRIP_CAP overrides it. docs/execution.md documents it.
-constexpr int64_t kDefaultLoopTripCap = 1000000;
-int64_t loop_trip_cap();
 
 struct RunStats {
   int64_t kernels = 0;         // kernel launches in the last run (graph: kernel nodes executed)
@@ -60,15 +56,19 @@ class Executor {
   std::string device_name() const;
 
  protected:
-  explicit Executor(std::shared_ptr<DeviceProgram> program);
+  Executor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
   std::shared_ptr<DeviceProgram> program_;
+  // The session's trip cap for loops without `max`, deadline and interrupt flag (outlives this).
+  const RunControl& control_;
   RunStats stats_;
 };
 
 // "eager" or "graph" ("auto" is eager until the warm-up measurement exists). Compiles (or loads
-// from the kernel cache) every kernel of `f` and uploads the weights. Throws grape::Error
+// from the kernel cache) every kernel of `f` and uploads the weights. `control` must outlive the
+// executor. Throws grape::Error
 // (NoDevice without a driver, Unsupported for a driver without conditional graph nodes).
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
-                                        const std::map<std::string, Tensor>& weights, int device);
+                                        const std::map<std::string, Tensor>& weights, int device,
+                                        const RunControl& control);
 
 }  // namespace grape::cuda

@@ -41,13 +41,15 @@ struct LoopCounters {
 struct GraphExecutor::Impl {
   DeviceProgram& p;
   RunStats& stats;
+  const RunControl& control;
   jit::Event start, stop;
   jit::DeviceBuffer counters;
   jit::PinnedBuffer counters_host;
   std::list<std::unique_ptr<Built>> graphs;  // most recently used first
   std::vector<int64_t> body_kernels;         // per loop: kernel nodes in one trip
 
-  Impl(DeviceProgram& program, RunStats& s) : p(program), stats(s), start(p.device()), stop(p.device()) {
+  Impl(DeviceProgram& program, RunStats& s, const RunControl& c)
+      : p(program), stats(s), control(c), start(p.device()), stop(p.device()) {
     size_t n = std::max<size_t>(1, p.plan().loops.size());
     counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
     counters_host = jit::PinnedBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
@@ -114,8 +116,9 @@ struct GraphExecutor::Impl {
     CUgraphConditionalHandle handle = 0;
     jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
                "cuGraphConditionalHandleCreate", what);
-    // A loop without a bound gets the run-time cap, passed as a negative bound (see grape_loop_next).
-    long long max = l.max_trips >= 0 ? l.max_trips : -loop_trip_cap();
+    // A loop without a bound gets the session's trip cap (fixed for the session's life, so the
+    // graph may keep it), passed as a negative bound (see grape_loop_next).
+    long long max = l.max_trips >= 0 ? l.max_trips : -control.max_loop_trips();
     CUdeviceptr init = p.address(l.init_cond), cond = p.address(l.cond), trips = counter(index);
     CUdeviceptr capped = trips + offsetof(LoopCounters, capped);
     void* enter_args[] = {&handle, &init, &trips, &max};
@@ -176,14 +179,15 @@ struct GraphExecutor::Impl {
   }
 };
 
-GraphExecutor::GraphExecutor(std::shared_ptr<DeviceProgram> program) : Executor(std::move(program)) {
+GraphExecutor::GraphExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control)
+    : Executor(std::move(program), control) {
   const jit::Driver& d = jit::driver();
   if (!d.has_graphs())
     throw Error(ErrorCode::Unsupported,
                 "executor \"graph\" needs CUDA graphs with conditional nodes (a CUDA 12.4 or "
                 "newer driver); the driver " +
                     d.library_path + " lacks " + d.missing_graph_symbol);
-  impl_ = std::make_unique<Impl>(*program_, stats_);
+  impl_ = std::make_unique<Impl>(*program_, stats_, control_);
 }
 
 GraphExecutor::~GraphExecutor() = default;
@@ -196,6 +200,9 @@ std::vector<Tensor> GraphExecutor::run(const std::vector<Tensor>& inputs,
   stats_.kernels = stats_.host_syncs = stats_.copies = stats_.graph_launches = 0;
   stats_.param_uploads = p.bind(dims) ? 1 : 0;
   Built& g = m.graph_for_binding();
+  // A launched graph cannot be stopped: an interrupt or a deadline counts only up to here, and the
+  // graph's loops are bounded by the trip cap alone (docs/execution.md).
+  control_.check();
   const auto& loops = p.plan().loops;
   m.start.record(p.stream());
   if (!loops.empty())
@@ -231,9 +238,7 @@ std::vector<Tensor> GraphExecutor::run(const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < loops.size(); ++i) {
     stats_.kernels += static_cast<int64_t>(c[i].trips) * m.body_kernels[i];
     if (c[i].capped)
-      throw Error(ErrorCode::Device, "the loop " + p.where(loops[i].op) + " has no `max` bound and ran " +
-                                         std::to_string(loop_trip_cap()) +
-                                         " trips without stopping; give it a bound (`while ... max N`)");
+      throw Error(ErrorCode::Device, control_.loop_cap_message("the loop " + p.where(loops[i].op)));
   }
   return out;
 }

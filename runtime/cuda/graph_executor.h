@@ -17,7 +17,7 @@ class DeviceProgram;
 class GraphExecutor : public Executor {
  public:
   // Throws Error(Unsupported) when the driver lacks the graph API with conditional nodes.
-  explicit GraphExecutor(std::shared_ptr<DeviceProgram> program);
+  GraphExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
   ~GraphExecutor() override;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,

@@ -120,7 +120,7 @@ void run_entries(const std::shared_ptr<grape::Model>& model, const std::string& 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Device loops without `max` stop after this many trips (the executor's cap) instead of 10^8.
+  // Device loops without `max` stop after this many trips (the session's cap) instead of the default 10^6.
   setenv("GRAPE_MAX_LOOP_TRIPS", "1000", 1);
   return 0;
 }

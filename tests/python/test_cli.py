@@ -195,6 +195,56 @@ def help_lists_commands():
     expect(["--help"], 0, "check", "ir", "run", "compile", "cache info|clear", "exit status", stream="stdout")
 
 
+RUNAWAY = """
+fn main(n: i32[]) -> i32[] {
+  var i = 0
+  while i < n {
+    i = i + 1
+  }
+  return i
+}
+"""
+
+
+@test
+def max_loop_trips_flag():
+    g = write("runaway.grp", RUNAWAY)
+    n = npy("n_runaway.npy", np.array(2_000_000_000, dtype=np.int32))
+    expect(["run", g, "--backend", "cpu", "--input", f"n={n}", "--max-loop-trips", "50"], 1,
+           "runaway.grp:4:3", "has no `max` bound and ran 50 trips", "--max-loop-trips")
+    small = npy("n_small.npy", np.array(50, dtype=np.int32))
+    expect(["run", g, "--backend", "cpu", "--input", f"n={small}", "--max-loop-trips=50"], 0, "out0: i32[] min 50",
+           stream="stdout")
+    expect(["run", g, "--max-loop-trips", "0"], 2, "--max-loop-trips must be a positive integer")
+    expect(["bench", g, "--timeout", "-1"], 2, "--timeout expects a number of seconds")
+    expect(["run", "--help"], 0, "--max-loop-trips", "--timeout", "Ctrl-C", stream="stdout")
+
+
+@test
+def timeout_flag():
+    g = write("runaway.grp", RUNAWAY)
+    n = npy("n_runaway.npy", np.array(2_000_000_000, dtype=np.int32))
+    import time
+    t0 = time.monotonic()
+    expect(["run", g, "--backend", "cpu", "--input", f"n={n}", "--max-loop-trips", "1000000000000", "--timeout", "0.5"],
+           1, "timeout of 0.5 s")
+    assert time.monotonic() - t0 < 10, "--timeout did not stop the run"
+
+
+@test
+def first_sigint_interrupts_the_run():
+    import signal
+    import time
+    g = write("runaway.grp", RUNAWAY)
+    n = npy("n_runaway.npy", np.array(2_000_000_000, dtype=np.int32))
+    p = subprocess.Popen([GRAPE, "run", g, "--backend", "cpu", "--input", f"n={n}", "--max-loop-trips",
+                          "1000000000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 1, f"exit {p.returncode}\n{err}"
+    assert "interrupted" in err and "internal error" not in err, err
+
 @test
 def command_help():
     expect(["check", "--help"], 0, "usage: grape check", stream="stdout")
