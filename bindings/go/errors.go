@@ -22,7 +22,8 @@ const (
 	CodeNoDevice        Code = C.GRP_ERR_NO_DEVICE        // the requested backend or device is not available
 	CodeDevice          Code = C.GRP_ERR_DEVICE           // the device failed
 	CodeOutOfMemory     Code = C.GRP_ERR_OUT_OF_MEMORY
-	CodeInternal        Code = C.GRP_ERR_INTERNAL // a bug in Grape
+	CodeInternal        Code = C.GRP_ERR_INTERNAL    // a bug in Grape
+	CodeInterrupted     Code = C.GRP_ERR_INTERRUPTED // a run stopped by an interrupt or its deadline
 )
 
 var codeNames = map[Code]string{
@@ -37,6 +38,7 @@ var codeNames = map[Code]string{
 	CodeDevice:          "device error",
 	CodeOutOfMemory:     "out of memory",
 	CodeInternal:        "internal error",
+	CodeInterrupted:     "interrupted",
 }
 
 func (c Code) String() string {

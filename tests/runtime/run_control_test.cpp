@@ -55,7 +55,7 @@ TEST(RunControl, LoopWithoutMaxStopsAtTheSessionCap) {
     FAIL() << "no error for a loop past the cap";
   } catch (const Error& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("bounded.grp:8:3: the loop has no `max` bound and ran 1000 trips"), std::string::npos)
+    EXPECT_NE(msg.find("bounded.grp:7:3: the loop has no `max` bound and ran 1000 trips"), std::string::npos)
         << msg;
     EXPECT_NE(msg.find("--max-loop-trips"), std::string::npos) << msg;
   }

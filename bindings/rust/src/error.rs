@@ -27,6 +27,8 @@ pub enum Code {
     /// The device failed.
     Device,
     OutOfMemory,
+    /// A run stopped by an interrupt or its deadline (the session stays usable).
+    Interrupted,
     /// A bug in Grape (also: a code this crate does not know, from a newer libgrape).
     Internal,
 }
@@ -43,6 +45,7 @@ impl Code {
             ffi::GRP_ERR_NO_DEVICE => Code::NoDevice,
             ffi::GRP_ERR_DEVICE => Code::Device,
             ffi::GRP_ERR_OUT_OF_MEMORY => Code::OutOfMemory,
+            ffi::GRP_ERR_INTERRUPTED => Code::Interrupted,
             _ => Code::Internal,
         }
     }
@@ -59,6 +62,7 @@ impl Code {
             Code::NoDevice => ffi::GRP_ERR_NO_DEVICE,
             Code::Device => ffi::GRP_ERR_DEVICE,
             Code::OutOfMemory => ffi::GRP_ERR_OUT_OF_MEMORY,
+            Code::Interrupted => ffi::GRP_ERR_INTERRUPTED,
             Code::Internal => ffi::GRP_ERR_INTERNAL,
         }
     }
@@ -76,6 +80,7 @@ impl fmt::Display for Code {
             Code::NoDevice => "no device",
             Code::Device => "device error",
             Code::OutOfMemory => "out of memory",
+            Code::Interrupted => "interrupted",
             Code::Internal => "internal error",
         };
         f.write_str(s)

@@ -32,6 +32,7 @@ pub const GRP_ERR_NO_DEVICE: grp_code = 7;
 pub const GRP_ERR_DEVICE: grp_code = 8;
 pub const GRP_ERR_OUT_OF_MEMORY: grp_code = 9;
 pub const GRP_ERR_INTERNAL: grp_code = 10;
+pub const GRP_ERR_INTERRUPTED: grp_code = 11;
 
 // ---- element types -------------------------------------------------------------------------
 
@@ -80,6 +81,9 @@ pub struct grp_session_options {
     pub backend: *const c_char,
     pub executor: *const c_char,
     pub device: c_int,
+    /// Appended in 0.1.0: trips of a loop without `max` (0: the default), wall-clock seconds per run (0: none).
+    pub max_loop_trips: i64,
+    pub timeout_seconds: f64,
 }
 
 extern "C" {
@@ -271,7 +275,9 @@ mod layout {
         assert_eq!(size_of::<grp_model_options>(), 32);
         assert_eq!(offset_of!(grp_session_options, executor), 24);
         assert_eq!(offset_of!(grp_session_options, device), 32);
-        assert_eq!(size_of::<grp_session_options>(), 40);
+        assert_eq!(offset_of!(grp_session_options, max_loop_trips), 40);
+        assert_eq!(offset_of!(grp_session_options, timeout_seconds), 48);
+        assert_eq!(size_of::<grp_session_options>(), 56);
     }
 
     #[test]
