@@ -69,7 +69,7 @@ const char* kRunUsage =
     "removed, so DIR holds exactly this run's results; otherwise a short summary of each result is\n"
     "printed.\n"
     "Bounds: a device loop without `max` stops with an error after --max-loop-trips trips (default\n"
-    "1000000, or $GRAPE_MAX_LOOP_TRIPS); --timeout stops a run after SECONDS of wall time (CUDA graph\n"
+    "100000, or $GRAPE_MAX_LOOP_TRIPS); --timeout stops a run after SECONDS of wall time (CUDA graph\n"
     "executor: checked only before the graph is launched). The first Ctrl-C stops the run (exit\n"
     "status 1), a second one kills the process.\n";
 

@@ -91,7 +91,7 @@ struct SessionOptions {
       "auto";  // CUDA: "auto" (eager for now) | "eager" | "graph" (mono, dataflow: not yet)
   int device = 0;
   // Trips of a device loop without `max` before the run stops with an error; 0: the default
-  // ($GRAPE_MAX_LOOP_TRIPS if set, else kDefaultMaxLoopTrips = 10^6, runtime/run_control.h).
+  // ($GRAPE_MAX_LOOP_TRIPS if set, else kDefaultMaxLoopTrips = 10^5, runtime/run_control.h).
   int64_t max_loop_trips = 0;
   // Wall-clock limit of one run in seconds; 0: none. A run past it stops with
   // ErrorCode::Interrupted (CPU and the eager CUDA executor: within one op or loop trip; the graph

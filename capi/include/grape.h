@@ -205,7 +205,7 @@ typedef struct grp_session_options {
   /* Appended in 0.1.0 (zero: the default): */
   /* Trips of a device loop without `max` before grp_session_run fails (GRP_ERR_TYPE on the CPU,
    * GRP_ERR_DEVICE on CUDA, the message naming the loop and the cap). 0: $GRAPE_MAX_LOOP_TRIPS
-   * if set, else 1000000. Negative: GRP_ERR_INVALID_ARGUMENT. */
+   * if set, else 100000. Negative: GRP_ERR_INVALID_ARGUMENT. */
   int64_t max_loop_trips;
   /* Wall-clock limit of each grp_session_run in seconds; 0: none. A run past it fails with
    * GRP_ERR_INTERRUPTED. Checked before every op and loop trip (CPU) or kernel launch (CUDA
