@@ -122,6 +122,36 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.json = flag();
       else if (a == "--arch")
         o.arch = nonempty(next());
+      else if (a == "--requests")
+        o.requests = nonempty(next());
+      else if (a == "--max-batch") {
+        o.max_batch = parse_int(next(), a);
+        if (o.max_batch < 1 || o.max_batch > 1000000)
+          throw UsageError("--max-batch must be between 1 and 1000000");
+      } else if (a == "--devices")
+        o.devices = nonempty(next());
+      else if (a == "--threads") {
+        int64_t n = parse_int(next(), a);
+        if (n < 1 || n > 256) throw UsageError("--threads must be between 1 and 256");
+        o.threads = static_cast<int>(n);
+      } else if (a == "--shard") {
+        std::string v = next();
+        auto slash = v.find('/');
+        if (slash == std::string::npos) throw UsageError("--shard expects I/N (e.g. 0/4), got '" + v + "'");
+        o.shard_index = parse_int(v.substr(0, slash), "--shard I");
+        o.shard_count = parse_int(v.substr(slash + 1), "--shard N");
+        if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
+          throw UsageError("--shard I/N needs 0 <= I < N, got '" + v + "'");
+      } else if (a == "--resume")
+        o.overwrite = !flag();
+      else if (a == "--overwrite")
+        o.overwrite = flag();
+      else if (a == "--outputs") {
+        o.outputs = next();
+        if (o.outputs != "auto" && o.outputs != "inline" && o.outputs != "npy")
+          throw UsageError("--outputs must be auto, inline or npy, got '" + o.outputs + "'");
+      } else if (a == "--quiet" || a == "-q")
+        o.quiet = flag();
       else
         throw UsageError("unknown option '" + args[i] + "'");
       continue;

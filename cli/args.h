@@ -34,6 +34,15 @@ struct Options {
   int64_t max_loop_trips = 0;  // run, bench: the session's trip cap for loops without `max` (0: default)
   double timeout = 0;          // run, bench: seconds per run (0: none)
   std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
+  // batch (docs/batch.md)
+  std::string requests;                      // request file, "-" for standard input
+  int64_t max_batch = 32;                    // most rows in one call
+  std::string devices;                       // "all" or comma-separated ordinals; empty: device 0
+  int threads = 1;                           // sessions per device
+  int64_t shard_index = 0, shard_count = 1;  // --shard I/N
+  bool overwrite = false;                    // start over instead of resuming
+  std::string outputs = "auto";              // auto | inline | npy
+  bool quiet = false;
   bool help = false;
 };
 

@@ -16,7 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/api.h"
 #include "cli/args.h"
+#include "cli/batch.h"
+#include "cli/interrupt.h"
+#include "cli/values.h"
 #include "grape.h"
 
 namespace grape::cli {
@@ -30,6 +34,7 @@ const char* kUsage =
     "  ir FILE                  print the predicated IR\n"
     "  bench FILE               time an entry point (latency percentiles, kernels, syncs)\n"
     "  run FILE                 run an entry point (on a CUDA GPU if there is one, else the CPU)\n"
+    "  batch FILE               run an entry point on every request of a JSONL file (docs/batch.md)\n"
     "  compile FILE             compile every generated CUDA kernel with NVRTC (--arch sm_80,sm_90)\n"
     "  cache info|clear         show or empty the on-disk kernel cache\n"
     "\n"
@@ -86,76 +91,6 @@ const char* kCacheUsage =
     "every entry. The cache is the folder kernels/ of $GRAPE_CACHE_DIR, else of\n"
     "$XDG_CACHE_HOME/grape, else of $HOME/.cache/grape.\n";
 
-// A failed C API call (or a CLI-level error with a grp_code), carried to main_impl.
-struct ApiError {
-  grp_code code;
-  std::string message;
-  // The message is rendered diagnostics (`file:line:col: error: ...`), which carry their own
-  // "error:" prefix.
-  bool rendered = false;
-};
-
-// Takes ownership of e; throws if it is an error.
-void check(grp_error* e, const std::string& prefix = "") {
-  if (!e) return;
-  ApiError err{grp_error_code(e), prefix + grp_error_message(e)};
-  err.rendered = prefix.empty() && grp_error_location(e, nullptr, nullptr, nullptr) != 0;
-  grp_error_free(e);
-  throw err;
-}
-
-// s as a JSON string literal.
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-struct ModelDeleter {
-  void operator()(grp_model* m) const { grp_model_destroy(m); }
-};
-struct SessionDeleter {
-  void operator()(grp_session* s) const { grp_session_destroy(s); }
-};
-struct TensorDeleter {
-  void operator()(grp_tensor* t) const { grp_tensor_destroy(t); }
-};
-using ModelPtr = std::unique_ptr<grp_model, ModelDeleter>;
-using SessionPtr = std::unique_ptr<grp_session, SessionDeleter>;
-using TensorPtr = std::unique_ptr<grp_tensor, TensorDeleter>;
-
-ModelPtr load(const std::string& file, const Options& o) {
-  std::vector<std::string> defines;
-  for (const auto& [k, v] : o.defines) defines.push_back(k + "=" + std::to_string(v));
-  std::vector<const char*> ptrs;
-  for (const auto& d : defines) ptrs.push_back(d.c_str());
-  grp_model_options mo = grp_model_default_options();
-  mo.defines = ptrs.data();
-  mo.num_defines = ptrs.size();
-  mo.no_optimize = o.no_optimize;
-  mo.require_loop_bounds = o.require_loop_bounds;
-  grp_model* m = nullptr;
-  check(grp_model_load_file(file.c_str(), &mo, &m));
-  return ModelPtr(m);
-}
-
 std::vector<std::string> entry_names(const grp_model* m) {
   std::vector<std::string> out;
   for (size_t i = 0; i < grp_model_num_entries(m); ++i) out.push_back(grp_model_entry_name(m, i));
@@ -197,51 +132,6 @@ int cmd_ir(const Options& o) {
   check(grp_model_ir_text(m.get(), o.entry.empty() ? nullptr : o.entry.c_str(), &text));
   std::cout << text;
   grp_free(text);
-  return 0;
-}
-
-// The value of element i as a double (the CLI's summaries print doubles).
-double element(grp_dtype dtype, const void* data, size_t i) {
-  auto half_to_float = [](uint16_t h) {
-    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-    if (exp == 0) {
-      if (man == 0) {
-        bits = sign;
-      } else {  // subnormal: normalise
-        exp = 127 - 15 + 1;
-        while (!(man & 0x400u)) {
-          man <<= 1;
-          --exp;
-        }
-        bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-      }
-    } else if (exp == 31) {
-      bits = sign | 0x7f800000u | (man << 13);
-    } else {
-      bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  };
-  auto read = [&](auto type_tag) {
-    decltype(type_tag) v;
-    std::memcpy(&v, static_cast<const char*>(data) + i * sizeof v, sizeof v);
-    return v;
-  };
-  switch (dtype) {
-    case GRP_F32: return read(float{});
-    case GRP_F16: return half_to_float(read(uint16_t{}));
-    case GRP_BF16: {
-      uint32_t bits = static_cast<uint32_t>(read(uint16_t{})) << 16;
-      float f;
-      std::memcpy(&f, &bits, sizeof f);
-      return f;
-    }
-    case GRP_I32: return read(int32_t{});
-    case GRP_I64: return static_cast<double>(read(int64_t{}));
-    case GRP_BOOL: return read(uint8_t{}) ? 1.0 : 0.0;
-  }
   return 0;
 }
 
@@ -294,32 +184,6 @@ void remove_stale_outputs(const std::string& dir, size_t n) {
   }
 }
 
-// SIGINT: the first one interrupts the session's run (grp_session_interrupt only stores to an
-// atomic flag, so it may be called here) and restores the default action, so that a second one
-// kills the process as usual.
-std::atomic<grp_session*> g_running_session{nullptr};
-volatile std::sig_atomic_t g_sigint = 0;
-
-void on_sigint(int) {
-  g_sigint = 1;
-  grp_session_interrupt(g_running_session.load());
-  std::signal(SIGINT, SIG_DFL);
-}
-
-// Runs the session with SIGINT wired to grp_session_interrupt. A Ctrl-C before or between runs
-// ends the command with the same message.
-void run_interruptibly(grp_session* s) {
-  if (g_sigint) throw ApiError{GRP_ERR_INTERRUPTED, "interrupted (Ctrl-C)"};
-  g_running_session.store(s);
-  grp_error* e = grp_session_run(s);
-  g_running_session.store(nullptr);
-  if (g_sigint) {
-    grp_error_free(e);
-    throw ApiError{GRP_ERR_INTERRUPTED, "interrupted (Ctrl-C): the run was stopped"};
-  }
-  check(e);
-}
-
 // A session of the entry with its inputs bound, shared by `run` and `bench`.
 struct Prepared {
   ModelPtr model;
@@ -328,52 +192,22 @@ struct Prepared {
 };
 
 Prepared prepare(const Options& o, const char* cmd) {
-  if (o.files.size() != 1) throw UsageError(std::string(cmd) + " needs exactly one FILE");
-  ModelPtr model = load(o.files[0], o);
-  if (!o.weights.empty())
-    check(grp_model_set_weights_file(model.get(), o.weights.c_str()));
-  else if (o.random_weights)
-    check(grp_model_set_random_weights(model.get(), o.seed));
-  else if (grp_model_num_weights(model.get()) > 0)
-    throw UsageError(o.files[0] + " declares " + std::to_string(grp_model_num_weights(model.get())) +
-                     " weights: pass --weights F.safetensors or --random-weights SEED");
-  grp_session_options so = grp_session_default_options();
-  so.entry = o.entry.empty() ? nullptr : o.entry.c_str();
-  so.backend = o.backend.c_str();
-  so.executor = o.executor.c_str();
-  so.max_loop_trips = o.max_loop_trips;
-  so.timeout_seconds = o.timeout;
-  grp_session* raw_session = nullptr;
-  check(grp_session_create(model.get(), &so, &raw_session));
-  SessionPtr session(raw_session);
+  ModelPtr model = load_with_weights(o, cmd);
+  SessionPtr session = open_session(model.get(), o, 0, true);
   grp_session* s = session.get();
-  if (o.backend_given && *grp_session_fallback_reason(s))
-    std::cerr << "grape: --backend auto: " << grp_session_fallback_reason(s) << "; running on the CPU\n";
-
-  std::vector<TensorPtr> tensors;
-  for (const auto& [name, path] : o.inputs) {
-    grp_tensor* t = nullptr;
-    check(grp_tensor_read_npy(path.c_str(), &t), "--input " + name + "=" + path + ": ");
-    tensors.emplace_back(t);
-  }
-  // Names first, in the order given; then the values, in parameter order (the errors the
-  // library reports at run time come in that order too).
-  std::vector<std::string> params;
-  for (size_t i = 0; i < grp_session_num_inputs(s); ++i) params.push_back(grp_session_input_name(s, i));
-  std::vector<int> given_as(params.size(), -1);
-  for (size_t k = 0; k < o.inputs.size(); ++k) {
-    const std::string& name = o.inputs[k].first;
-    size_t index = 0;
-    check(grp_session_input_index(s, name.c_str(), &index));
-    if (given_as[index] >= 0) throw ApiError{GRP_ERR_INVALID_ARGUMENT, "input '" + name + "' given twice"};
-    given_as[index] = static_cast<int>(k);
-  }
-  for (size_t i = 0; i < params.size() && given_as[i] >= 0; ++i) {
-    const grp_tensor* t = tensors[static_cast<size_t>(given_as[i])].get();
+  auto named = read_named_inputs(s, o);
+  // The values in parameter order, up to the first parameter not given (the errors the library
+  // reports at run time come in that order too).
+  std::vector<const grp_tensor*> by_param(grp_session_num_inputs(s), nullptr);
+  for (const auto& [index, t] : named) by_param[index] = t.get();
+  for (size_t i = 0; i < by_param.size() && by_param[i]; ++i) {
+    const grp_tensor* t = by_param[i];
     // The tensors outlive the run: bind them instead of copying.
-    check(grp_session_bind_input(s, params[i].c_str(), grp_tensor_dtype(t), grp_tensor_shape(t),
+    check(grp_session_bind_input(s, grp_session_input_name(s, i), grp_tensor_dtype(t), grp_tensor_shape(t),
                                  grp_tensor_rank(t), grp_tensor_data(t), grp_tensor_nbytes(t)));
   }
+  std::vector<TensorPtr> tensors;
+  for (auto& [index, t] : named) tensors.push_back(std::move(t));
   return Prepared{std::move(model), std::move(session), std::move(tensors)};
 }
 
@@ -564,6 +398,10 @@ int main_impl(int argc, char** argv) {
     allowed = {"-D",       "--entry",   "--weights",  "--random-weights", "--input",
                "--output", "--backend", "--executor", "--max-loop-trips", "--timeout"};
     fn = cmd_run;
+  } else if (cmd == "batch") {
+    usage = kBatchUsage;
+    allowed = kBatchFlags;
+    fn = cmd_batch;
   } else if (cmd == "compile") {
     usage = kCompileUsage;
     allowed = {"-D", "--arch"};
@@ -609,6 +447,6 @@ int main(int argc, char** argv) {
   // A write past the file-size limit (ulimit -f) fails with EFBIG and is reported as an I/O
   // error (the partial file removed) instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
-  std::signal(SIGINT, grape::cli::on_sigint);
+  grape::cli::install_sigint_handler();
   return grape::cli::main_impl(argc, argv);
 }

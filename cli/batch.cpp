@@ -1,0 +1,281 @@
+#include "cli/batch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unordered_map>
+
+#include "cli/api.h"
+#include "cli/batch_pool.h"
+#include "cli/batch_progress.h"
+#include "cli/batch_request.h"
+#include "cli/batch_results.h"
+#include "cli/batch_signature.h"
+#include "cli/batch_stack.h"
+#include "cli/interrupt.h"
+
+namespace grape::cli {
+
+const char* kBatchUsage =
+    "usage: grape batch FILE --entry NAME --requests R.jsonl|- --output DIR [-D NAME=VALUE]...\n"
+    "                   [--weights F.safetensors | --random-weights SEED] [--input NAME=F.npy]...\n"
+    "                   [--backend cpu|cuda|auto] [--executor eager|graph|auto] [--max-batch N]\n"
+    "                   [--devices all|0,1,...] [--threads N] [--shard I/N] [--resume | --overwrite]\n"
+    "                   [--outputs auto|inline|npy] [--quiet] [--json] [--max-loop-trips N] [--timeout S]\n"
+    "Runs the entry once for every line of the request file (JSONL: {\"id\": ..., \"inputs\": {NAME: nested\n"
+    "array | scalar | {\"npy\": PATH}}}) and appends one result line per request to DIR/results.jsonl\n"
+    "(id, line, status ok with its outputs or error with the reason, the call's size and time).\n"
+    "Requests that differ only in the batch dim are stacked into calls of at most --max-batch rows\n"
+    "(default 32). --devices runs a session on each listed GPU (default: device 0), --threads N\n"
+    "sessions per device (the CPU backend: N parallel sessions). --shard I/N takes the requests whose\n"
+    "id hashes (FNV-1a) to I. Re-running skips the ids already in results.jsonl (--overwrite starts\n"
+    "over). Outputs of at most 1024 elements are written inline, larger ones as DIR/outputs/*.npy\n"
+    "(--outputs). Ctrl-C stops after the calls in flight. Exit status 1 if any request failed.\n"
+    "See docs/batch.md.\n";
+
+const std::vector<std::string> kBatchFlags = {
+    "-D",        "--entry",          "--weights",   "--random-weights", "--input",   "--output",
+    "--backend", "--executor",       "--requests",  "--max-batch",      "--devices", "--threads",
+    "--shard",   "--resume",         "--overwrite", "--outputs",        "--quiet",   "-q",
+    "--json",    "--max-loop-trips", "--timeout"};
+
+namespace {
+
+// The sessions the workers use: --threads of them on every --devices device.
+std::vector<SessionPtr> open_sessions(grp_model* model, const Options& o, std::string& backend) {
+  std::vector<int> devices;
+  bool all = o.devices == "all";
+  if (o.devices.empty() || all) {
+    devices.push_back(0);
+  } else {
+    size_t pos = 0;
+    while (pos <= o.devices.size()) {
+      size_t comma = o.devices.find(',', pos);
+      std::string part = o.devices.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      char* end = nullptr;
+      long d = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0' || d < 0 || d > 1023)
+        throw UsageError("--devices expects all or a list of device numbers like 0,1, got '" + o.devices +
+                         "'");
+      if (std::find(devices.begin(), devices.end(), static_cast<int>(d)) != devices.end())
+        throw UsageError("--devices lists device " + part + " twice");
+      devices.push_back(static_cast<int>(d));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  std::vector<SessionPtr> sessions;
+  sessions.push_back(open_session(model, o, devices[0], true));
+  backend = grp_session_backend(sessions[0].get());
+  if (backend == "cpu") {
+    if (devices.size() > 1 || devices[0] != 0)
+      throw UsageError(
+          "--devices: the CPU backend has one device, 0 (use --threads N for parallel sessions)");
+  } else if (all) {
+    // The C API has no device count: open sessions on 1, 2, ... until one does not exist.
+    for (int d = 1;; ++d) {
+      try {
+        sessions.push_back(open_session(model, o, d, false));
+        devices.push_back(d);
+      } catch (const ApiError& e) {
+        if (e.code != GRP_ERR_NO_DEVICE) throw;
+        break;
+      }
+    }
+  } else {
+    for (size_t k = 1; k < devices.size(); ++k) sessions.push_back(open_session(model, o, devices[k], false));
+  }
+  // The extra sessions per device, device by device.
+  std::vector<SessionPtr> out;
+  for (size_t k = 0; k < sessions.size(); ++k) {
+    out.push_back(std::move(sessions[k]));
+    for (int t = 1; t < o.threads; ++t) out.push_back(open_session(model, o, devices[k], false));
+  }
+  return out;
+}
+
+// Non-blank lines of a regular file (for the progress display's total); 0 when unknown.
+size_t count_lines(const std::string& path) {
+  std::error_code ec;
+  if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) ++n;
+  return n;
+}
+
+bool blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
+
+// Parses a window of lines on a few threads (the calls run meanwhile on the workers).
+void parse_window(const std::vector<std::string>& lines, const std::vector<size_t>& numbers,
+                  const RequestContext& ctx, std::vector<std::shared_ptr<Request>>& out) {
+  out.assign(lines.size(), nullptr);
+  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 8);
+  threads = std::min(threads, std::max<size_t>(1, lines.size() / 64));
+  auto part = [&](size_t t) {
+    for (size_t i = t; i < lines.size(); i += threads)
+      out[i] = std::make_shared<Request>(parse_request(lines[i], numbers[i], ctx));
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
+  part(0);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+int cmd_batch(const Options& o) {
+  if (o.requests.empty()) throw UsageError("batch needs --requests R.jsonl (or - for standard input)");
+  if (o.output_dir.empty()) throw UsageError("batch needs --output DIR");
+  auto t0 = std::chrono::steady_clock::now();
+  ModelPtr model = load_with_weights(o, "batch");
+
+  std::string backend;
+  std::vector<SessionPtr> sessions = open_sessions(model.get(), o, backend);
+  Signature sig = read_signature(sessions[0].get());
+
+  // --input values are shared by every request that does not give the parameter itself.
+  std::vector<HostTensor> shared_values;
+  std::vector<int> shared_index(sig.inputs.size(), -1);
+  for (auto& [index, t] : read_named_inputs(sessions[0].get(), o)) {
+    const auto* data = static_cast<const uint8_t*>(grp_tensor_data(t.get()));
+    const int64_t* shape = grp_tensor_shape(t.get());
+    shared_values.push_back(
+        HostTensor{grp_tensor_dtype(t.get()), std::vector<int64_t>(shape, shape + grp_tensor_rank(t.get())),
+                   std::make_shared<std::vector<uint8_t>>(data, data + grp_tensor_nbytes(t.get()))});
+    shared_index[index] = static_cast<int>(shared_values.size() - 1);
+  }
+  RequestContext ctx;
+  ctx.sig = &sig;
+  ctx.file = o.requests == "-" ? "<stdin>" : o.requests;
+  ctx.base_dir = o.requests == "-" ? "" : std::filesystem::path(o.requests).parent_path().string();
+  for (int k : shared_index) ctx.shared.push_back(k < 0 ? nullptr : &shared_values[static_cast<size_t>(k)]);
+
+  std::ifstream file;
+  if (o.requests != "-") {
+    file.open(o.requests, std::ios::binary);
+    if (!file) throw ApiError{GRP_ERR_IO, "--requests " + o.requests + ": cannot open the file"};
+  }
+  std::istream& in = o.requests == "-" ? std::cin : file;
+
+  OutputsMode mode = o.outputs == "inline" ? OutputsMode::Inline
+                     : o.outputs == "npy"  ? OutputsMode::Npy
+                                           : OutputsMode::Auto;
+  ResultWriter writer(o.output_dir, mode, o.overwrite);
+  const ResumeState& resume = writer.resume_state();
+  if (resume.dropped_partial_line && !o.quiet)
+    std::cerr << "grape batch: dropped the truncated last line of " << o.output_dir
+              << "/results.jsonl (an interrupted run); that request runs again\n";
+  if (!o.quiet && sig.batch_dim.empty() && o.max_batch > 1)
+    std::cerr << "grape batch: one call per request: " << sig.why_not
+              << " (docs/batch.md, dynamic batching)\n";
+
+  BatchCounters counters;
+  ProgressLine progress(counters, !o.quiet);
+  if (size_t lines = count_lines(o.requests)) {
+    size_t mine = o.shard_count > 1 ? lines / static_cast<size_t>(o.shard_count) : lines;
+    size_t done_before = resume.ok + resume.failed;
+    progress.set_total(mine > done_before ? mine - done_before : 0, o.shard_count > 1);
+  }
+
+  BatchQueue queue(4 * sessions.size());
+  size_t n_sessions = sessions.size();
+  WorkerPool pool(std::move(sessions), sig, ctx.file, writer, counters, queue);
+  Batcher batcher(sig, o.max_batch);
+
+  // Ids seen in this run, with their line: a second request with the same id is an error.
+  std::unordered_map<std::string, size_t> seen;
+  auto shard = static_cast<uint64_t>(o.shard_index), shards = static_cast<uint64_t>(o.shard_count);
+  constexpr size_t kWindow = 2048;
+  std::vector<std::string> lines;
+  std::vector<size_t> numbers;
+  std::vector<std::shared_ptr<Request>> parsed;
+  size_t line_no = 0, requests = 0, resumed = 0;
+  bool eof = false;
+  while (!eof && !interrupted()) {
+    lines.clear();
+    numbers.clear();
+    std::string line;
+    while (lines.size() < kWindow) {
+      if (!std::getline(in, line)) {
+        eof = true;
+        break;
+      }
+      ++line_no;
+      if (blank(line)) continue;
+      // Requests without an id go to a shard by their line number; resume knows them by it too.
+      if (resume.lines_without_id.count(line_no)) continue;
+      lines.push_back(std::move(line));
+      numbers.push_back(line_no);
+    }
+    if (in.bad()) throw ApiError{GRP_ERR_IO, "--requests " + ctx.file + ": read error"};
+    parse_window(lines, numbers, ctx, parsed);
+    std::string error_lines;
+    size_t errors = 0;
+    for (auto& r : parsed) {
+      uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
+      if (h % shards != shard) continue;
+      if (r->has_id && resume.ids.count(r->id)) {
+        ++resumed;
+        continue;
+      }
+      ++requests;
+      if (r->has_id && r->error.empty()) {
+        auto [it, fresh] = seen.emplace(r->id, r->line);
+        if (!fresh)
+          r->error = ctx.file + ":" + std::to_string(r->line) + ": duplicate id " + r->id_json +
+                     " (first at line " + std::to_string(it->second) + ")";
+      }
+      if (!r->error.empty()) {
+        error_lines += ResultWriter::error_line(*r, r->error);
+        ++errors;
+        continue;
+      }
+      for (Batch& b : batcher.add(std::move(r))) queue.push(std::move(b));
+    }
+    if (!error_lines.empty()) {
+      writer.append(error_lines);
+      counters.failed += errors;
+      counters.done += errors;
+    }
+  }
+  for (Batch& b : batcher.drain()) queue.push(std::move(b));
+  queue.close();
+  pool.join();
+  writer.sync();
+  progress.stop();
+
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  BatchSummary s = summarize(counters, secs);
+  s.requests = requests;
+  s.resumed = resumed;
+  s.sessions = n_sessions;
+  s.backend = backend;
+  s.interrupted = interrupted();
+  s.results = (std::filesystem::path(o.output_dir) / "results.jsonl").string();
+  if (o.json)
+    std::cout << summary_json(s) << std::flush;
+  else if (!o.quiet)
+    std::cerr << summary_text(s);
+  if (s.interrupted) {
+    std::cerr << "grape batch: interrupted (Ctrl-C) after " << s.ok + s.failed << " of " << requests
+              << " requests; run the same command again to resume\n";
+    return 1;
+  }
+  // Failures of an earlier run count too: results.jsonl holds them, and resuming does not retry them.
+  size_t failed = s.failed + resume.failed;
+  if (failed && !o.quiet)
+    std::cerr << "grape batch: " << failed << " request" << (failed == 1 ? "" : "s")
+              << " failed (status \"error\" in " << s.results << ")\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace grape::cli

@@ -1,0 +1,50 @@
+// One line of a `grape batch` request file, read into host tensors of the entry's dtypes:
+//   {"id": "r1", "inputs": {"x": [[0.5, 1.0]], "n": 3, "mask": {"npy": "m.npy"}}}
+// A request that cannot be read keeps its line number and the reason, and becomes an error
+// result; it never stops the other requests.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/batch_signature.h"
+#include "grape.h"
+
+namespace grape::cli {
+
+// A dense C-order host tensor; the bytes are shared (an --input value serves every request).
+struct HostTensor {
+  grp_dtype dtype = GRP_F32;
+  std::vector<int64_t> shape;
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+  size_t nbytes() const { return bytes ? bytes->size() : 0; }
+  const void* data() const { return bytes ? bytes->data() : nullptr; }
+};
+
+struct Request {
+  size_t line = 0;  // 1-based line number in the request file
+  bool has_id = false;
+  std::string id;                  // the id as text: a string's value, or an integer's digits
+  std::string id_json;             // the id as it appears in results.jsonl ("null" without one)
+  std::vector<HostTensor> inputs;  // one per parameter of the entry
+  int64_t rows = 1;                // the size of the batch dim (1 when the entry is not batchable)
+  std::string error;               // non-empty: rejected before any call; the message names file and line
+};
+
+// What every request is read against.
+struct RequestContext {
+  const Signature* sig = nullptr;
+  std::string file;                       // the request file as named in messages ("<stdin>")
+  std::string base_dir;                   // relative {"npy": path} resolve against it
+  std::vector<const HostTensor*> shared;  // per parameter: the --input value, or null
+};
+
+// Reads one non-blank line. Never throws for bad content: the error is in Request::error.
+Request parse_request(std::string_view text, size_t line, const RequestContext& ctx);
+
+// Reads a .npy file into a host tensor (ApiError on failure).
+HostTensor read_npy(const std::string& path);
+
+}  // namespace grape::cli

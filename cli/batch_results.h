@@ -1,0 +1,79 @@
+// DIR/results.jsonl of `grape batch`: one line per request, appended as calls finish, fsynced in
+// batches; large outputs as .npy files under DIR/outputs/ (each written atomically before the
+// line that names it). On start it reads what an earlier run left, for --resume, dropping a
+// truncated last line (a run killed in the middle of a write).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "cli/batch_request.h"
+#include "grape.h"
+
+namespace grape::cli {
+
+enum class OutputsMode { Auto, Inline, Npy };
+
+// Outputs of at most this many elements are written inline in auto mode (docs/batch.md).
+constexpr size_t kInlineMaxElements = 1024;
+
+// One request's part of an output of a call: rows [r0, r0 + rows) when stacked, else all of it.
+struct OutputSlice {
+  std::string name;
+  grp_dtype dtype;
+  std::vector<int64_t> shape;
+  const uint8_t* data;
+  size_t nbytes;
+};
+
+// What an earlier run wrote: the requests it finished (ok or error), by id, and by line for
+// requests it could not read an id from.
+struct ResumeState {
+  std::unordered_set<std::string> ids;
+  std::unordered_set<size_t> lines_without_id;
+  size_t ok = 0, failed = 0;
+  bool dropped_partial_line = false;
+};
+
+class ResultWriter {
+ public:
+  // Creates DIR (and DIR/outputs when needed); with overwrite, removes results.jsonl and outputs/
+  // first, else reads them into resume_state().
+  ResultWriter(const std::string& dir, OutputsMode mode, bool overwrite);
+  ~ResultWriter();
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
+
+  const ResumeState& resume_state() const { return resume_; }
+
+  // The result line of a request (with a newline). `ok_line` writes the .npy files it refers
+  // to first (ApiError when one cannot be written).
+  std::string ok_line(const Request& r, const std::vector<OutputSlice>& outputs, size_t batch_requests,
+                      double batch_ms) const;
+  static std::string error_line(const Request& r, const std::string& message);
+
+  // Appends whole lines (one write) and fsyncs when the last fsync is over a second old.
+  void append(const std::string& lines);
+  // fsyncs what was appended.
+  void sync();
+
+ private:
+  void read_existing();
+
+  std::string dir_;
+  std::string path_;
+  OutputsMode mode_;
+  int fd_ = -1;
+  ResumeState resume_;
+  std::mutex mu_;
+  bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_sync_;
+};
+
+// FNV-1a (64-bit) of the id's bytes: the stable hash --shard I/N uses (shard = hash % N).
+uint64_t fnv1a64(const std::string& s);
+
+}  // namespace grape::cli

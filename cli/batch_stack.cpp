@@ -1,0 +1,97 @@
+#include "cli/batch_stack.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace grape::cli {
+
+std::string Batcher::key(const Request& r) const {
+  std::string k;
+  for (size_t i = 0; i < sig_.inputs.size(); ++i) {
+    const HostTensor& t = r.inputs[i];
+    const auto& shape = t.shape;
+    for (size_t d = sig_.inputs[i].stacked ? 1 : 0; d < shape.size(); ++d)
+      k += std::to_string(shape[d]) + ",";
+    k += ';';
+    if (!sig_.inputs[i].stacked) {
+      k += std::to_string(t.nbytes()) + ":";
+      k.append(reinterpret_cast<const char*>(t.data()), t.nbytes());
+    }
+  }
+  return k;
+}
+
+std::vector<Batch> Batcher::add(std::shared_ptr<const Request> r) {
+  if (sig_.batch_dim.empty() || r->rows >= max_rows_ || r->rows == 0) {
+    Batch alone;
+    alone.rows = r->rows;
+    alone.requests.push_back(std::move(r));
+    return {std::move(alone)};
+  }
+  std::vector<Batch> full;
+  std::string k = key(*r);
+  Batch& b = open_[k];
+  if (b.rows + r->rows > max_rows_) {
+    full.push_back(std::move(b));
+    b = Batch{};
+  }
+  b.rows += r->rows;
+  b.requests.push_back(std::move(r));
+  if (b.rows == max_rows_) {
+    full.push_back(std::move(b));
+    open_.erase(k);
+  }
+  return full;
+}
+
+std::vector<Batch> Batcher::drain() {
+  std::vector<Batch> out;
+  for (auto& [k, b] : open_) out.push_back(std::move(b));
+  open_.clear();
+  std::sort(out.begin(), out.end(), [](const Batch& a, const Batch& b) { return a.rows > b.rows; });
+  return out;
+}
+
+std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig) {
+  const Request& first = *b.requests[0];
+  if (b.requests.size() == 1) return first.inputs;
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
+    if (!sig.inputs[i].stacked) {
+      out.push_back(first.inputs[i]);
+      continue;
+    }
+    HostTensor t;
+    t.dtype = first.inputs[i].dtype;
+    t.shape = first.inputs[i].shape;
+    t.shape[0] = b.rows;
+    size_t total = 0;
+    for (const auto& r : b.requests) total += r->inputs[i].nbytes();
+    auto bytes = std::make_shared<std::vector<uint8_t>>(total);
+    size_t at = 0;
+    for (const auto& r : b.requests) {
+      if (r->inputs[i].nbytes()) std::memcpy(bytes->data() + at, r->inputs[i].data(), r->inputs[i].nbytes());
+      at += r->inputs[i].nbytes();
+    }
+    t.bytes = std::move(bytes);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+OutputSlice slice_output(const Batch& b, size_t k, const Signature& sig, const std::string& name,
+                         grp_dtype dtype, const int64_t* shape, size_t rank, const void* data,
+                         size_t nbytes) {
+  OutputSlice s{name, dtype, std::vector<int64_t>(shape, shape + rank), static_cast<const uint8_t*>(data),
+                nbytes};
+  if (sig.batch_dim.empty() || b.requests.size() == 1 || rank == 0 || shape[0] != b.rows) return s;
+  size_t row_bytes = nbytes / static_cast<size_t>(b.rows);
+  int64_t r0 = 0;
+  for (size_t j = 0; j < k; ++j) r0 += b.requests[j]->rows;
+  s.shape[0] = b.requests[k]->rows;
+  s.data += static_cast<size_t>(r0) * row_bytes;
+  s.nbytes = static_cast<size_t>(b.requests[k]->rows) * row_bytes;
+  return s;
+}
+
+}  // namespace grape::cli

@@ -1,0 +1,51 @@
+// Dynamic batching for `grape batch`: requests that agree on everything but the batch dim are
+// grouped, stacked along it into one call of at most --max-batch rows, and each output is split
+// back into the requests' rows.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/batch_request.h"
+#include "cli/batch_results.h"
+#include "cli/batch_signature.h"
+
+namespace grape::cli {
+
+// The requests of one call.
+struct Batch {
+  std::vector<std::shared_ptr<const Request>> requests;
+  int64_t rows = 0;
+};
+
+// Collects requests into batches. Requests of one group have equal shapes in every dim but the
+// batch dim, and byte-equal values in the inputs that are not stacked.
+class Batcher {
+ public:
+  Batcher(const Signature& sig, int64_t max_rows) : sig_(sig), max_rows_(max_rows) {}
+
+  // Adds r; returns the batches that became full (at most one, or r alone when it has more rows
+  // than a batch may hold or the entry cannot be batched).
+  std::vector<Batch> add(std::shared_ptr<const Request> r);
+  // The partial batches left, largest first.
+  std::vector<Batch> drain();
+
+ private:
+  std::string key(const Request& r) const;
+
+  const Signature& sig_;
+  int64_t max_rows_;
+  std::map<std::string, Batch> open_;
+};
+
+// The inputs of the call: the stacked inputs concatenated along the batch dim, the others taken
+// from the first request.
+std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig);
+
+// Output `o` of a call (dtype, shape, data) cut into the part of request `k` of the batch.
+OutputSlice slice_output(const Batch& b, size_t k, const Signature& sig, const std::string& name,
+                         grp_dtype dtype, const int64_t* shape, size_t rank, const void* data, size_t nbytes);
+
+}  // namespace grape::cli
