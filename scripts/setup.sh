@@ -2,6 +2,7 @@
 # Installs what Grape's build and tests need, and only what is missing:
 #   Debian packages  cmake g++ make re2c bison libzstd-dev libxxhash-dev googletest libgtest-dev
 #                    clang libclang-rt-14-dev (libFuzzer and the sanitizers with clang) python3 python3-pip
+#                    nlohmann-json3-dev (header-only JSON: grape batch's requests, safetensors headers)
 #   Python modules   numpy safetensors (the numpy references and safetensors interop tests)
 # Idempotent and silent when everything is present. Runs apt-get as root, or through sudo.
 # Downloads nothing but those packages.
@@ -27,6 +28,7 @@ need_deb libxxhash-dev
 need_deb googletest
 need_deb libgtest-dev
 need_deb libclang-rt-14-dev
+need_deb nlohmann-json3-dev
 need_cmd python3 python3
 
 apt_install() {
