@@ -221,6 +221,7 @@ int cmd_batch(const Options& o) {
     std::string error_lines;
     size_t errors = 0;
     for (auto& r : parsed) {
+      if (interrupted()) break;
       uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
       if (h % shards != shard) continue;
       if (r->has_id && resume.ids.count(r->id)) {
@@ -247,7 +248,8 @@ int cmd_batch(const Options& o) {
       counters.done += errors;
     }
   }
-  for (Batch& b : batcher.drain()) queue.push(std::move(b));
+  if (!interrupted())
+    for (Batch& b : batcher.drain()) queue.push(std::move(b));
   queue.close();
   pool.join();
   writer.sync();

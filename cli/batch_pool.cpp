@@ -7,8 +7,12 @@
 namespace grape::cli {
 
 bool BatchQueue::push(Batch b) {
+  if (interrupted()) return false;
   std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock, [&] { return closed_ || q_.size() < capacity_ || interrupted(); });
+  // Wakes up now and then to notice Ctrl-C (the workers stop taking calls then).
+  while (!not_full_.wait_for(lock, std::chrono::milliseconds(100),
+                             [&] { return closed_ || q_.size() < capacity_; }))
+    if (interrupted()) return false;
   if (closed_ || interrupted()) return false;
   q_.push_back(std::move(b));
   not_empty_.notify_one();

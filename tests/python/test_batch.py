@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `grape batch` (docs/batch.md): results equal to `grape run` of each request
+alone (bit for bit on the CPU backend), dynamic batching, shared --input values, errors per request
+with their line numbers, shards, resuming (a truncated last line, kill -9 in the middle, Ctrl-C)
+and the summary.
+
+    python3 tests/python/test_batch.py PATH/TO/grape [NAME_SUBSTRING...]   (what ctest runs)
+    GRAPE=PATH/TO/grape python3 -m pytest tests/python/test_batch.py -q
+
+Exit 0 pass, 1 fail, 77 numpy missing."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+try:
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+from grape_cli import Grape  # noqa: E402
+
+MLP = os.path.join(REPO, "examples", "mlp.grp")
+GPT2 = os.path.join(REPO, "examples", "gpt2.grp")
+MLP_D = dict(D=16, H=32, C=4)
+GPT2_D = dict(L=2, E=64, NH=4, V=128, P=64, T=64, N=8)
+
+
+def grape_exe():
+    if os.environ.get("GRAPE"):
+        return os.path.abspath(os.environ["GRAPE"])
+    for build in ("build-batch", "build-rel", "build"):
+        p = os.path.join(REPO, build, "grape")
+        if os.path.exists(p):
+            return p
+    raise RuntimeError("set GRAPE to the grape executable")
+
+
+_BASE = None
+
+
+def tmpdir():
+    global _BASE
+    if _BASE is None:
+        _BASE = tempfile.mkdtemp(prefix="grape_batch_")
+    return tempfile.mkdtemp(dir=_BASE)
+
+
+def defines(d):
+    return [a for k, v in d.items() for a in ("-D", f"{k}={v}")]
+
+
+def batch(*args, stdin=None, timeout=120):
+    p = subprocess.run([grape_exe(), "batch"] + [str(a) for a in args], input=stdin, capture_output=True,
+                       text=True, timeout=timeout)
+    assert "internal error" not in p.stderr, p.stderr
+    return p.returncode, p.stdout, p.stderr
+
+
+def mlp_batch(req, out, *extra, **kw):
+    return batch(MLP, "--entry", "main", *defines(MLP_D), "--random-weights", 7, "--backend", "cpu",
+                 "--requests", req, "--output", out, *extra, **kw)
+
+
+def write_requests(path, reqs):
+    with open(path, "w") as f:
+        for r in reqs:
+            f.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+    return path
+
+
+def mlp_rows(n, seed=0, rows=lambda i: 1):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((rows(i), MLP_D["D"])).astype(np.float16) for i in range(n)]
+
+
+def results(out):
+    """id -> result line (asserting one line per id)."""
+    by_id = {}
+    with open(os.path.join(out, "results.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            assert r["id"] not in by_id, f"two results for {r['id']!r}"
+            by_id[r["id"]] = r
+    return by_id
+
+
+def output(out, r, name="out0", dtype=np.float16):
+    v = r["outputs"][name]
+    if isinstance(v, dict):
+        return np.load(os.path.join(out, v["npy"]))
+    return np.array(v, dtype=dtype)
+
+
+def stable(res):
+    """What must not depend on batching or interruptions: status, outputs, error."""
+    return {k: (r["line"], r["status"], r.get("outputs"), r.get("error")) for k, r in res.items()}
+
+
+# ------------------------------------------------------------------------------------------------
+
+def test_mlp_matches_grape_run_bit_for_bit():
+    d = tmpdir()
+    xs = mlp_rows(40, rows=lambda i: 3 if i % 5 == 0 else 1)
+    req = write_requests(os.path.join(d, "req.jsonl"),
+                         [{"id": f"r{i}", "inputs": {"x": x.astype(float).tolist()}} for i, x in enumerate(xs)])
+    rc, out, err = mlp_batch(req, os.path.join(d, "out"), "--max-batch", 8)
+    assert rc == 0, err
+    res = results(os.path.join(d, "out"))
+    assert len(res) == 40
+    assert max(r["batch"] for r in res.values()) > 1, "nothing was batched"
+    g = Grape(grape_exe())
+    for i in (0, 1, 7, 39):
+        (want,) = g.run(MLP, defines=MLP_D, random_weights=7, inputs={"x": xs[i]})
+        got = output(os.path.join(d, "out"), res[f"r{i}"])
+        assert got.shape == want.shape and np.array_equal(got.view(np.uint16), want.view(np.uint16)), i
+    # Every request: the same bits as one call per request.
+    rc, _, err = mlp_batch(req, os.path.join(d, "alone"), "--max-batch", 1)
+    assert rc == 0, err
+    assert stable(results(os.path.join(d, "alone"))) == stable(res)
+
+
+def test_npy_outputs_and_inputs():
+    d = tmpdir()
+    xs = mlp_rows(6)
+    np.save(os.path.join(d, "x0.npy"), xs[0])
+    reqs = [{"id": "from-npy", "inputs": {"x": {"npy": "x0.npy"}}}]  # relative to the request file
+    reqs += [{"id": f"r/{i}", "inputs": {"x": x.tolist()}} for i, x in enumerate(xs)]
+    req = write_requests(os.path.join(d, "req.jsonl"), reqs)
+    out = os.path.join(d, "out")
+    rc, _, err = mlp_batch(req, out, "--outputs", "npy")
+    assert rc == 0, err
+    res = results(out)
+    for k, r in res.items():
+        assert set(r["outputs"]["out0"]) == {"npy"}, r
+        assert os.path.exists(os.path.join(out, r["outputs"]["out0"]["npy"]))
+    assert np.array_equal(output(out, res["from-npy"]), output(out, res["r/0"]))
+    assert not [f for f in os.listdir(os.path.join(out, "outputs")) if not f.endswith(".npy")]
+
+
+def test_bad_requests_get_error_lines_and_the_rest_runs():
+    d = tmpdir()
+    x = mlp_rows(1)[0].tolist()
+    np.save(os.path.join(d, "int.npy"), np.zeros((1, MLP_D["D"]), np.int32))
+    lines = [
+        {"id": "good1", "inputs": {"x": x}},
+        "not json at all",
+        {"id": "wrong-dim", "inputs": {"x": [[1.0, 2.0]]}},
+        {"id": "unknown", "inputs": {"x": x, "y": 1}},
+        {"inputs": {"x": x}},
+        {"id": "ragged", "inputs": {"x": [x[0], x[0][:3]]}},
+        {"id": "wrong-dtype", "inputs": {"x": {"npy": "int.npy"}}},
+        {"id": "not-a-number", "inputs": {"x": [["a"] * MLP_D["D"]]}},
+        {"id": "missing", "inputs": {}},
+        {"id": "good1", "inputs": {"x": x}},
+        {"id": "no-file", "inputs": {"x": {"npy": "absent.npy"}}},
+        "",
+        {"id": "good2", "inputs": {"x": x}},
+    ]
+    req = write_requests(os.path.join(d, "req.jsonl"), lines)
+    rc, _, err = mlp_batch(req, os.path.join(d, "out"))
+    assert rc == 1, err
+    assert "10 requests failed" in err, err
+    with open(os.path.join(d, "out", "results.jsonl")) as f:
+        by_line = {r["line"]: r for r in map(json.loads, f)}
+    expect = {
+        2: "req.jsonl:2: not valid JSON",
+        3: "the entry declares f16[B, 16] (dim 1 must be 16)",
+        4: 'unknown input "y" (the entry takes x)',
+        5: 'the request has no "id"',
+        6: "not rectangular",
+        7: "is i32, the entry declares f16[B, 16]",
+        8: "element [0][0]: expected a number, found a string",
+        9: "missing input 'x'",
+        10: 'duplicate id "good1" (first at line 1)',
+        11: "absent.npy",
+    }
+    for line, fragment in expect.items():
+        assert by_line[line]["status"] == "error", by_line[line]
+        assert fragment in by_line[line]["error"], (fragment, by_line[line])
+        assert by_line[line]["error"].startswith(os.path.join(d, "req.jsonl") + f":{line}:"), by_line[line]
+    assert by_line[1]["status"] == "ok" and by_line[13]["status"] == "ok"
+    assert 12 not in by_line  # blank lines are not requests
+    assert by_line[2]["id"] is None
+
+
+# A program whose calls can fail at run time (S must agree across inputs) and that has a shared
+# (non-stacked) scalar input.
+SCALE = """\
+model batch_test
+fn main(x: f32[B, S], y: f32[B, S], k: f32[]) -> f32[B, S] {
+  return (x + y) * k
+}
+fn total(x: f32[B, S]) -> f32[] {
+  return sum(x)
+}
+"""
+
+
+def scale_file(d):
+    p = os.path.join(d, "scale.grp")
+    with open(p, "w") as f:
+        f.write(SCALE)
+    return p
+
+
+def test_run_time_error_fails_only_its_request_and_shared_inputs():
+    d = tmpdir()
+    grp = scale_file(d)
+    np.save(os.path.join(d, "k.npy"), np.array(2.0, np.float32))
+    reqs = [{"id": i, "inputs": {"x": [[i, 1.0]], "y": [[1.0, 2.0]]}} for i in range(5)]
+    reqs.append({"id": "bad", "inputs": {"x": [[1.0, 1.0]], "y": [[1.0, 2.0, 3.0]]}})
+    reqs.append({"id": "own-k", "inputs": {"x": [[1.0, 1.0]], "y": [[1.0, 2.0]], "k": 10}})
+    req = write_requests(os.path.join(d, "req.jsonl"), reqs)
+    out = os.path.join(d, "out")
+    rc, _, err = batch(grp, "--requests", req, "--output", out, "--input", f"k={d}/k.npy", "--backend", "cpu")
+    assert rc == 1, err
+    res = results(out)
+    for i in range(5):
+        assert res[i]["status"] == "ok" and res[i]["outputs"]["out0"] == [[2 * (i + 1), 6]], res[i]
+    assert res["bad"]["status"] == "error" and "req.jsonl:6:" in res["bad"]["error"], res["bad"]
+    assert res["own-k"]["outputs"]["out0"] == [[20, 30]], res["own-k"]
+    # The requests with k = 2 share calls; the one with its own k runs apart.
+    assert res[0]["batch"] >= 2 and res["own-k"]["batch"] == 1
+
+
+def test_entry_that_cannot_batch_runs_one_call_per_request():
+    d = tmpdir()
+    grp = scale_file(d)
+    req = write_requests(os.path.join(d, "req.jsonl"),
+                         [{"id": i, "inputs": {"x": [[i, 1.0], [2.0, 3.0]]}} for i in range(4)])
+    rc, _, err = batch(grp, "--entry", "total", "--requests", req, "--output", os.path.join(d, "out"),
+                       "--backend", "cpu")
+    assert rc == 0, err
+    assert "one call per request: output out0 has no symbolic leading dim" in err, err
+    res = results(os.path.join(d, "out"))
+    assert [res[i]["outputs"]["out0"] for i in range(4)] == [i + 6 for i in range(4)]
+    assert all(r["batch"] == 1 for r in res.values())
+
+
+def test_gpt2_generate_batched_matches_grape_run():
+    d = tmpdir()
+    rng = np.random.default_rng(3)
+    prompts = [rng.integers(0, GPT2_D["V"], (1, 5)).astype(np.int32) for _ in range(4)]
+    reqs = [{"id": f"p{i}", "inputs": {"prompt": p.tolist(), "max_new": 6}} for i, p in enumerate(prompts)]
+    req = write_requests(os.path.join(d, "req.jsonl"), reqs)
+    out = os.path.join(d, "out")
+    rc, _, err = batch(GPT2, "--entry", "generate", *defines(GPT2_D), "--random-weights", 3, "--backend", "cpu",
+                       "--requests", req, "--output", out)
+    assert rc == 0, err
+    res = results(out)
+    assert res["p0"]["batch"] == 4
+    g = Grape(grape_exe())
+    for i in (0, 3):
+        (want,) = g.run(GPT2, entry="generate", defines=GPT2_D, random_weights=3,
+                        inputs={"prompt": prompts[i], "max_new": np.array(6, np.int32)})
+        assert np.array_equal(output(out, res[f"p{i}"], dtype=np.int32), want), i
+
+
+def fnv1a64(s):
+    h = 14695981039346656037
+    for b in s.encode():
+        h = ((h ^ b) * 1099511628211) % (1 << 64)
+    return h
+
+
+def test_shards_split_by_fnv1a_and_merge_to_the_whole():
+    d = tmpdir()
+    xs = mlp_rows(30)
+    req = write_requests(os.path.join(d, "req.jsonl"),
+                         [{"id": f"q{i}", "inputs": {"x": x.tolist()}} for i, x in enumerate(xs)])
+    rc, _, err = mlp_batch(req, os.path.join(d, "all"))
+    assert rc == 0, err
+    whole = stable(results(os.path.join(d, "all")))
+    merged = {}
+    for i in range(3):
+        rc, _, err = mlp_batch(req, os.path.join(d, f"s{i}"), "--shard", f"{i}/3")
+        assert rc == 0, err
+        part = stable(results(os.path.join(d, f"s{i}")))
+        assert all(fnv1a64(k) % 3 == i for k in part), part.keys()
+        assert not set(part) & set(merged)
+        merged.update(part)
+    assert merged == whole
+
+
+def test_requests_on_stdin_and_json_summary():
+    d = tmpdir()
+    xs = mlp_rows(5)
+    text = "".join(json.dumps({"id": i, "inputs": {"x": x.tolist()}}) + "\n" for i, x in enumerate(xs))
+    rc, out, err = mlp_batch("-", os.path.join(d, "out"), "--json", stdin=text)
+    assert rc == 0, err
+    s = json.loads(out)
+    assert s["requests"] == 5 and s["ok"] == 5 and s["failed"] == 0 and s["batches"] == 1, s
+    assert s["backend"] == "cpu" and s["batch_p50_ms"] > 0
+    assert "\r" not in err  # no progress line when stderr is not a terminal
+    rc, out, err = mlp_batch("-", os.path.join(d, "out2"), "--quiet", stdin=text)
+    assert rc == 0 and out == "" and err == "", err
+
+
+def test_resume_skips_done_ids_and_drops_a_truncated_line():
+    d = tmpdir()
+    xs = mlp_rows(20)
+    reqs = [{"id": f"r{i}", "inputs": {"x": x.tolist()}} for i, x in enumerate(xs)]
+    req_all = write_requests(os.path.join(d, "all.jsonl"), reqs)
+    req_half = write_requests(os.path.join(d, "half.jsonl"), reqs[:10])
+    rc, _, err = mlp_batch(req_all, os.path.join(d, "ref"))
+    assert rc == 0, err
+    out = os.path.join(d, "out")
+    rc, _, err = mlp_batch(req_half, out)
+    assert rc == 0, err
+    # A run killed in the middle of a write: a last line without its newline.
+    with open(os.path.join(out, "results.jsonl"), "a") as f:
+        f.write('{"id":"r15","line":16,"status":"ok","outp')
+    rc, s, err = mlp_batch(req_all, out, "--json")
+    assert rc == 0, err
+    assert "dropped the truncated last line" in err, err
+    s = json.loads(s)
+    assert s["resumed"] == 10 and s["requests"] == 10, s
+    assert stable(results(out)) == stable(results(os.path.join(d, "ref")))
+    # Nothing left to do; --overwrite starts over.
+    rc, s, err = mlp_batch(req_all, out, "--json")
+    assert rc == 0 and json.loads(s)["requests"] == 0, (s, err)
+    rc, s, err = mlp_batch(req_all, out, "--json", "--overwrite")
+    assert rc == 0 and json.loads(s)["requests"] == 20, (s, err)
+    assert stable(results(out)) == stable(results(os.path.join(d, "ref")))
+
+
+def slow_mlp_requests(d, n):
+    """Requests for a bigger MLP, run one call each, so that a run lasts long enough to stop."""
+    rng = np.random.default_rng(5)
+    with open(os.path.join(d, "req.jsonl"), "w") as f:
+        for i in range(n):
+            x = rng.standard_normal((1, 64)).astype(np.float16)
+            f.write(json.dumps({"id": f"k{i}", "inputs": {"x": x.tolist()}}) + "\n")
+    return os.path.join(d, "req.jsonl")
+
+
+def slow_args(req, out):
+    return [grape_exe(), "batch", MLP, "-D", "D=64", "-D", "H=2048", "-D", "C=8", "--random-weights", "1",
+            "--backend", "cpu", "--max-batch", "1", "--requests", req, "--output", out, "--quiet"]
+
+
+def count_lines(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def stop_midway(args, sig, n, at_least=50):
+    """Starts a run, sends `sig` once `at_least` results are written; returns (exit status, lines)."""
+    out = args[args.index("--output") + 1]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while count_lines(os.path.join(out, "results.jsonl")) < at_least and p.poll() is None:
+        assert time.time() < deadline, "the run wrote no results"
+        time.sleep(0.005)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    lines = count_lines(os.path.join(out, "results.jsonl"))
+    assert 0 < lines < n, f"the run was not stopped in the middle ({lines} of {n} results)"
+    return p.returncode, err
+
+
+def test_kill_9_then_rerun_gives_the_uninterrupted_results():
+    d = tmpdir()
+    n = 1500
+    req = slow_mlp_requests(d, n)
+    rc = subprocess.run(slow_args(req, os.path.join(d, "ref")), capture_output=True).returncode
+    assert rc == 0
+    out = os.path.join(d, "out")
+    rc, _ = stop_midway(slow_args(req, out), signal.SIGKILL, n)
+    assert rc == -signal.SIGKILL
+    p = subprocess.run(slow_args(req, out), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert stable(results(out)) == stable(results(os.path.join(d, "ref")))
+
+
+def test_ctrl_c_stops_cleanly_and_resumes():
+    d = tmpdir()
+    n = 1500
+    req = slow_mlp_requests(d, n)
+    out = os.path.join(d, "out")
+    args = slow_args(req, out)
+    args.remove("--quiet")
+    rc, err = stop_midway(args, signal.SIGINT, n)
+    assert rc == 1 and "interrupted (Ctrl-C)" in err and "to resume" in err, err
+    with open(os.path.join(out, "results.jsonl"), "rb") as f:
+        text = f.read()
+    assert text.endswith(b"\n")  # only whole lines
+    p = subprocess.run(slow_args(req, out), capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    res = results(out)
+    assert len(res) == n and all(r["status"] == "ok" for r in res.values())
+
+
+def test_threads_share_the_queue():
+    d = tmpdir()
+    xs = mlp_rows(64)
+    req = write_requests(os.path.join(d, "req.jsonl"),
+                         [{"id": i, "inputs": {"x": x.tolist()}} for i, x in enumerate(xs)])
+    rc, s, err = mlp_batch(req, os.path.join(d, "one"), "--max-batch", 4, "--json")
+    assert rc == 0, err
+    rc, s, err = mlp_batch(req, os.path.join(d, "three"), "--max-batch", 4, "--threads", 3, "--json")
+    assert rc == 0, err
+    assert json.loads(s)["sessions"] == 3
+    assert stable(results(os.path.join(d, "one"))) == stable(results(os.path.join(d, "three")))
+
+
+def test_usage_errors():
+    d = tmpdir()
+    req = write_requests(os.path.join(d, "req.jsonl"), [])
+    for args, fragment in [
+        ([], "batch needs --requests"),
+        (["--requests", req], "batch needs --output DIR"),
+        (["--requests", req, "--output", d, "--shard", "3/3"], "--shard I/N needs 0 <= I < N"),
+        (["--requests", req, "--output", d, "--devices", "0,1"], "the CPU backend has one device"),
+        (["--requests", req, "--output", d, "--outputs", "csv"], "--outputs must be auto, inline or npy"),
+        (["--requests", req, "--output", d, "--max-batch", "0"], "--max-batch must be between"),
+    ]:
+        rc, _, err = batch(MLP, *defines(MLP_D), "--random-weights", 1, "--backend", "cpu", *args)
+        assert rc == 2 and fragment in err, (args, rc, err)
+    rc, _, err = batch(MLP, *defines(MLP_D), "--random-weights", 1, "--requests", os.path.join(d, "absent.jsonl"),
+                       "--output", d)
+    assert rc == 1 and "absent.jsonl" in err, err
+
+
+# ------------------------------------------------------------------------------------------------
+
+def main(argv):
+    if len(argv) >= 2:
+        os.environ["GRAPE"] = argv[1]
+    filters = argv[2:]
+    tests = [(k, v) for k, v in globals().items() if k.startswith("test_") and callable(v)]
+    failed = []
+    try:
+        for name, fn in tests:
+            if filters and not any(f in name for f in filters):
+                continue
+            t0 = time.time()
+            try:
+                fn()
+                print(f"ok    {name} ({time.time() - t0:.1f} s)")
+            except Exception:
+                failed.append(name)
+                print(f"FAIL  {name}")
+                traceback.print_exc(file=sys.stdout)
+    finally:
+        if _BASE:
+            shutil.rmtree(_BASE, ignore_errors=True)
+    print(f"test_batch: {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
