@@ -100,17 +100,20 @@ std::vector<SessionPtr> open_sessions(grp_model* model, const Options& o, std::s
   return out;
 }
 
-// Non-blank lines of a regular file (for the progress display's total); 0 when unknown.
+// Lines of a regular file (for the progress display's total); 0 when unknown.
 size_t count_lines(const std::string& path) {
   std::error_code ec;
   if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return 0;
   std::ifstream in(path, std::ios::binary);
-  std::string line;
+  std::vector<char> buf(1 << 20);
   size_t n = 0;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) ++n;
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0)
+    n += static_cast<size_t>(std::count(buf.data(), buf.data() + in.gcount(), '\n'));
   return n;
 }
+
+// Lines read and parsed at a time (on several threads) while the workers run the calls before.
+constexpr int64_t kWindow = 2048;
 
 bool blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
 
@@ -186,7 +189,9 @@ int cmd_batch(const Options& o) {
     progress.set_total(mine > done_before ? mine - done_before : 0, o.shard_count > 1);
   }
 
-  BatchQueue queue(4 * sessions.size());
+  // Room for a window's worth of calls: the next window is read while these run.
+  BatchQueue queue(static_cast<size_t>(std::max<int64_t>(8, 2 * kWindow / o.max_batch)) +
+                   4 * sessions.size());
   size_t n_sessions = sessions.size();
   WorkerPool pool(std::move(sessions), sig, ctx.file, writer, counters, queue);
   Batcher batcher(sig, o.max_batch);
@@ -194,7 +199,6 @@ int cmd_batch(const Options& o) {
   // Ids seen in this run, with their line: a second request with the same id is an error.
   std::unordered_map<std::string, size_t> seen;
   auto shard = static_cast<uint64_t>(o.shard_index), shards = static_cast<uint64_t>(o.shard_count);
-  constexpr size_t kWindow = 2048;
   std::vector<std::string> lines;
   std::vector<size_t> numbers;
   std::vector<std::shared_ptr<Request>> parsed;
@@ -204,7 +208,7 @@ int cmd_batch(const Options& o) {
     lines.clear();
     numbers.clear();
     std::string line;
-    while (lines.size() < kWindow) {
+    while (lines.size() < static_cast<size_t>(kWindow)) {
       if (!std::getline(in, line)) {
         eof = true;
         break;

@@ -1,8 +1,10 @@
 #include "cli/batch_request.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/api.h"
 #include "cli/values.h"
@@ -35,97 +37,67 @@ std::string index_text(const std::vector<int64_t>& at) {
   return s;
 }
 
-std::string kind(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_float: return "the number " + v.dump();
-    default: return "the integer " + v.dump();
-  }
-}
+// A JSON scalar as the SAX parser reports it.
+struct Scalar {
+  enum Kind { Null, Bool, Int, Uint, Float, String } kind;
+  explicit Scalar(Kind k) : kind(k) {}
+  bool b = false;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+  std::string_view text;  // Float: the number as written; String: the string
 
-// Stores one JSON scalar as element i of dtype `dtype`.
-void store(const json& v, grp_dtype dtype, void* data, size_t i, const std::string& where) {
-  if (is_float_dtype(dtype)) {
-    if (v.is_number()) return store_float(dtype, data, i, v.get<double>());
-    if (v.is_string()) {
-      const auto& s = v.get_ref<const std::string&>();
-      if (s == "NaN") return store_float(dtype, data, i, std::numeric_limits<double>::quiet_NaN());
-      if (s == "Infinity") return store_float(dtype, data, i, std::numeric_limits<double>::infinity());
-      if (s == "-Infinity") return store_float(dtype, data, i, -std::numeric_limits<double>::infinity());
+  std::string describe() const {
+    switch (kind) {
+      case Null: return "null";
+      case Bool: return "a boolean";
+      case Int: return "the integer " + std::to_string(i);
+      case Uint: return "the integer " + std::to_string(u);
+      case Float: return "the number " + std::string(text);
+      case String: return "a string";
     }
-    throw Reject{where + ": expected a number, found " + kind(v)};
+    return "?";
+  }
+};
+
+// Stores one scalar as element i of dtype `dtype`. where() names the element in errors (built
+// only then: building it for every element would cost more than the conversion).
+template <class Where>
+void store(const Scalar& v, grp_dtype dtype, void* data, size_t i, Where where) {
+  if (is_float_dtype(dtype)) {
+    switch (v.kind) {
+      case Scalar::Float: return store_float(dtype, data, i, v.f);
+      case Scalar::Int: return store_float(dtype, data, i, static_cast<double>(v.i));
+      case Scalar::Uint: return store_float(dtype, data, i, static_cast<double>(v.u));
+      case Scalar::String:
+        if (v.text == "NaN") return store_float(dtype, data, i, std::numeric_limits<double>::quiet_NaN());
+        if (v.text == "Infinity") return store_float(dtype, data, i, std::numeric_limits<double>::infinity());
+        if (v.text == "-Infinity")
+          return store_float(dtype, data, i, -std::numeric_limits<double>::infinity());
+        break;
+      default: break;
+    }
+    throw Reject{where() + ": expected a number, found " + v.describe()};
   }
   if (dtype == GRP_BOOL) {
-    if (v.is_boolean()) return store_integer(dtype, data, i, v.get<bool>() ? 1 : 0);
-    if (v.is_number_integer() && (v == 0 || v == 1)) return store_integer(dtype, data, i, v.get<int64_t>());
-    throw Reject{where + ": expected true, false, 0 or 1, found " + kind(v)};
+    if (v.kind == Scalar::Bool) return store_integer(dtype, data, i, v.b ? 1 : 0);
+    if ((v.kind == Scalar::Int || v.kind == Scalar::Uint) && (v.i == 0 || v.i == 1) && v.u <= 1)
+      return store_integer(dtype, data, i, v.kind == Scalar::Int ? v.i : static_cast<int64_t>(v.u));
+    throw Reject{where() + ": expected true, false, 0 or 1, found " + v.describe()};
   }
   int64_t lo = dtype == GRP_I32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
   int64_t hi = dtype == GRP_I32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
-  if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() > static_cast<uint64_t>(hi))
-      throw Reject{where + ": " + v.dump() + " does not fit in " + grp_dtype_name(dtype)};
-    return store_integer(dtype, data, i, static_cast<int64_t>(v.get<uint64_t>()));
+  if (v.kind == Scalar::Uint) {
+    if (v.u > static_cast<uint64_t>(hi))
+      throw Reject{where() + ": " + std::to_string(v.u) + " does not fit in " + grp_dtype_name(dtype)};
+    return store_integer(dtype, data, i, static_cast<int64_t>(v.u));
   }
-  if (v.is_number_integer()) {
-    int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) throw Reject{where + ": " + v.dump() + " does not fit in " + grp_dtype_name(dtype)};
-    return store_integer(dtype, data, i, x);
+  if (v.kind == Scalar::Int) {
+    if (v.i < lo || v.i > hi)
+      throw Reject{where() + ": " + std::to_string(v.i) + " does not fit in " + grp_dtype_name(dtype)};
+    return store_integer(dtype, data, i, v.i);
   }
-  throw Reject{where + ": expected an integer, found " + kind(v)};
-}
-
-// Fills `out` from the nested arrays of v, whose shape was taken from the first elements; every
-// other element must agree with it.
-void fill(const json& v, const std::vector<int64_t>& shape, size_t depth, std::vector<int64_t>& at,
-          grp_dtype dtype, uint8_t* out, size_t& next, const std::string& name) {
-  if (depth == shape.size()) {
-    if (v.is_array() || v.is_object())
-      throw Reject{"input '" + name + "' element " + index_text(at) + ": expected a scalar, found " +
-                   kind(v) + " (the arrays are deeper than the entry's rank " + std::to_string(shape.size()) +
-                   ")"};
-    store(v, dtype, out, next++, "input '" + name + "' element " + index_text(at));
-    return;
-  }
-  if (!v.is_array() || static_cast<int64_t>(v.size()) != shape[depth]) {
-    std::string found = v.is_array() ? "an array of " + std::to_string(v.size()) : kind(v);
-    throw Reject{"input '" + name + "' at " + (at.empty() ? std::string("the top level") : index_text(at)) +
-                 ": expected an array of " + std::to_string(shape[depth]) +
-                 " (the arrays are not rectangular), found " + found};
-  }
-  at.push_back(0);
-  for (const auto& e : v) {
-    fill(e, shape, depth + 1, at, dtype, out, next, name);
-    ++at.back();
-  }
-  at.pop_back();
-}
-
-HostTensor from_json(const json& v, const ParamInfo& p) {
-  std::vector<int64_t> shape;
-  const json* cur = &v;
-  while (cur->is_array() && shape.size() <= p.dims.size()) {
-    shape.push_back(static_cast<int64_t>(cur->size()));
-    if (cur->empty()) break;
-    cur = &(*cur)[0];
-  }
-  if (shape.size() > p.dims.size())
-    throw Reject{"input '" + p.name + "' is nested deeper than the entry's " + declared(p) + " (rank " +
-                 std::to_string(p.dims.size()) + ")"};
-  if (shape.size() != p.dims.size())
-    throw Reject{"input '" + p.name + "' has rank " + std::to_string(shape.size()) + ", the entry declares " +
-                 declared(p) + " (rank " + std::to_string(p.dims.size()) + ")"};
-  size_t numel = 1;
-  for (int64_t d : shape) numel *= static_cast<size_t>(d);
-  auto bytes = std::make_shared<std::vector<uint8_t>>(numel * grp_dtype_size(p.dtype));
-  std::vector<int64_t> at;
-  size_t next = 0;
-  fill(v, shape, 0, at, p.dtype, bytes->data(), next, p.name);
-  return HostTensor{p.dtype, std::move(shape), std::move(bytes)};
+  throw Reject{where() + ": expected an integer, found " + v.describe()};
 }
 
 void check_declared(const HostTensor& t, const ParamInfo& p, const std::string& source) {
@@ -148,66 +120,334 @@ std::string strip_json_exception_prefix(const std::string& what) {
   return what.rfind("[json.exception", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
 }
 
-void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw Reject{"not valid JSON: " + strip_json_exception_prefix(e.what())};
+// Reads a request with nlohmann-json's SAX interface: the numbers of an input go straight into a
+// buffer of the parameter's dtype, without a document tree in between (a third of the time of a
+// request, measured on 10,000 MLP requests). The first problem found is kept and reading goes on
+// only to find the id, so that the error result can carry it.
+class RequestReader final : public json::json_sax_t {
+ public:
+  RequestReader(Request& r, const RequestContext& ctx) : r_(r), ctx_(ctx), sig_(*ctx.sig) {
+    r_.inputs.assign(sig_.inputs.size(), HostTensor{});
+    given_.assign(sig_.inputs.size(), false);
   }
-  if (!doc.is_object()) throw Reject{"a request must be a JSON object, found " + kind(doc)};
-  // The id first, so that later errors are reported under it.
-  auto id = doc.find("id");
-  if (id == doc.end()) throw Reject{"the request has no \"id\""};
-  if (id->is_string()) {
-    r.id = id->get<std::string>();
-  } else if (id->is_number_integer()) {
-    r.id = id->dump();
-  } else {
-    throw Reject{"\"id\" must be a string or an integer, found " + kind(*id)};
-  }
-  r.has_id = true;
-  r.id_json = id->dump();
-  for (const auto& [key, value] : doc.items())
-    if (key != "id" && key != "inputs")
-      throw Reject{"unknown field " + json(key).dump() + " (a request has \"id\" and \"inputs\")"};
 
-  const Signature& sig = *ctx.sig;
-  r.inputs.assign(sig.inputs.size(), HostTensor{});
-  std::vector<bool> given(sig.inputs.size(), false);
-  auto inputs = doc.find("inputs");
-  if (inputs != doc.end()) {
-    if (!inputs->is_object()) throw Reject{"\"inputs\" must be an object, found " + kind(*inputs)};
-    for (const auto& [name, value] : inputs->items()) {
-      int i = sig.input_index(name);
+  std::string error;
+
+  bool null() override { return scalar(Scalar(Scalar::Null)); }
+  bool boolean(bool b) override {
+    Scalar v(Scalar::Bool);
+    v.b = b;
+    return scalar(v);
+  }
+  bool number_integer(number_integer_t i) override {
+    Scalar v(Scalar::Int);
+    v.i = i;
+    return scalar(v);
+  }
+  bool number_unsigned(number_unsigned_t u) override {
+    Scalar v(Scalar::Uint);
+    v.u = u;
+    return scalar(v);
+  }
+  bool number_float(number_float_t f, const string_t& text) override {
+    Scalar v(Scalar::Float);
+    v.f = f;
+    v.text = text;
+    return scalar(v);
+  }
+  bool string(string_t& s) override {
+    Scalar v(Scalar::String);
+    v.text = s;
+    return scalar(v);
+  }
+  bool binary(binary_t&) override { return scalar(Scalar(Scalar::Null)); }
+
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (skipping()) return true;
+    if (depth_ == 1) return true;  // the request
+    if (depth_ == 2 && field_ == "inputs") return true;
+    if (depth_ == 3 && param_ >= 0) {  // {"npy": PATH}
+      npy_ = true;
+      npy_path_.reset();
+      return true;
+    }
+    return skip_container(container_error("an object"));
+  }
+  bool end_object() override {
+    --depth_;
+    if (skip_until_ >= 0) return end_skip();
+    if (!error.empty()) return true;
+    if (depth_ == 2 && npy_) {
+      npy_ = false;
+      if (!npy_path_)
+        return fail("input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}");
+      try {
+        read_npy_value(*npy_path_);
+      } catch (const Reject& e) {
+        return fail(e.message);
+      }
+      param_ = -1;
+    }
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (skipping()) return true;
+    if (depth_ == 1) {
+      field_ = k;
+      if (k != "id" && k != "inputs")
+        return skip_value("unknown field " + json(k).dump() + " (a request has \"id\" and \"inputs\")");
+      return true;
+    }
+    if (depth_ == 2) {  // a parameter name
+      int i = sig_.input_index(k);
       if (i < 0) {
         std::string names;
-        for (const auto& p : sig.inputs) names += (names.empty() ? "" : ", ") + p.name;
-        throw Reject{"unknown input " + json(name).dump() + " (the entry takes " +
-                     (names.empty() ? std::string("no inputs") : names) + ")"};
+        for (const auto& p : sig_.inputs) names += (names.empty() ? "" : ", ") + p.name;
+        return skip_value("unknown input " + json(k).dump() + " (the entry takes " +
+                          (names.empty() ? std::string("no inputs") : names) + ")");
       }
-      const ParamInfo& p = sig.inputs[static_cast<size_t>(i)];
-      if (value.is_object()) {
-        auto npy = value.find("npy");
-        if (value.size() != 1 || npy == value.end() || !npy->is_string())
-          throw Reject{"input '" + name + "': an object value must be {\"npy\": \"PATH\"}"};
-        std::filesystem::path path(npy->get<std::string>());
-        if (path.is_relative() && !ctx.base_dir.empty()) path = std::filesystem::path(ctx.base_dir) / path;
-        try {
-          r.inputs[static_cast<size_t>(i)] = read_npy(path.string());
-        } catch (const ApiError& e) {
-          throw Reject{"input '" + name + "': " + e.message};
+      if (given_[static_cast<size_t>(i)]) return skip_value("input " + json(k).dump() + " given twice");
+      param_ = i;
+      return true;
+    }
+    if (depth_ == 3 && npy_) {
+      if (k != "npy")
+        return skip_value("input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}");
+      return true;
+    }
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    if (skipping()) return true;
+    if (depth_ == 3 && param_ >= 0) begin_array();
+    if (!in_array_) return skip_container(container_error("an array"));
+    size_t rel = static_cast<size_t>(depth_ - base_);
+    if (rel > 1) ++counts_[rel - 2];
+    if (leaf_ >= 0 && static_cast<int>(rel) > leaf_) return skip_container(not_rectangular(rel));
+    if (rel > param().dims.size())
+      return skip_container("input '" + param_name() + "' is nested deeper than the entry's " +
+                            declared(param()) + " (rank " + std::to_string(param().dims.size()) + ")");
+    if (counts_.size() < rel) counts_.resize(rel, 0);
+    counts_[rel - 1] = 0;
+    if (shape_.size() < rel) shape_.resize(rel, -1);
+    return true;
+  }
+  bool end_array() override {
+    size_t rel = static_cast<size_t>(depth_ - base_);
+    --depth_;
+    if (skip_until_ >= 0) return end_skip();
+    if (!error.empty()) return true;
+    int64_t n = counts_[rel - 1];
+    if (shape_[rel - 1] < 0) {
+      shape_[rel - 1] = n;
+    } else if (shape_[rel - 1] != n) {
+      return fail("input '" + param_name() + "' at " + index_text(path(rel - 1)) + ": expected an array of " +
+                  std::to_string(shape_[rel - 1]) + " (the arrays are not rectangular), found an array of " +
+                  std::to_string(n));
+    }
+    if (depth_ == base_) {
+      in_array_ = false;
+      return finish_value();
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error = "not valid JSON: " + strip_json_exception_prefix(e.what());
+    return false;
+  }
+
+  const std::vector<bool>& given() const { return given_; }
+
+ private:
+  // After a problem only the id is still of interest, and it is on the first level.
+  bool skipping() const { return skip_until_ >= 0 || (!error.empty() && depth_ > 1); }
+
+  // Records the first problem. Reading goes on (skipping every input) only while the id is not
+  // known yet.
+  bool note(const std::string& message) {
+    if (error.empty()) error = message;
+    in_array_ = false;
+    npy_ = false;
+    return !r_.has_id;
+  }
+  // The same, skipping the value that follows the current key.
+  bool skip_value(const std::string& message) {
+    skip_until_ = depth_;
+    return note(message);
+  }
+  // The same, skipping the container just opened.
+  bool skip_container(const std::string& message) {
+    skip_until_ = depth_ - 1;
+    return note(message);
+  }
+  bool fail(const std::string& message) { return note(message); }
+  // After the end of a container: whether it ended a skipped value.
+  bool end_skip() {
+    if (depth_ <= skip_until_) skip_until_ = -1;
+    return true;
+  }
+
+  std::string container_error(const char* what) {
+    if (depth_ == 1) return std::string("a request must be a JSON object, found ") + what;
+    if (depth_ == 2 && field_ == "id")
+      return std::string("\"id\" must be a string or an integer, found ") + what;
+    if (depth_ == 2 && field_ == "inputs") return std::string("\"inputs\" must be an object, found ") + what;
+    if (npy_) return "input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}";
+    return "input '" + param_name() + "': unexpected " + what;
+  }
+
+  const ParamInfo& param() const { return sig_.inputs[static_cast<size_t>(param_)]; }
+  std::string param_name() const { return param_ >= 0 ? param().name : "?"; }
+
+  std::vector<int64_t> path(size_t rel) const {
+    std::vector<int64_t> at;
+    for (size_t k = 0; k < rel; ++k) at.push_back(counts_[k] - 1);
+    return at;
+  }
+  std::string not_rectangular(size_t rel) {
+    return "input '" + param_name() + "' element " + index_text(path(rel - 1)) +
+           ": the arrays are not rectangular (an array where a number was before)";
+  }
+
+  void begin_array() {
+    in_array_ = true;
+    base_ = depth_ - 1;
+    leaf_ = -1;
+    counts_.clear();
+    shape_.clear();
+    bytes_ = std::make_shared<std::vector<uint8_t>>();
+    bytes_->reserve(
+        static_cast<size_t>(std::max<int64_t>(param().dims.empty() ? 1 : param().dims.back(), 1)) *
+        grp_dtype_size(param().dtype));
+  }
+
+  bool scalar(const Scalar& v) {
+    if (skip_until_ >= 0) {
+      if (depth_ == skip_until_) skip_until_ = -1;  // it was the skipped value
+      return true;
+    }
+    if (depth_ == 1) {
+      if (field_ == "id") {
+        if (v.kind == Scalar::String) {
+          r_.id = std::string(v.text);
+          r_.id_json = json(r_.id).dump();
+        } else if (v.kind == Scalar::Int || v.kind == Scalar::Uint) {
+          r_.id = v.kind == Scalar::Int ? std::to_string(v.i) : std::to_string(v.u);
+          r_.id_json = r_.id;
+        } else {
+          return note("\"id\" must be a string or an integer, found " + v.describe());
         }
-        check_declared(r.inputs[static_cast<size_t>(i)], p, " (" + path.string() + ")");
-      } else {
-        r.inputs[static_cast<size_t>(i)] = from_json(value, p);
-        check_declared(r.inputs[static_cast<size_t>(i)], p, "");
+        r_.has_id = true;
+        return error.empty();
       }
-      given[static_cast<size_t>(i)] = true;
+      if (!error.empty()) return true;
+      return note("\"inputs\" must be an object, found " + v.describe());
+    }
+    if (depth_ == 0) return note("a request must be a JSON object, found " + v.describe());
+    if (!error.empty()) return true;
+    if (npy_) {
+      if (v.kind != Scalar::String)
+        return note("input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}");
+      npy_path_ = std::string(v.text);
+      return true;
+    }
+    try {
+      if (depth_ == 2) {  // a scalar input
+        const ParamInfo& p = param();
+        if (!p.dims.empty())
+          return fail("input '" + p.name + "' has rank 0, the entry declares " + declared(p) + " (rank " +
+                      std::to_string(p.dims.size()) + ")");
+        auto bytes = std::make_shared<std::vector<uint8_t>>(grp_dtype_size(p.dtype));
+        store(v, p.dtype, bytes->data(), 0, [&] { return "input '" + p.name + "'"; });
+        r_.inputs[static_cast<size_t>(param_)] = HostTensor{p.dtype, {}, std::move(bytes)};
+        given_[static_cast<size_t>(param_)] = true;
+        param_ = -1;
+        return true;
+      }
+      // An element of an array.
+      size_t rel = static_cast<size_t>(depth_ - base_);
+      ++counts_[rel - 1];
+      if (leaf_ < 0) {
+        leaf_ = static_cast<int>(rel);
+        if (rel != param().dims.size())
+          return fail("input '" + param_name() + "' has rank " + std::to_string(rel) +
+                      ", the entry declares " + declared(param()) + " (rank " +
+                      std::to_string(param().dims.size()) + ")");
+      } else if (static_cast<int>(rel) != leaf_) {
+        return fail("input '" + param_name() + "' element " + index_text(path(rel)) +
+                    ": the arrays are not rectangular (a number where an array was before)");
+      }
+      size_t esize = grp_dtype_size(param().dtype), at = bytes_->size() / esize;
+      bytes_->resize(bytes_->size() + esize);
+      store(v, param().dtype, bytes_->data(), at,
+            [&] { return "input '" + param_name() + "' element " + index_text(path(rel)); });
+      return true;
+    } catch (const Reject& e) {
+      return fail(e.message);
     }
   }
+
+  bool finish_value() {
+    const ParamInfo& p = param();
+    std::vector<int64_t> shape = shape_;
+    if (shape.size() != p.dims.size())
+      return fail("input '" + p.name + "' has rank " + std::to_string(shape.size()) +
+                  ", the entry declares " + declared(p) + " (rank " + std::to_string(p.dims.size()) + ")");
+    HostTensor t{p.dtype, std::move(shape), std::move(bytes_)};
+    try {
+      check_declared(t, p, "");
+    } catch (const Reject& e) {
+      return fail(e.message);
+    }
+    r_.inputs[static_cast<size_t>(param_)] = std::move(t);
+    given_[static_cast<size_t>(param_)] = true;
+    param_ = -1;
+    return true;
+  }
+
+  void read_npy_value(const std::string& file) {
+    std::filesystem::path path(file);
+    if (path.is_relative() && !ctx_.base_dir.empty()) path = std::filesystem::path(ctx_.base_dir) / path;
+    HostTensor t;
+    try {
+      t = read_npy(path.string());
+    } catch (const ApiError& e) {
+      throw Reject{"input '" + param_name() + "': " + e.message};
+    }
+    check_declared(t, param(), " (" + path.string() + ")");
+    r_.inputs[static_cast<size_t>(param_)] = std::move(t);
+    given_[static_cast<size_t>(param_)] = true;
+  }
+
+  Request& r_;
+  const RequestContext& ctx_;
+  const Signature& sig_;
+  std::vector<bool> given_;
+  int depth_ = 0;
+  int skip_until_ = -1;  // >= 0: skipping until the depth falls to this
+  std::string field_;    // the request field being read
+  int param_ = -1;       // the input being read
+  bool npy_ = false;
+  std::optional<std::string> npy_path_;
+  // The nested arrays of the input being read: where they began, the depth of the numbers, the
+  // elements counted at each depth and the size each depth must have.
+  bool in_array_ = false;
+  int base_ = 0;
+  int leaf_ = -1;
+  std::vector<int64_t> counts_, shape_;
+  std::shared_ptr<std::vector<uint8_t>> bytes_;
+};
+
+void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
+  RequestReader reader(r, ctx);
+  json::sax_parse(text.begin(), text.end(), &reader);
+  if (!reader.error.empty()) throw Reject{reader.error};
+  if (!r.has_id) throw Reject{"the request has no \"id\""};
+  const Signature& sig = *ctx.sig;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    if (given[i]) continue;
+    if (reader.given()[i]) continue;
     if (!ctx.shared[i])
       throw Reject{"missing input '" + sig.inputs[i].name + "' (give it in \"inputs\" or with --input " +
                    sig.inputs[i].name + "=F.npy)"};
