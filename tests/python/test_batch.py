@@ -194,6 +194,72 @@ def test_bad_requests_get_error_lines_and_the_rest_runs():
     assert by_line[2]["id"] is None
 
 
+def test_more_malformed_requests():
+    d = tmpdir()
+    x = [0.5] * MLP_D["D"]
+    lines = [
+        '{"unknown": 1, "id": "late-id", "inputs": {"x": [%s]}}' % json.dumps(x),
+        {"id": {"a": 1}, "inputs": {}},
+        {"id": "inputs-array", "inputs": [1, 2]},
+        {"id": "deeper", "inputs": {"x": [[x]]}},
+        {"id": "shallow", "inputs": {"x": x}},
+        {"id": "scalar", "inputs": {"x": 1.5}},
+        {"id": "mixed", "inputs": {"x": [x, 3]}},
+        {"id": "npy-extra", "inputs": {"x": {"npy": "a.npy", "more": 1}}},
+        {"id": "npy-number", "inputs": {"x": {"npy": 3}}},
+        '{"id": "twice", "inputs": {"x": [%s], "x": [%s]}}' % (json.dumps(x), json.dumps(x)),
+        '{"id": "truncated", "inputs": {"x": [[1, 2',
+        "[1, 2]",
+        {"id": "ok", "inputs": {"x": [x, x]}},
+        {"id": "nan-is-allowed", "inputs": {"x": [["NaN"] + x[1:]]}},
+    ]
+    req = write_requests(os.path.join(d, "req.jsonl"), lines)
+    rc, _, err = mlp_batch(req, os.path.join(d, "out"))
+    assert rc == 1, err
+    with open(os.path.join(d, "out", "results.jsonl")) as f:
+        by_line = {r["line"]: r for r in map(json.loads, f)}
+    expect = {
+        1: ("late-id", 'unknown field "unknown"'),
+        2: (None, '"id" must be a string or an integer, found an object'),
+        3: ("inputs-array", '"inputs" must be an object, found an array'),
+        4: ("deeper", "is nested deeper than the entry's f16[B, 16] (rank 2)"),
+        5: ("shallow", "input 'x' has rank 1, the entry declares f16[B, 16] (rank 2)"),
+        6: ("scalar", "input 'x' has rank 0"),
+        7: ("mixed", "not rectangular"),
+        8: ("npy-extra", 'an object value must be {"npy": "PATH"}'),
+        9: ("npy-number", 'an object value must be {"npy": "PATH"}'),
+        10: ("twice", 'input "x" given twice'),
+        11: ("truncated", "not valid JSON"),
+        12: (None, "a request must be a JSON object, found an array"),
+    }
+    for line, (rid, fragment) in expect.items():
+        r = by_line[line]
+        assert r["status"] == "error" and fragment in r["error"] and r["id"] == rid, (fragment, r)
+    assert by_line[13]["status"] == "ok" and len(by_line[13]["outputs"]["out0"]) == 2
+    assert by_line[14]["status"] == "ok"
+
+
+def test_examples_batch_run_sh():
+    d = tmpdir()
+    p = subprocess.run([os.path.join(REPO, "examples", "batch", "run.sh"), grape_exe(), d], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    mlp, gpt2 = results(os.path.join(d, "mlp")), results(os.path.join(d, "gpt2"))
+    assert len(mlp) == 8 and all(r["status"] == "ok" for r in mlp.values())
+    assert len(gpt2) == 4 and all(r["status"] == "ok" for r in gpt2.values())
+    g = Grape(grape_exe())
+    with open(os.path.join(REPO, "examples", "batch", "mlp_requests.jsonl")) as f:
+        req = json.loads(f.readlines()[3])
+    (want,) = g.run(MLP, defines=dict(D=8, H=16, C=4), random_weights=1,
+                    inputs={"x": np.array(req["inputs"]["x"], np.float16)})
+    assert np.array_equal(output(os.path.join(d, "mlp"), mlp[req["id"]]), want)
+    with open(os.path.join(REPO, "examples", "batch", "gpt2_requests.jsonl")) as f:
+        req = json.loads(f.readline())
+    (want,) = g.run(GPT2, entry="generate", defines=GPT2_D, random_weights=1,
+                    inputs={"prompt": np.array(req["inputs"]["prompt"], np.int32), "max_new": np.array(5, np.int32)})
+    assert np.array_equal(output(os.path.join(d, "gpt2"), gpt2[req["id"]], dtype=np.int32), want)
+
+
 # A program whose calls can fail at run time (S must agree across inputs) and that has a shared
 # (non-stacked) scalar input.
 SCALE = """\
