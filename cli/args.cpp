@@ -131,8 +131,9 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       } else if (a == "--devices")
         o.devices = nonempty(next());
       else if (a == "--threads") {
-        int64_t n = parse_int(next(), a);
-        if (n < 1 || n > 256) throw UsageError("--threads must be between 1 and 256");
+        std::string v = next();
+        int64_t n = v == "auto" ? 0 : parse_int(v, a);
+        if (n < 0 || n > 256) throw UsageError("--threads must be auto or between 1 and 256");
         o.threads = static_cast<int>(n);
       } else if (a == "--shard") {
         std::string v = next();

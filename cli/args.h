@@ -38,7 +38,7 @@ struct Options {
   std::string requests;                      // request file, "-" for standard input
   int64_t max_batch = 32;                    // most rows in one call
   std::string devices;                       // "all" or comma-separated ordinals; empty: device 0
-  int threads = 1;                           // sessions per device
+  int threads = 0;                           // sessions per device (0: auto)
   int64_t shard_index = 0, shard_count = 1;  // --shard I/N
   bool overwrite = false;                    // start over instead of resuming
   std::string outputs = "auto";              // auto | inline | npy

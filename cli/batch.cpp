@@ -26,17 +26,18 @@ const char* kBatchUsage =
     "usage: grape batch FILE --entry NAME --requests R.jsonl|- --output DIR [-D NAME=VALUE]...\n"
     "                   [--weights F.safetensors | --random-weights SEED] [--input NAME=F.npy]...\n"
     "                   [--backend cpu|cuda|auto] [--executor eager|graph|auto] [--max-batch N]\n"
-    "                   [--devices all|0,1,...] [--threads N] [--shard I/N] [--resume | --overwrite]\n"
+    "                   [--devices all|0,1,...] [--threads N|auto] [--shard I/N] [--resume | --overwrite]\n"
     "                   [--outputs auto|inline|npy] [--quiet] [--json] [--max-loop-trips N] [--timeout S]\n"
     "Runs the entry once for every line of the request file (JSONL: {\"id\": ..., \"inputs\": {NAME: nested\n"
     "array | scalar | {\"npy\": PATH}}}) and appends one result line per request to DIR/results.jsonl\n"
     "(id, line, status ok with its outputs or error with the reason, the call's size and time).\n"
     "Requests that differ only in the batch dim are stacked into calls of at most --max-batch rows\n"
-    "(default 32). --devices runs a session on each listed GPU (default: device 0), --threads N\n"
-    "sessions per device (the CPU backend: N parallel sessions). --shard I/N takes the requests whose\n"
-    "id hashes (FNV-1a) to I. Re-running skips the ids already in results.jsonl (--overwrite starts\n"
-    "over). Outputs of at most 1024 elements are written inline, larger ones as DIR/outputs/*.npy\n"
-    "(--outputs). Ctrl-C stops after the calls in flight. Exit status 1 if any request failed.\n"
+    "(default 32). --devices runs a session on each listed GPU (default: device 0); --threads N\n"
+    "sessions per device (auto: 1 per GPU; on the CPU backend half the cores, at most 8).\n"
+    "--shard I/N takes the requests whose id hashes (FNV-1a) to I. Re-running skips the ids\n"
+    "already in results.jsonl (--overwrite starts over). Outputs of at most 1024 elements are\n"
+    "written inline, larger ones as DIR/outputs/*.npy (--outputs). Ctrl-C stops after the calls in\n"
+    "flight. Exit status 1 if any request failed.\n"
     "See docs/batch.md.\n";
 
 const std::vector<std::string> kBatchFlags = {
@@ -91,11 +92,17 @@ std::vector<SessionPtr> open_sessions(grp_model* model, const Options& o, std::s
   } else {
     for (size_t k = 1; k < devices.size(); ++k) sessions.push_back(open_session(model, o, devices[k], false));
   }
-  // The extra sessions per device, device by device.
+  // The extra sessions per device, device by device. auto: one per GPU (a session keeps its GPU
+  // busy); on the CPU, half the cores up to 8, since one call of a small batch runs on one core
+  // and the other half reads the requests.
+  int threads = o.threads;
+  if (threads == 0)
+    threads =
+        backend == "cpu" ? static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u)) : 1;
   std::vector<SessionPtr> out;
   for (size_t k = 0; k < sessions.size(); ++k) {
     out.push_back(std::move(sessions[k]));
-    for (int t = 1; t < o.threads; ++t) out.push_back(open_session(model, o, devices[k], false));
+    for (int t = 1; t < threads; ++t) out.push_back(open_session(model, o, devices[k], false));
   }
   return out;
 }

@@ -94,10 +94,11 @@ std::string summary_text(const BatchSummary& s) {
   double rate = s.seconds > 0 ? static_cast<double>(s.ok + s.failed) / s.seconds : 0;
   std::snprintf(
       buf, sizeof buf,
-      "grape batch: %zu requests (%zu ok, %zu failed%s) in %.2f s, %.1f req/s; %zu calls of %.1f rows "
+      "grape batch: %zu requests (%zu ok, %zu failed%s) in %.2f s, %.1f req/s; %zu call%s of %.1f rows "
       "on average, latency per call p50 %.3f ms p99 %.3f ms; %zu session%s on %s; %zu already done "
       "(resumed)\n  results: %s\n",
       s.ok + s.failed, s.ok, s.failed, s.interrupted ? ", interrupted" : "", s.seconds, rate, s.batches,
+      s.batches == 1 ? "" : "s",
       s.batches ? static_cast<double>(s.rows) / static_cast<double>(s.batches) : 0.0, s.p50_ms, s.p99_ms,
       s.sessions, s.sessions == 1 ? "" : "s", s.backend.c_str(), s.resumed, s.results.c_str());
   return buf;

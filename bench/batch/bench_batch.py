@@ -36,7 +36,7 @@ def main():
     ap.add_argument("--max-batch", type=int, default=64)
     ap.add_argument("--runs", type=int, default=500, help="grape run invocations timed (0: skip)")
     ap.add_argument("--devices", default=None, help="passed to grape batch (e.g. all)")
-    ap.add_argument("--threads", type=int, default=1, help="sessions per device")
+    ap.add_argument("--threads", default=None, help="sessions per device (default: grape's auto)")
     ap.add_argument("--repeat", type=int, default=3, help="batch and stacked runs: best of this many")
     ap.add_argument("--json-out")
     a = ap.parse_args()
@@ -63,12 +63,14 @@ def main():
         subprocess.run(args, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return time.perf_counter() - t0
 
-    res = {"backend": a.backend, "defines": a.defines, "n": a.n, "max_batch": a.max_batch}
+    res = {"backend": a.backend, "defines": a.defines, "n": a.n, "max_batch": a.max_batch, "cores": os.cpu_count()}
     batch_s, summary = [], None
     for k in range(a.repeat):
         out = os.path.join(tmp, f"out{k}")
         args = [grape, "batch", *common, "--requests", req, "--output", out, "--max-batch", str(a.max_batch),
-                "--threads", str(a.threads), "--json", "--quiet"]
+                "--json", "--quiet"]
+        if a.threads:
+            args += ["--threads", a.threads]
         if a.devices:
             args += ["--devices", a.devices]
         t0 = time.perf_counter()
