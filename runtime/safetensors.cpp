@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
 #include "runtime/error.h"
@@ -33,6 +35,8 @@ constexpr StDtype kStDtypes[] = {
     {"F6_E3M2", std::nullopt}, {"C64", std::nullopt},
 };
 
+// Called as grape::quoted: <nlohmann/json.hpp> brings in <iomanip>, whose std::quoted argument-dependent
+// lookup would find for a std::string.
 std::string quoted(std::string_view s) {
   // For error messages: the name between single quotes, control characters escaped and long
   // names shortened so that a hostile header cannot produce an unbounded message.
@@ -52,198 +56,6 @@ std::string quoted(std::string_view s) {
   }
   return out + "'";
 }
-
-// ---------------------------------------------------------------------------------------------
-// A strict, schema-directed JSON reader over the header text. It never builds a generic document:
-// values are read where the schema expects them, so memory stays proportional to what is kept
-// (names, shapes) and nesting never goes deeper than the schema (object > object > array).
-
-class JsonReader {
- public:
-  JsonReader(std::string_view text, const std::string& file) : s_(text), file_(file) {}
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(ErrorCode::Format, file_ + ": invalid header JSON at byte " + std::to_string(pos_) + ": " + what);
-  }
-  [[noreturn]] void fail_at(const std::string& where, const std::string& what) const {
-    throw Error(ErrorCode::Format, file_ + ": " + where + ": " + what);
-  }
-
-  void ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-  bool at_end() const { return pos_ >= s_.size(); }
-  char peek() {
-    ws();
-    if (at_end()) fail("unexpected end of header");
-    return s_[pos_];
-  }
-  bool consume(char c) {
-    if (peek() == c) { ++pos_; return true; }
-    return false;
-  }
-  void expect(char c) {
-    if (!consume(c)) fail(std::string("expected '") + c + "', found " + describe_here());
-  }
-  std::string describe_here() {
-    if (at_end()) return "end of header";
-    char c = s_[pos_];
-    if (c == '{') return "an object";
-    if (c == '[') return "an array";
-    if (c == '"') return "a string";
-    if (c == '-' || (c >= '0' && c <= '9')) return "a number";
-    if (c == 't' || c == 'f') return "a boolean";
-    if (c == 'n') return "null";
-    return "unexpected character " + quoted(std::string_view(&s_[pos_], 1));
-  }
-  bool peek_null() {
-    if (peek() == 'n') {
-      literal("null");
-      return true;
-    }
-    return false;
-  }
-  void literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) fail("invalid literal");
-    pos_ += word.size();
-  }
-
-  // The next value must be a string; returns it decoded.
-  std::string string_value() {
-    if (peek() != '"') fail("expected a string, found " + describe_here());
-    ++pos_;
-    std::string out;
-    for (;;) {
-      if (at_end()) fail("unterminated string");
-      auto c = static_cast<unsigned char>(s_[pos_]);
-      if (c == '"') { ++pos_; return out; }
-      if (c < 0x20) fail("control character in string");
-      if (c != '\\') { out += static_cast<char>(c); ++pos_; continue; }
-      ++pos_;
-      if (at_end()) fail("unterminated string");
-      char e = s_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xdc00 && cp <= 0xdfff) fail("lone trailing surrogate in \\u escape");
-          if (cp >= 0xd800 && cp <= 0xdbff) {
-            if (s_.substr(pos_, 2) != "\\u") fail("lone leading surrogate in \\u escape");
-            pos_ += 2;
-            uint32_t lo = hex4();
-            if (lo < 0xdc00 || lo > 0xdfff) fail("invalid surrogate pair in \\u escape");
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default: fail("invalid escape in string");
-      }
-    }
-  }
-
-  // The next value must be a JSON integer literal >= 0 that fits in uint64 (no sign, fraction or
-  // exponent: the reference reads these fields as usize). `where`/`field` name it in errors.
-  uint64_t uint_value(const std::string& where, const std::string& field) {
-    char c = peek();
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      size_t start = pos_;
-      bool neg = c == '-';
-      if (neg) ++pos_;
-      if (at_end() || s_[pos_] < '0' || s_[pos_] > '9') fail("invalid number");
-      bool leading_zero = s_[pos_] == '0';
-      uint64_t v = 0;
-      bool overflow = false;
-      size_t digits = 0;
-      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-        auto d = static_cast<uint64_t>(s_[pos_] - '0');
-        if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) overflow = true;
-        else v = v * 10 + d;
-        ++pos_;
-        ++digits;
-      }
-      if (leading_zero && digits > 1) fail("invalid number (leading zero)");
-      bool is_float = false;
-      if (pos_ < s_.size() && s_[pos_] == '.') {
-        is_float = true;
-        ++pos_;
-        if (at_end() || s_[pos_] < '0' || s_[pos_] > '9') fail("invalid number");
-        while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-      }
-      if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-        is_float = true;
-        ++pos_;
-        if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-        if (at_end() || s_[pos_] < '0' || s_[pos_] > '9') fail("invalid number");
-        while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-      }
-      std::string text(s_.substr(start, std::min<size_t>(pos_ - start, 40)));
-      if (neg || is_float)
-        fail_at(where, field + " must hold non-negative integers, found " + text);
-      if (overflow) fail_at(where, field + " value " + text + " is too large");
-      return v;
-    }
-    fail_at(where, field + " must hold non-negative integers, found " + describe_here());
-  }
-
-  // An array of non-negative integers.
-  std::vector<uint64_t> uint_array(const std::string& where, const std::string& field) {
-    if (peek() != '[') fail_at(where, field + " must be an array of non-negative integers, found " + describe_here());
-    ++pos_;
-    std::vector<uint64_t> out;
-    if (consume(']')) return out;
-    for (;;) {
-      out.push_back(uint_value(where, field));
-      if (consume(']')) return out;
-      expect(',');
-    }
-  }
-
-  size_t pos() const { return pos_; }
-
- private:
-  uint32_t hex4() {
-    if (s_.size() - pos_ < 4) fail("invalid \\u escape");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = s_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
-      else fail("invalid \\u escape");
-    }
-    return v;
-  }
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xc0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xe0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      out += static_cast<char>(0xf0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
-  }
-
-  std::string_view s_;
-  const std::string& file_;
-  size_t pos_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Header parsing and validation
@@ -270,59 +82,43 @@ std::string u64_shape_to_string(const std::vector<uint64_t>& s) {
   return out + "]";
 }
 
-Entry parse_entry(JsonReader& r, const std::string& name, const std::string& file) {
-  const std::string where = "tensor " + quoted(name);
-  Entry e{name, DType::F32, nullptr, {}, 0, 0};
-  if (r.peek() != '{') r.fail_at(where, "entry must be an object, found " + r.describe_here());
-  r.expect('{');
+[[noreturn]] void fail_at(const std::string& file, const std::string& where, const std::string& what) {
+  throw Error(ErrorCode::Format, file + ": " + where + ": " + what);
+}
+
+// The fields of one tensor entry as read; checked and turned into an Entry by make_entry.
+struct RawEntry {
+  std::string name;
   bool have_dtype = false, have_shape = false, have_offsets = false;
-  std::vector<uint64_t> shape, offsets;
   std::string dtype_text;
-  if (!r.consume('}')) {
-    for (;;) {
-      std::string key = r.string_value();
-      r.expect(':');
-      auto dup = [&](bool& seen) {
-        if (seen) r.fail_at(where, "duplicate field " + quoted(key));
-        seen = true;
-      };
-      if (key == "dtype") {
-        dup(have_dtype);
-        if (r.peek() != '"') r.fail_at(where, "dtype must be a string, found " + r.describe_here());
-        dtype_text = r.string_value();
-      } else if (key == "shape") {
-        dup(have_shape);
-        shape = r.uint_array(where, "shape");
-      } else if (key == "data_offsets") {
-        dup(have_offsets);
-        offsets = r.uint_array(where, "data_offsets");
-      } else {
-        r.fail_at(where, "unknown field " + quoted(key) + " (expected dtype, shape, data_offsets)");
-      }
-      if (r.consume('}')) break;
-      r.expect(',');
-    }
-  }
-  if (!have_dtype) r.fail_at(where, "missing field 'dtype'");
-  if (!have_shape) r.fail_at(where, "missing field 'shape'");
-  if (!have_offsets) r.fail_at(where, "missing field 'data_offsets'");
+  std::vector<uint64_t> shape, offsets;
+};
+
+Entry make_entry(RawEntry& raw, const std::string& file) {
+  const std::string where = "tensor " + grape::quoted(raw.name);
+  Entry e{raw.name, DType::F32, nullptr, {}, 0, 0};
+  if (!raw.have_dtype) fail_at(file, where, "missing field 'dtype'");
+  if (!raw.have_shape) fail_at(file, where, "missing field 'shape'");
+  if (!raw.have_offsets) fail_at(file, where, "missing field 'data_offsets'");
 
   const StDtype* known = nullptr;
   for (const StDtype& d : kStDtypes)
-    if (dtype_text == d.name) known = &d;
-  if (!known) throw Error(ErrorCode::Format, file + ": unknown dtype " + quoted(dtype_text) + " for " + where);
+    if (raw.dtype_text == d.name) known = &d;
+  if (!known) throw Error(ErrorCode::Format, file + ": unknown dtype " + grape::quoted(raw.dtype_text) + " for " + where);
   if (!known->dtype)
     throw Error(ErrorCode::Format, file + ": unsupported dtype " + known->name + " for " + where +
                                        " (Grape supports F32, F16, BF16, I32, I64, BOOL)");
   e.dtype = *known->dtype;
   e.st_dtype = known->name;
 
+  const auto& offsets = raw.offsets;
+  const auto& shape = raw.shape;
   if (offsets.size() != 2)
-    r.fail_at(where, "data_offsets must be [begin, end], found " + std::to_string(offsets.size()) + " values");
+    fail_at(file, where, "data_offsets must be [begin, end], found " + std::to_string(offsets.size()) + " values");
   e.begin = offsets[0];
   e.end = offsets[1];
   if (e.end < e.begin)
-    r.fail_at(where, "data_offsets " + offsets_to_string(e.begin, e.end) + " end before they begin");
+    fail_at(file, where, "data_offsets " + offsets_to_string(e.begin, e.end) + " end before they begin");
 
   // numel * size with overflow checks, in the reference's order (dims left to right, then size).
   // The product of the non-zero dims must fit in int64 too (stricter than the reference for
@@ -332,18 +128,18 @@ Entry parse_entry(JsonReader& r, const std::string& name, const std::string& fil
   for (uint64_t d : shape) {
     if (d == 0) { has_zero = true; continue; }
     if (product > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / d)
-      r.fail_at(where, "shape " + u64_shape_to_string(shape) + " overflows the element count");
+      fail_at(file, where, "shape " + u64_shape_to_string(shape) + " overflows the element count");
     product *= d;
   }
   uint64_t numel = has_zero ? 0 : product;
   uint64_t esize = dtype_size(e.dtype);
   if (numel > std::numeric_limits<uint64_t>::max() / esize)
-    r.fail_at(where, "shape " + u64_shape_to_string(shape) + " overflows the byte size");
+    fail_at(file, where, "shape " + u64_shape_to_string(shape) + " overflows the byte size");
   uint64_t need = numel * esize;
   if (e.end - e.begin != need)
-    r.fail_at(where, "data_offsets " + offsets_to_string(e.begin, e.end) + " hold " + std::to_string(e.end - e.begin) +
-                         " bytes but shape " + u64_shape_to_string(shape) + " of " + e.st_dtype + " needs " +
-                         std::to_string(need));
+    fail_at(file, where, "data_offsets " + offsets_to_string(e.begin, e.end) + " hold " +
+                             std::to_string(e.end - e.begin) + " bytes but shape " + u64_shape_to_string(shape) +
+                             " of " + e.st_dtype + " needs " + std::to_string(need));
   e.shape.assign(shape.begin(), shape.end());
   return e;
 }
@@ -352,6 +148,221 @@ struct Header {
   std::vector<Entry> entries;  // sorted by data offset
   std::map<std::string, std::string> metadata;
   uint64_t data_start = 0;     // 8 + N
+};
+
+// A strict, schema-directed reader of the header on nlohmann-json's SAX interface. It never
+// builds a document: values are taken where the schema expects them, so memory stays proportional
+// to what is kept (names, shapes), and the first value out of place (a nested array where a
+// number belongs, say) stops the parse, so nesting never goes deeper than the schema
+// (object > object > array) however deep the text is. Unlike a document parser it sees every key,
+// so duplicate names and fields are reported.
+class HeaderReader final : public nlohmann::json::json_sax_t {
+ public:
+  HeaderReader(std::string_view text, const std::string& file, Header& h) : text_(text), file_(file), h_(h) {}
+
+  // The first problem, as the complete message; empty when the header is valid.
+  std::string error;
+
+  bool null() override {
+    if (depth_ == 1 && in_metadata_key_) return done_value();  // "__metadata__": null
+    return unexpected("null");
+  }
+  bool boolean(bool) override { return unexpected("a boolean"); }
+  bool number_integer(number_integer_t v) override {
+    // Only a token with a minus sign arrives here (nlohmann reports the others as unsigned).
+    if (in_uints())
+      return fail_at(field_ + " must hold non-negative integers, found " + (v == 0 ? "-0" : std::to_string(v)));
+    return unexpected("a number");
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (in_uints()) {
+      (field_ == "shape" ? raw_.shape : raw_.offsets).push_back(v);
+      return true;
+    }
+    return unexpected("a number");
+  }
+  bool number_float(number_float_t, const string_t& text) override {
+    if (in_uints()) {
+      // The reference reads these fields as usize: no sign, fraction or exponent. Digits alone
+      // arrive here only when they overflow uint64.
+      std::string shown = text.substr(0, 40);
+      bool digits = text.find_first_not_of("0123456789") == std::string::npos;
+      if (digits) return fail_at(field_ + " value " + shown + " is too large");
+      return fail_at(field_ + " must hold non-negative integers, found " + shown);
+    }
+    return unexpected("a number");
+  }
+  bool string(string_t& s) override {
+    if (depth_ == 2 && in_metadata_) {
+      if (!h_.metadata.emplace(meta_key_, s).second) return fail_at("duplicate key " + grape::quoted(meta_key_));
+      return true;
+    }
+    if (depth_ == 2 && in_entry_ && field_ == "dtype") {
+      raw_.dtype_text = s;
+      return true;
+    }
+    return unexpected("a string");
+  }
+  bool binary(binary_t&) override { return unexpected("a binary value"); }
+
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) return enter();
+    if (depth_ == 1 && in_metadata_key_) {
+      in_metadata_ = true;
+      return enter();
+    }
+    if (depth_ == 1) {
+      in_entry_ = true;
+      raw_ = RawEntry{};
+      raw_.name = key_;
+      return enter();
+    }
+    return unexpected("an object");
+  }
+  bool end_object() override {
+    --depth_;
+    if (depth_ == 0) {
+      closed_ = true;
+      return true;
+    }
+    if (in_metadata_) {
+      in_metadata_ = false;
+      return done_value();
+    }
+    in_entry_ = false;
+    try {
+      h_.entries.push_back(make_entry(raw_, file_));
+    } catch (const Error& e) {
+      error = e.what();
+      return false;
+    }
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 2 && in_entry_ && (field_ == "shape" || field_ == "data_offsets")) return enter();
+    return unexpected("an array");
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      key_ = k;
+      in_metadata_key_ = k == "__metadata__";
+      if (in_metadata_key_) {
+        if (have_metadata_) return fail_at("__metadata__", "duplicate __metadata__ entry");
+        have_metadata_ = true;
+      } else if (!names_.insert(k).second) {
+        return fail_at("tensor " + grape::quoted(k), "duplicate tensor name");
+      }
+      return true;
+    }
+    if (in_metadata_) {
+      meta_key_ = k;
+      return true;
+    }
+    field_ = k;
+    auto dup = [&](bool& seen) {
+      if (seen) return fail_at("duplicate field " + grape::quoted(k));
+      seen = true;
+      return true;
+    };
+    if (k == "dtype") return dup(raw_.have_dtype);
+    if (k == "shape") return dup(raw_.have_shape);
+    if (k == "data_offsets") return dup(raw_.have_offsets);
+    return fail_at("unknown field " + grape::quoted(k) + " (expected dtype, shape, data_offsets)");
+  }
+
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& ex) override {
+    std::string what = ex.what();
+    auto has = [&](const char* fragment) { return what.find(fragment) != std::string::npos; };
+    std::string at = file_ + ": invalid header JSON at byte " + std::to_string(position) + ": ";
+    // nlohmann's last token can hold the text since the previous token; the last character is the
+    // one that did not fit.
+    std::string found = last_token.empty() ? "end of header" : grape::quoted(last_token.substr(last_token.size() - 1));
+    if (closed_) {
+      error = at + "trailing characters after the header object";
+    } else if (has("control character")) {
+      error = at + "control character in string";
+    } else if (has("forbidden character after backslash")) {
+      error = at + "invalid escape in string";
+    } else if (has("must be followed by U+DC00")) {
+      error = at + "lone leading surrogate in \\u escape";
+    } else if (has("must follow U+D800")) {
+      error = at + "lone trailing surrogate in \\u escape";
+    } else if (has("must be followed by 4 hex digits")) {
+      error = at + "invalid \\u escape";
+    } else if (has("missing closing quote")) {
+      error = at + "unterminated string";
+    } else if (has("end of input")) {
+      error = at + "unexpected end of header";
+    } else if (in_uints() && leading_zero(position, last_token)) {
+      error = at + "invalid number (leading zero)";
+    } else if (in_uints()) {
+      fail_at(field_ + " must hold non-negative integers, found " + found);
+    } else if (has("expected string literal")) {
+      error = at + "expected a string, found " + found;
+    } else {
+      // nlohmann's own words: "syntax error while parsing value - invalid literal; last read: ..."
+      auto colon = what.find(": ", what.find("parse error"));
+      error = at + (colon == std::string::npos ? what : what.substr(colon + 2));
+    }
+    return false;
+  }
+
+ private:
+  bool enter() {
+    ++depth_;
+    return true;
+  }
+  bool in_uints() const { return depth_ == 3 && in_entry_; }
+  bool done_value() {
+    in_metadata_key_ = false;
+    return true;
+  }
+  // "01": nlohmann's lexer ends the number after the 0 and trips on the 1.
+  bool leading_zero(std::size_t position, const std::string& last_token) const {
+    size_t start = position >= last_token.size() ? position - last_token.size() : 0;
+    return !last_token.empty() && last_token[0] >= '0' && last_token[0] <= '9' && start > 0 &&
+           start <= text_.size() && text_[start - 1] == '0';
+  }
+
+  std::string where() const {
+    if (depth_ >= 1 && in_metadata_key_) return "__metadata__";
+    return "tensor " + grape::quoted(depth_ >= 2 && in_entry_ ? raw_.name : key_);
+  }
+  bool fail_at(const std::string& place, const std::string& what) {
+    if (error.empty()) error = file_ + ": " + place + ": " + what;
+    return false;
+  }
+  bool fail_at(const std::string& what) { return fail_at(where(), what); }
+
+  // A value where the schema has no place for it.
+  bool unexpected(const std::string& found) {
+    if (depth_ == 1 && in_metadata_key_) return fail_at("must be an object of strings, found " + found);
+    if (depth_ == 1) return fail_at("entry must be an object, found " + found);
+    if (depth_ == 2 && in_metadata_) return fail_at("value of " + grape::quoted(meta_key_) + " must be a string, found " + found);
+    if (in_uints()) return fail_at(field_ + " must hold non-negative integers, found " + found);
+    if (field_ == "dtype") return fail_at("dtype must be a string, found " + found);
+    return fail_at(field_ + " must be an array of non-negative integers, found " + found);
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  Header& h_;
+  int depth_ = 0;
+  bool closed_ = false;           // the top-level object has ended
+  std::string key_;               // the current top-level key
+  bool in_metadata_key_ = false;  // ... is "__metadata__"
+  bool have_metadata_ = false;
+  bool in_metadata_ = false;      // inside the __metadata__ object
+  std::string meta_key_;
+  bool in_entry_ = false;         // inside a tensor entry
+  std::string field_;             // the entry's current field
+  RawEntry raw_;
+  std::set<std::string> names_;
 };
 
 // `prefix` holds at least the first min(8, file_size) bytes; `header_text` is read by the caller
@@ -377,44 +388,15 @@ Header parse_header(const uint8_t* prefix, uint64_t file_size, const std::string
   Header h;
   h.data_start = 8 + n;
   uint64_t data_size = file_size - h.data_start;
-  JsonReader r(text, file);
-  r.expect('{');
-  std::map<std::string, bool> seen;  // names seen so far (tensors and __metadata__)
-  bool have_metadata = false;
-  if (!r.consume('}')) {
-    for (;;) {
-      std::string key = r.string_value();
-      r.expect(':');
-      if (key == "__metadata__") {
-        if (have_metadata) r.fail_at("__metadata__", "duplicate __metadata__ entry");
-        have_metadata = true;
-        if (!r.peek_null()) {
-          if (r.peek() != '{') r.fail_at("__metadata__", "must be an object of strings, found " + r.describe_here());
-          r.expect('{');
-          if (!r.consume('}')) {
-            for (;;) {
-              std::string mk = r.string_value();
-              r.expect(':');
-              if (r.peek() != '"')
-                r.fail_at("__metadata__", "value of " + quoted(mk) + " must be a string, found " + r.describe_here());
-              std::string mv = r.string_value();
-              if (!h.metadata.emplace(mk, std::move(mv)).second)
-                r.fail_at("__metadata__", "duplicate key " + quoted(mk));
-              if (r.consume('}')) break;
-              r.expect(',');
-            }
-          }
-        }
-      } else {
-        if (!seen.emplace(key, true).second) r.fail_at("tensor " + quoted(key), "duplicate tensor name");
-        h.entries.push_back(parse_entry(r, key, file));
-      }
-      if (r.consume('}')) break;
-      r.expect(',');
-    }
+  HeaderReader reader(text, file, h);
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(text.begin(), text.end(), &reader);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::Format, file + ": invalid header JSON: " + e.what());
   }
-  r.ws();
-  if (!r.at_end()) r.fail("trailing characters after the header object");
+  if (!ok || !reader.error.empty())
+    throw Error(ErrorCode::Format, reader.error.empty() ? file + ": invalid header JSON" : reader.error);
 
   std::stable_sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
@@ -424,7 +406,7 @@ Header parse_header(const uint8_t* prefix, uint64_t file_size, const std::string
     if (e.begin != expected) {
       std::string what = e.begin < expected ? "overlap the previous tensor, which ends at byte "
                                             : "leave a gap after the previous tensor, which ends at byte ";
-      throw Error(ErrorCode::Format, file + ": tensor " + quoted(e.name) + ": data_offsets " +
+      throw Error(ErrorCode::Format, file + ": tensor " + grape::quoted(e.name) + ": data_offsets " +
                                          offsets_to_string(e.begin, e.end) + " " + what + std::to_string(expected));
     }
     expected = e.end;
@@ -480,16 +462,16 @@ Prepared prepare(const std::map<std::string, Tensor>& tensors, const std::map<st
   Prepared p;
   for (const auto& kv : tensors) {
     if (!kv.second.defined())
-      throw Error(ErrorCode::InvalidArgument, what + ": tensor " + quoted(kv.first) + " is undefined");
+      throw Error(ErrorCode::InvalidArgument, what + ": tensor " + grape::quoted(kv.first) + " is undefined");
     if (kv.first == "__metadata__")
       throw Error(ErrorCode::InvalidArgument, what + ": a tensor cannot be named '__metadata__'");
     if (!is_valid_utf8(kv.first))
-      throw Error(ErrorCode::InvalidArgument, what + ": tensor name " + quoted(kv.first) + " is not valid UTF-8");
+      throw Error(ErrorCode::InvalidArgument, what + ": tensor name " + grape::quoted(kv.first) + " is not valid UTF-8");
     p.order.push_back(&kv);
   }
   for (const auto& kv : metadata)
     if (!is_valid_utf8(kv.first) || !is_valid_utf8(kv.second))
-      throw Error(ErrorCode::InvalidArgument, what + ": metadata entry " + quoted(kv.first) + " is not valid UTF-8");
+      throw Error(ErrorCode::InvalidArgument, what + ": metadata entry " + grape::quoted(kv.first) + " is not valid UTF-8");
   // Larger elements first (keeps every tensor aligned to its element size), then by name.
   std::stable_sort(p.order.begin(), p.order.end(), [](const auto* a, const auto* b) {
     size_t sa = dtype_size(a->second.dtype()), sb = dtype_size(b->second.dtype());
