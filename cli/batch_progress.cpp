@@ -37,6 +37,7 @@ void ProgressLine::stop() {
   cv_.notify_all();
   if (thread_.joinable()) {
     thread_.join();
+    draw();  // the final count, even for a run shorter than one redraw
     std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
   }

@@ -413,7 +413,7 @@ def slow_mlp_requests(d, n):
 
 def slow_args(req, out):
     return [grape_exe(), "batch", MLP, "-D", "D=64", "-D", "H=2048", "-D", "C=8", "--random-weights", "1",
-            "--backend", "cpu", "--max-batch", "1", "--requests", req, "--output", out, "--quiet"]
+            "--backend", "cpu", "--max-batch", "1", "--threads", "1", "--requests", req, "--output", out, "--quiet"]
 
 
 def count_lines(path):
@@ -469,6 +469,32 @@ def test_ctrl_c_stops_cleanly_and_resumes():
     assert p.returncode == 0, p.stderr
     res = results(out)
     assert len(res) == n and all(r["status"] == "ok" for r in res.values())
+
+
+def test_progress_line_on_a_terminal_only():
+    import pty
+    d = tmpdir()
+    req = slow_mlp_requests(d, 800)
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen(slow_args(req, os.path.join(d, "out"))[:-1], stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:  # the other end closed
+                break
+            if not b:
+                break
+            chunks.append(b)
+        assert p.wait(timeout=120) == 0
+    finally:
+        os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert "\r\x1b[K" in text and "requests" in text and "req/s" in text, text[:500]
+    assert "/800" in text, text[:500]  # done/total
+    assert "grape batch: 800 requests (800 ok, 0 failed)" in text, text[-500:]
 
 
 def test_threads_share_the_queue():
