@@ -162,6 +162,9 @@ int cmd_batch(const Options& o) {
         HostTensor{grp_tensor_dtype(t.get()), std::vector<int64_t>(shape, shape + grp_tensor_rank(t.get())),
                    std::make_shared<std::vector<uint8_t>>(data, data + grp_tensor_nbytes(t.get()))});
     shared_index[index] = static_cast<int>(shared_values.size() - 1);
+    // Checked once here, not in every request that uses it.
+    std::string why = mismatch(shared_values.back(), sig.inputs[index], "");
+    if (!why.empty()) throw ApiError{GRP_ERR_TYPE, "--input " + sig.inputs[index].name + ": " + why};
   }
   RequestContext ctx;
   ctx.sig = &sig;

@@ -470,6 +470,15 @@ void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
 
 }  // namespace
 
+std::string mismatch(const HostTensor& t, const ParamInfo& p, const std::string& source) {
+  try {
+    check_declared(t, p, source);
+  } catch (const Reject& e) {
+    return e.message;
+  }
+  return "";
+}
+
 HostTensor read_npy(const std::string& path) {
   grp_tensor* raw = nullptr;
   check(grp_tensor_read_npy(path.c_str(), &raw));

@@ -44,6 +44,10 @@ struct RequestContext {
 // Reads one non-blank line. Never throws for bad content: the error is in Request::error.
 Request parse_request(std::string_view text, size_t line, const RequestContext& ctx);
 
+// Why t cannot be parameter p's value (dtype, rank or a fixed dim); empty when it can. `source`
+// follows the parameter's name in the message (" (file.npy)").
+std::string mismatch(const HostTensor& t, const ParamInfo& p, const std::string& source);
+
 // Reads a .npy file into a host tensor (ApiError on failure).
 HostTensor read_npy(const std::string& path);
 

@@ -205,8 +205,11 @@ std::string ResultWriter::ok_line(const Request& r, const std::vector<OutputSlic
 }
 
 std::string ResultWriter::error_line(const Request& r, const std::string& message) {
+  // Replacing bytes that are not UTF-8 (a file name, say) keeps the line readable JSON, so that a
+  // resumed run can read it back.
+  std::string text = nlohmann::json(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return "{\"id\":" + r.id_json + ",\"line\":" + std::to_string(r.line) +
-         ",\"status\":\"error\",\"error\":" + json_string(message) + "}\n";
+         ",\"status\":\"error\",\"error\":" + text + "}\n";
 }
 
 void ResultWriter::append(const std::string& lines) {
