@@ -171,6 +171,8 @@ int cmd_batch(const Options& o) {
   ctx.file = o.requests == "-" ? "<stdin>" : o.requests;
   ctx.base_dir = o.requests == "-" ? "" : std::filesystem::path(o.requests).parent_path().string();
   for (int k : shared_index) ctx.shared.push_back(k < 0 ? nullptr : &shared_values[static_cast<size_t>(k)]);
+  NpyCache npy_rows;
+  ctx.npy_rows = &npy_rows;
 
   std::ifstream file;
   if (o.requests != "-") {

@@ -167,9 +167,10 @@ class RequestReader final : public json::json_sax_t {
     if (skipping()) return true;
     if (depth_ == 1) return true;  // the request
     if (depth_ == 2 && field_ == "inputs") return true;
-    if (depth_ == 3 && param_ >= 0) {  // {"npy": PATH}
+    if (depth_ == 3 && param_ >= 0) {  // {"npy": PATH} or {"npy": PATH, "rows": [a, b]}
       npy_ = true;
       npy_path_.reset();
+      npy_rows_.reset();
       return true;
     }
     return skip_container(container_error("an object"));
@@ -180,8 +181,7 @@ class RequestReader final : public json::json_sax_t {
     if (!error.empty()) return true;
     if (depth_ == 2 && npy_) {
       npy_ = false;
-      if (!npy_path_)
-        return fail("input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}");
+      if (!npy_path_) return fail(npy_form());
       try {
         read_npy_value(*npy_path_);
       } catch (const Reject& e) {
@@ -212,8 +212,8 @@ class RequestReader final : public json::json_sax_t {
       return true;
     }
     if (depth_ == 3 && npy_) {
-      if (k != "npy")
-        return skip_value("input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}");
+      if (k != "npy" && k != "rows") return skip_value(npy_form());
+      npy_key_ = k;
       return true;
     }
     return true;
@@ -221,6 +221,11 @@ class RequestReader final : public json::json_sax_t {
   bool start_array(std::size_t) override {
     ++depth_;
     if (skipping()) return true;
+    if (npy_) {
+      if (depth_ != 4 || npy_key_ != "rows" || npy_rows_) return skip_container(npy_form());
+      npy_rows_.emplace();
+      return true;
+    }
     if (depth_ == 3 && param_ >= 0) begin_array();
     if (!in_array_) return skip_container(container_error("an array"));
     size_t rel = static_cast<size_t>(depth_ - base_);
@@ -239,6 +244,7 @@ class RequestReader final : public json::json_sax_t {
     --depth_;
     if (skip_until_ >= 0) return end_skip();
     if (!error.empty()) return true;
+    if (npy_) return npy_rows_->size() == 2 ? true : fail(npy_form());
     int64_t n = counts_[rel - 1];
     if (shape_[rel - 1] < 0) {
       shape_[rel - 1] = n;
@@ -348,10 +354,15 @@ class RequestReader final : public json::json_sax_t {
     if (depth_ == 0) return note("a request must be a JSON object, found " + v.describe());
     if (!error.empty()) return true;
     if (npy_) {
-      if (v.kind != Scalar::String)
-        return note("input '" + param_name() + "': an object value must be {\"npy\": \"PATH\"}");
-      npy_path_ = std::string(v.text);
-      return true;
+      if (depth_ == 3 && npy_key_ == "npy" && v.kind == Scalar::String) {
+        npy_path_ = std::string(v.text);
+        return true;
+      }
+      if (depth_ == 4 && v.kind == Scalar::Uint && npy_rows_->size() < 2) {
+        npy_rows_->push_back(static_cast<int64_t>(std::min<uint64_t>(v.u, INT64_MAX)));
+        return true;
+      }
+      return note(npy_form());
     }
     try {
       if (depth_ == 2) {  // a scalar input
@@ -407,12 +418,36 @@ class RequestReader final : public json::json_sax_t {
     return true;
   }
 
+  std::string npy_form() const {
+    return "input '" + param_name() +
+           "': an object value must be {\"npy\": \"PATH\"} or {\"npy\": \"PATH\", " +
+           "\"rows\": [FIRST, END]}";
+  }
+
   void read_npy_value(const std::string& file) {
     std::filesystem::path path(file);
     if (path.is_relative() && !ctx_.base_dir.empty()) path = std::filesystem::path(ctx_.base_dir) / path;
     HostTensor t;
     try {
-      t = read_npy(path.string());
+      if (!npy_rows_) {
+        t = read_npy(path.string());
+      } else {
+        // Rows of a file that many requests share: read once, cut here.
+        std::shared_ptr<const HostTensor> all = ctx_.npy_rows->get(path.string());
+        int64_t a = (*npy_rows_)[0], b = (*npy_rows_)[1], n = all->shape.empty() ? 0 : all->shape[0];
+        if (all->shape.empty() || a > b || b > n)
+          throw Reject{
+              "input '" + param_name() + "': rows [" + std::to_string(a) + ", " + std::to_string(b) +
+              "] of " + path.string() + ", which has " +
+              (all->shape.empty() ? std::string("no rows (a scalar)") : std::to_string(n) + " rows")};
+        size_t row_bytes = n ? all->nbytes() / static_cast<size_t>(n) : 0;
+        t.dtype = all->dtype;
+        t.shape = all->shape;
+        t.shape[0] = b - a;
+        const uint8_t* first = static_cast<const uint8_t*>(all->data()) + static_cast<size_t>(a) * row_bytes;
+        t.bytes =
+            std::make_shared<std::vector<uint8_t>>(first, first + static_cast<size_t>(b - a) * row_bytes);
+      }
     } catch (const ApiError& e) {
       throw Reject{"input '" + param_name() + "': " + e.message};
     }
@@ -430,7 +465,9 @@ class RequestReader final : public json::json_sax_t {
   std::string field_;    // the request field being read
   int param_ = -1;       // the input being read
   bool npy_ = false;
+  std::string npy_key_;
   std::optional<std::string> npy_path_;
+  std::optional<std::vector<int64_t>> npy_rows_;
   // The nested arrays of the input being read: where they began, the depth of the numbers, the
   // elements counted at each depth and the size each depth must have.
   bool in_array_ = false;
@@ -477,6 +514,15 @@ std::string mismatch(const HostTensor& t, const ParamInfo& p, const std::string&
     return e.message;
   }
   return "";
+}
+
+std::shared_ptr<const HostTensor> NpyCache::get(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = files_.find(path);
+  if (it != files_.end()) return it->second;
+  auto t = std::make_shared<const HostTensor>(read_npy(path));
+  files_.emplace(path, t);
+  return t;
 }
 
 HostTensor read_npy(const std::string& path) {

@@ -1,10 +1,13 @@
 // One line of a `grape batch` request file, read into host tensors of the entry's dtypes:
 //   {"id": "r1", "inputs": {"x": [[0.5, 1.0]], "n": 3, "mask": {"npy": "m.npy"}}}
+//   {"id": "r2", "inputs": {"x": {"npy": "all.npy", "rows": [16, 24]}}}     rows 16..23 of a file
 // A request that cannot be read keeps its line number and the reason, and becomes an error
 // result; it never stops the other requests.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,12 +36,25 @@ struct Request {
   std::string error;               // non-empty: rejected before any call; the message names file and line
 };
 
+// The .npy files that requests take rows of ({"npy": PATH, "rows": [a, b]}), each read once and
+// kept for the whole run. Thread-safe.
+class NpyCache {
+ public:
+  // ApiError when the file cannot be read.
+  std::shared_ptr<const HostTensor> get(const std::string& path);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const HostTensor>> files_;
+};
+
 // What every request is read against.
 struct RequestContext {
   const Signature* sig = nullptr;
   std::string file;                       // the request file as named in messages ("<stdin>")
   std::string base_dir;                   // relative {"npy": path} resolve against it
   std::vector<const HostTensor*> shared;  // per parameter: the --input value, or null
+  NpyCache* npy_rows = nullptr;           // the files of {"npy": ..., "rows": ...} values
 };
 
 // Reads one non-blank line. Never throws for bad content: the error is in Request::error.

@@ -148,6 +148,29 @@ def test_npy_outputs_and_inputs():
     assert not [f for f in os.listdir(os.path.join(out, "outputs")) if not f.endswith(".npy")]
 
 
+def test_rows_of_a_shared_npy_file():
+    d = tmpdir()
+    xs = np.concatenate(mlp_rows(10))
+    np.save(os.path.join(d, "all.npy"), xs)
+    reqs = [{"id": f"rows{i}", "inputs": {"x": {"npy": "all.npy", "rows": [i, i + 1]}}} for i in range(10)]
+    reqs.append({"id": "two", "inputs": {"x": {"npy": "all.npy", "rows": [3, 5]}}})
+    reqs += [{"id": f"inline{i}", "inputs": {"x": [xs[i].tolist()]}} for i in range(10)]
+    reqs.append({"id": "past-end", "inputs": {"x": {"npy": "all.npy", "rows": [9, 11]}}})
+    reqs.append({"id": "one-bound", "inputs": {"x": {"npy": "all.npy", "rows": [1]}}})
+    reqs.append({"id": "negative", "inputs": {"x": {"npy": "all.npy", "rows": [-1, 1]}}})
+    req = write_requests(os.path.join(d, "req.jsonl"), reqs)
+    out = os.path.join(d, "out")
+    rc, _, err = mlp_batch(req, out)
+    assert rc == 1, err
+    res = results(out)
+    for i in range(10):
+        assert res[f"rows{i}"]["outputs"] == res[f"inline{i}"]["outputs"], i
+    assert res["two"]["outputs"]["out0"] == res["rows3"]["outputs"]["out0"] + res["rows4"]["outputs"]["out0"]
+    assert "rows [9, 11] of" in res["past-end"]["error"] and "which has 10 rows" in res["past-end"]["error"]
+    assert '"rows": [FIRST, END]' in res["one-bound"]["error"], res["one-bound"]
+    assert '"rows": [FIRST, END]' in res["negative"]["error"], res["negative"]
+
+
 def test_bad_requests_get_error_lines_and_the_rest_runs():
     d = tmpdir()
     x = mlp_rows(1)[0].tolist()
