@@ -197,6 +197,7 @@ int cmd_batch(const Options& o) {
               << " (docs/batch.md, dynamic batching)\n";
 
   BatchCounters counters;
+  auto t_ready = std::chrono::steady_clock::now();
   ProgressLine progress(counters, !o.quiet);
   if (size_t lines = count_lines(o.requests)) {
     size_t mine = o.shard_count > 1 ? lines / static_cast<size_t>(o.shard_count) : lines;
@@ -205,10 +206,13 @@ int cmd_batch(const Options& o) {
   }
 
   // Room for a window's worth of calls: the next window is read while these run.
-  BatchQueue queue(static_cast<size_t>(std::max<int64_t>(8, 2 * kWindow / o.max_batch)) +
-                   4 * sessions.size());
+  BatchQueue queue(static_cast<size_t>(std::max<int64_t>(8, 2 * kWindow / o.max_batch)) + 4 * sessions.size(),
+                   true);
   size_t n_sessions = sessions.size();
-  WorkerPool pool(std::move(sessions), sig, ctx.file, writer, counters, queue);
+  // Formatting threads: half the cores the sessions leave, 1 to 8 (a GPU session leaves nearly all).
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  size_t formatters = std::clamp<size_t>(cores > n_sessions ? (cores - n_sessions) / 2 : 1, 1, 8);
+  WorkerPool pool(std::move(sessions), formatters, sig, ctx.file, writer, counters, queue);
   Batcher batcher(sig, o.max_batch);
 
   // Ids seen in this run, with their line: a second request with the same id is an error.
@@ -274,8 +278,9 @@ int cmd_batch(const Options& o) {
   writer.sync();
   progress.stop();
 
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_ready).count();
   BatchSummary s = summarize(counters, secs);
+  s.startup_seconds = std::chrono::duration<double>(t_ready - t0).count();
   s.requests = requests;
   s.resumed = resumed;
   s.sessions = n_sessions;

@@ -2,43 +2,9 @@
 
 #include <chrono>
 
-#include "cli/interrupt.h"
-
 namespace grape::cli {
 
-bool BatchQueue::push(Batch b) {
-  if (interrupted()) return false;
-  std::unique_lock<std::mutex> lock(mu_);
-  // Wakes up now and then to notice Ctrl-C (the workers stop taking calls then).
-  while (!not_full_.wait_for(lock, std::chrono::milliseconds(100),
-                             [&] { return closed_ || q_.size() < capacity_; }))
-    if (interrupted()) return false;
-  if (closed_ || interrupted()) return false;
-  q_.push_back(std::move(b));
-  not_empty_.notify_one();
-  return true;
-}
-
-std::optional<Batch> BatchQueue::pop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  // Wakes up now and then to notice Ctrl-C: the signal handler cannot notify.
-  while (!not_empty_.wait_for(lock, std::chrono::milliseconds(100), [&] { return closed_ || !q_.empty(); }))
-    if (interrupted()) return std::nullopt;
-  if (interrupted() || q_.empty()) return std::nullopt;
-  Batch b = std::move(q_.front());
-  q_.pop_front();
-  not_full_.notify_one();
-  return b;
-}
-
-void BatchQueue::close() {
-  std::lock_guard<std::mutex> lock(mu_);
-  closed_ = true;
-  not_empty_.notify_all();
-  not_full_.notify_all();
-}
-
-WorkerPool::WorkerPool(std::vector<SessionPtr> sessions, const Signature& sig,
+WorkerPool::WorkerPool(std::vector<SessionPtr> sessions, size_t formatters, const Signature& sig,
                        const std::string& requests_file, ResultWriter& writer, BatchCounters& counters,
                        BatchQueue& queue)
     : sessions_(std::move(sessions)),
@@ -46,32 +12,53 @@ WorkerPool::WorkerPool(std::vector<SessionPtr> sessions, const Signature& sig,
       file_(requests_file),
       writer_(writer),
       counters_(counters),
-      queue_(queue) {
-  for (auto& s : sessions_) threads_.emplace_back([this, raw = s.get()] { work(raw); });
+      queue_(queue),
+      finished_(2 * std::max<size_t>(formatters, 1) + sessions_.size(), false) {
+  for (auto& s : sessions_) workers_.emplace_back([this, raw = s.get()] { work(raw); });
+  for (size_t i = 0; i < std::max<size_t>(formatters, 1); ++i)
+    formatters_.emplace_back([this] {
+      try {
+        while (auto f = finished_.pop()) format(*f);
+      } catch (...) {
+        stop_with(std::current_exception());
+      }
+    });
 }
 
 WorkerPool::~WorkerPool() {
   queue_.close();
-  for (auto& t : threads_)
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+  finished_.close();
+  for (auto& t : formatters_)
     if (t.joinable()) t.join();
 }
 
 void WorkerPool::join() {
-  for (auto& t : threads_)
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+  // Every call that ran is formatted and written, Ctrl-C or not.
+  finished_.close();
+  for (auto& t : formatters_)
     if (t.joinable()) t.join();
   if (error_) std::rethrow_exception(error_);
+}
+
+void WorkerPool::stop_with(std::exception_ptr e) {
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (!error_) error_ = e;
+  }
+  // The others stop too: a run that cannot write its results must not go on computing.
+  queue_.close();
+  finished_.close();
 }
 
 void WorkerPool::work(grp_session* s) {
   try {
     while (auto b = queue_.pop()) run(s, *b);
   } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(error_mu_);
-      if (!error_) error_ = std::current_exception();
-    }
-    // The others stop too: a run that cannot write its results must not go on computing.
-    queue_.close();
+    stop_with(std::current_exception());
   }
 }
 
@@ -83,15 +70,7 @@ void WorkerPool::fail(const Request& r, const std::string& message) {
 
 void WorkerPool::run(grp_session* s, const Batch& b) {
   auto t0 = std::chrono::steady_clock::now();
-  size_t n_out = sig_.outputs.size();
-  struct Out {
-    grp_dtype dtype;
-    const int64_t* shape;
-    size_t rank;
-    const void* data;
-    size_t nbytes;
-  };
-  std::vector<Out> outs(n_out);
+  Finished f;
   try {
     // Every call starts from a fresh state, as `grape run` would: requests never see each other.
     if (sig_.stateful) check(grp_session_reset_state(s));
@@ -100,12 +79,19 @@ void WorkerPool::run(grp_session* s, const Batch& b) {
       check(grp_session_set_input(s, sig_.inputs[i].name.c_str(), inputs[i].dtype, inputs[i].shape.data(),
                                   inputs[i].shape.size(), inputs[i].data(), inputs[i].nbytes()));
     check(grp_session_run(s));
-    for (size_t i = 0; i < n_out; ++i) {
-      Out& o = outs[i];
-      check(grp_session_get_output(s, i, &o.dtype, &o.shape, &o.rank, &o.data, &o.nbytes));
-      if (!sig_.batch_dim.empty() && (o.rank == 0 || o.shape[0] != b.rows))
+    for (size_t i = 0; i < sig_.outputs.size(); ++i) {
+      grp_dtype dtype;
+      const int64_t* shape;
+      size_t rank, nbytes;
+      const void* data;
+      check(grp_session_get_output(s, i, &dtype, &shape, &rank, &data, &nbytes));
+      if (!sig_.batch_dim.empty() && (rank == 0 || shape[0] != b.rows))
         throw ApiError{GRP_ERR_INTERNAL, "output " + sig_.outputs[i].name + " does not have the " +
                                              std::to_string(b.rows) + " rows of the call"};
+      // The session's buffers are reused by its next call.
+      const auto* bytes = static_cast<const uint8_t*>(data);
+      f.outputs.push_back(HostTensor{dtype, std::vector<int64_t>(shape, shape + rank),
+                                     std::make_shared<std::vector<uint8_t>>(bytes, bytes + nbytes)});
     }
   } catch (const ApiError& e) {
     if (b.requests.size() > 1) {
@@ -120,20 +106,26 @@ void WorkerPool::run(grp_session* s, const Batch& b) {
     fail(*b.requests[0], e.message);
     return;
   }
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  counters_.add_batch(ms, static_cast<size_t>(b.rows));
+  f.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  counters_.add_batch(f.ms, static_cast<size_t>(b.rows));
+  f.batch = b;
+  finished_.push(std::move(f));
+}
+
+void WorkerPool::format(const Finished& f) {
+  const Batch& b = f.batch;
   std::string lines;
   size_t failed = 0;
   for (size_t k = 0; k < b.requests.size(); ++k) {
     const Request& r = *b.requests[k];
     std::vector<OutputSlice> slices;
-    for (size_t i = 0; i < n_out; ++i) {
-      const Out& o = outs[i];
-      slices.push_back(
-          slice_output(b, k, sig_, sig_.outputs[i].name, o.dtype, o.shape, o.rank, o.data, o.nbytes));
+    for (size_t i = 0; i < f.outputs.size(); ++i) {
+      const HostTensor& o = f.outputs[i];
+      slices.push_back(slice_output(b, k, sig_, sig_.outputs[i].name, o.dtype, o.shape.data(), o.shape.size(),
+                                    o.data(), o.nbytes()));
     }
     try {
-      lines += writer_.ok_line(r, slices, b.requests.size(), ms);
+      lines += writer_.ok_line(r, slices, b.requests.size(), f.ms);
     } catch (const ApiError& e) {
       lines += ResultWriter::error_line(r, file_ + ":" + std::to_string(r.line) + ": " + e.message);
       ++failed;

@@ -1,7 +1,11 @@
 // The workers of `grape batch`: one thread per session (sessions on every --devices device, and
 // --threads of them per device), all taking calls from one shared queue. A call that fails is
-// retried one request at a time, so that one bad request cannot fail its neighbours.
+// retried one request at a time, so that one bad request cannot fail its neighbours. A call's
+// outputs are copied out of the session and turned into result lines by a few formatting threads,
+// so that the session starts its next call at once (text for large outputs costs more than the
+// call on a GPU).
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -14,41 +18,86 @@
 #include "cli/batch_progress.h"
 #include "cli/batch_results.h"
 #include "cli/batch_stack.h"
+#include "cli/interrupt.h"
 
 namespace grape::cli {
 
-// A bounded queue: the reader blocks when the workers are behind, so requests are read only a
-// little ahead of the calls.
-class BatchQueue {
+// A bounded queue: the producer blocks when the consumers are behind, so requests are read only a
+// little ahead of the calls. With `stop_on_ctrl_c`, Ctrl-C ends it at once (the calls not started
+// are dropped); without, it is drained (the results of calls that ran are always written).
+template <class T>
+class BoundedQueue {
  public:
-  explicit BatchQueue(size_t capacity) : capacity_(capacity) {}
-  // False when the queue was closed (the batch is dropped).
-  bool push(Batch b);
-  // Nothing when the queue is closed and empty, or after Ctrl-C.
-  std::optional<Batch> pop();
-  void close();
+  BoundedQueue(size_t capacity, bool stop_on_ctrl_c) : capacity_(capacity), stop_on_ctrl_c_(stop_on_ctrl_c) {}
+  // False when the queue was closed (the item is dropped).
+  bool push(T item) {
+    if (stopped()) return false;
+    std::unique_lock<std::mutex> lock(mu_);
+    // Wakes up now and then to notice Ctrl-C: a signal handler cannot notify.
+    while (!not_full_.wait_for(lock, std::chrono::milliseconds(100),
+                               [&] { return closed_ || q_.size() < capacity_; }))
+      if (stopped()) return false;
+    if (closed_ || stopped()) return false;
+    q_.push_back(std::move(item));
+    not_empty_.notify_one();
+    return true;
+  }
+  // Nothing when the queue is closed and empty.
+  std::optional<T> pop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!not_empty_.wait_for(lock, std::chrono::milliseconds(100), [&] { return closed_ || !q_.empty(); }))
+      if (stopped()) return std::nullopt;
+    if (stopped() || q_.empty()) return std::nullopt;
+    T item = std::move(q_.front());
+    q_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+  void close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    not_empty_.notify_all();
+    not_full_.notify_all();
+  }
 
  private:
+  bool stopped() const { return stop_on_ctrl_c_ && interrupted(); }
+
   size_t capacity_;
-  std::deque<Batch> q_;
+  bool stop_on_ctrl_c_;
+  std::deque<T> q_;
   bool closed_ = false;
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
 };
 
+using BatchQueue = BoundedQueue<Batch>;
+
 class WorkerPool {
  public:
-  WorkerPool(std::vector<SessionPtr> sessions, const Signature& sig, const std::string& requests_file,
-             ResultWriter& writer, BatchCounters& counters, BatchQueue& queue);
+  // `formatters` threads turn outputs into result lines.
+  WorkerPool(std::vector<SessionPtr> sessions, size_t formatters, const Signature& sig,
+             const std::string& requests_file, ResultWriter& writer, BatchCounters& counters,
+             BatchQueue& queue);
   ~WorkerPool();
-  // Waits for the workers; rethrows the first error that stopped one (an unwritable result).
+  // Waits for the workers and the formatting threads; rethrows the first error that stopped one
+  // (an unwritable result).
   void join();
   size_t size() const { return sessions_.size(); }
 
  private:
+  // A finished call: its requests and its outputs, copied out of the session.
+  struct Finished {
+    Batch batch;
+    double ms = 0;
+    std::vector<HostTensor> outputs;
+  };
+
   void work(grp_session* s);
   void run(grp_session* s, const Batch& b);
+  void format(const Finished& f);
   void fail(const Request& r, const std::string& message);
+  void stop_with(std::exception_ptr e);
 
   std::vector<SessionPtr> sessions_;
   const Signature& sig_;
@@ -56,7 +105,9 @@ class WorkerPool {
   ResultWriter& writer_;
   BatchCounters& counters_;
   BatchQueue& queue_;
-  std::vector<std::thread> threads_;
+  BoundedQueue<Finished> finished_;
+  std::vector<std::thread> workers_, formatters_;
+  bool joined_ = false;
   std::mutex error_mu_;
   std::exception_ptr error_;
 };

@@ -93,15 +93,17 @@ BatchSummary summarize(BatchCounters& c, double seconds) {
 std::string summary_text(const BatchSummary& s) {
   char buf[4608];
   double rate = s.seconds > 0 ? static_cast<double>(s.ok + s.failed) / s.seconds : 0;
-  std::snprintf(
-      buf, sizeof buf,
-      "grape batch: %zu requests (%zu ok, %zu failed%s) in %.2f s, %.1f req/s; %zu call%s of %.1f rows "
-      "on average, latency per call p50 %.3f ms p99 %.3f ms; %zu session%s on %s; %zu already done "
-      "(resumed)\n  results: %s\n",
-      s.ok + s.failed, s.ok, s.failed, s.interrupted ? ", interrupted" : "", s.seconds, rate, s.batches,
-      s.batches == 1 ? "" : "s",
-      s.batches ? static_cast<double>(s.rows) / static_cast<double>(s.batches) : 0.0, s.p50_ms, s.p99_ms,
-      s.sessions, s.sessions == 1 ? "" : "s", s.backend.c_str(), s.resumed, s.results.c_str());
+  std::snprintf(buf, sizeof buf,
+                "grape batch: %zu requests (%zu ok, %zu failed%s) in %.2f s after %.2f s to start, %.1f "
+                "req/s; %zu call%s "
+                "of %.1f rows "
+                "on average, latency per call p50 %.3f ms p99 %.3f ms; %zu session%s on %s; %zu already done "
+                "(resumed)\n  results: %s\n",
+                s.ok + s.failed, s.ok, s.failed, s.interrupted ? ", interrupted" : "", s.seconds,
+                s.startup_seconds, rate, s.batches, s.batches == 1 ? "" : "s",
+                s.batches ? static_cast<double>(s.rows) / static_cast<double>(s.batches) : 0.0, s.p50_ms,
+                s.p99_ms, s.sessions, s.sessions == 1 ? "" : "s", s.backend.c_str(), s.resumed,
+                s.results.c_str());
   return buf;
 }
 
@@ -110,12 +112,13 @@ std::string summary_json(const BatchSummary& s) {
   double rate = s.seconds > 0 ? static_cast<double>(s.ok + s.failed) / s.seconds : 0;
   std::snprintf(buf, sizeof buf,
                 "{\"requests\": %zu, \"ok\": %zu, \"failed\": %zu, \"resumed\": %zu, \"interrupted\": %s, "
-                "\"seconds\": %.6f, \"requests_per_s\": %.3f, \"batches\": %zu, \"rows\": %zu, "
+                "\"seconds\": %.6f, \"startup_seconds\": %.6f, \"requests_per_s\": %.3f, \"batches\": %zu, "
+                "\"rows\": %zu, "
                 "\"batch_p50_ms\": %.6f, \"batch_p99_ms\": %.6f, \"sessions\": %zu, \"backend\": %s, "
                 "\"results\": %s}\n",
-                s.ok + s.failed, s.ok, s.failed, s.resumed, s.interrupted ? "true" : "false", s.seconds, rate,
-                s.batches, s.rows, s.p50_ms, s.p99_ms, s.sessions, json_string(s.backend).c_str(),
-                json_string(s.results).c_str());
+                s.ok + s.failed, s.ok, s.failed, s.resumed, s.interrupted ? "true" : "false", s.seconds,
+                s.startup_seconds, rate, s.batches, s.rows, s.p50_ms, s.p99_ms, s.sessions,
+                json_string(s.backend).c_str(), json_string(s.results).c_str());
   return buf;
 }
 

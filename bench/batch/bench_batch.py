@@ -133,7 +133,11 @@ def main():
         res["speedup_vs_runs"] = per_run * a.n / res["batch_s"]
     res["batch_over_stacked"] = res["batch_s"] / stacked_s
     res["requests_per_s"] = a.n / res["batch_s"]
-    res["batch_over_bench_throughput"] = res["requests_per_s"] / res["bench_rows_per_s"]
+    # The GPU target is about throughput: requests/s while requests are processed (the summary's
+    # seconds), not counting the start (program, weights, kernels), as grape bench does not.
+    res["processing_requests_per_s"] = summary["requests_per_s"]
+    res["startup_s"] = summary["startup_seconds"]
+    res["batch_over_bench_throughput"] = summary["requests_per_s"] / res["bench_rows_per_s"]
     print(json.dumps(res, indent=2))
     if a.json_out:
         with open(a.json_out, "w") as f:
