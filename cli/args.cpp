@@ -149,8 +149,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.overwrite = flag();
       else if (a == "--outputs") {
         o.outputs = next();
-        if (o.outputs != "auto" && o.outputs != "inline" && o.outputs != "npy")
-          throw UsageError("--outputs must be auto, inline or npy, got '" + o.outputs + "'");
+        if (o.outputs != "auto" && o.outputs != "inline" && o.outputs != "npy" && o.outputs != "npy-rows")
+          throw UsageError("--outputs must be auto, inline, npy or npy-rows, got '" + o.outputs + "'");
       } else if (a == "--quiet" || a == "-q")
         o.quiet = flag();
       else

@@ -27,7 +27,8 @@ const char* kBatchUsage =
     "                   [--weights F.safetensors | --random-weights SEED] [--input NAME=F.npy]...\n"
     "                   [--backend cpu|cuda|auto] [--executor eager|graph|auto] [--max-batch N]\n"
     "                   [--devices all|0,1,...] [--threads N|auto] [--shard I/N] [--resume | --overwrite]\n"
-    "                   [--outputs auto|inline|npy] [--quiet] [--json] [--max-loop-trips N] [--timeout S]\n"
+    "                   [--outputs auto|inline|npy|npy-rows] [--quiet] [--json] [--max-loop-trips N] "
+    "[--timeout S]\n"
     "Runs the entry once for every line of the request file (JSONL: {\"id\": ..., \"inputs\": {NAME: nested\n"
     "array | scalar | {\"npy\": PATH}}}) and appends one result line per request to DIR/results.jsonl\n"
     "(id, line, status ok with its outputs or error with the reason, the call's size and time).\n"
@@ -184,9 +185,10 @@ int cmd_batch(const Options& o) {
   }
   std::istream& in = file.is_open() ? static_cast<std::istream&>(file) : std::cin;
 
-  OutputsMode mode = o.outputs == "inline" ? OutputsMode::Inline
-                     : o.outputs == "npy"  ? OutputsMode::Npy
-                                           : OutputsMode::Auto;
+  OutputsMode mode = o.outputs == "inline"     ? OutputsMode::Inline
+                     : o.outputs == "npy"      ? OutputsMode::Npy
+                     : o.outputs == "npy-rows" ? OutputsMode::NpyRows
+                                               : OutputsMode::Auto;
   ResultWriter writer(o.output_dir, mode, o.overwrite);
   const ResumeState& resume = writer.resume_state();
   if (resume.dropped_partial_line && !o.quiet)

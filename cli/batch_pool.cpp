@@ -116,6 +116,18 @@ void WorkerPool::format(const Finished& f) {
   const Batch& b = f.batch;
   std::string lines;
   size_t failed = 0;
+  // npy-rows: each output of the call is one file, and every request names its rows of it.
+  std::vector<std::string> call_files;
+  std::string call_error;
+  if (writer_.mode() == OutputsMode::NpyRows) {
+    try {
+      for (size_t i = 0; i < f.outputs.size(); ++i)
+        call_files.push_back(writer_.write_call_output(b, sig_.outputs[i].name, f.outputs[i]));
+    } catch (const ApiError& e) {
+      call_error = e.message;
+    }
+  }
+  int64_t row0 = 0;
   for (size_t k = 0; k < b.requests.size(); ++k) {
     const Request& r = *b.requests[k];
     std::vector<OutputSlice> slices;
@@ -124,12 +136,15 @@ void WorkerPool::format(const Finished& f) {
       slices.push_back(slice_output(b, k, sig_, sig_.outputs[i].name, o.dtype, o.shape.data(), o.shape.size(),
                                     o.data(), o.nbytes()));
     }
+    bool rows = !sig_.batch_dim.empty();
     try {
-      lines += writer_.ok_line(r, slices, b.requests.size(), f.ms);
+      if (!call_error.empty()) throw ApiError{GRP_ERR_IO, call_error};
+      lines += writer_.ok_line(r, slices, b.requests.size(), f.ms, call_files, rows ? row0 : -1);
     } catch (const ApiError& e) {
       lines += ResultWriter::error_line(r, file_ + ":" + std::to_string(r.line) + ": " + e.message);
       ++failed;
     }
+    row0 += r.rows;
   }
   writer_.append(lines);
   counters_.failed += failed;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/api.h"
+#include "cli/batch_stack.h"
 #include "cli/values.h"
 
 namespace grape::cli {
@@ -173,8 +174,26 @@ void ResultWriter::read_existing() {
   }
 }
 
+std::string ResultWriter::write_call_output(const Batch& call, const std::string& name,
+                                            const HostTensor& value) const {
+  std::string ids;
+  for (const auto& r : call.requests) ids += r->id + '\n';
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a64(ids)));
+  std::string rel =
+      "outputs/" + file_stem(call.requests[0]->id) + "-call" + std::string(hash, 8) + "." + name + ".npy";
+  fs::path full = fs::path(dir_) / rel;
+  std::error_code ec;
+  fs::create_directories(full.parent_path(), ec);
+  if (ec) throw ApiError{GRP_ERR_IO, "cannot create " + full.parent_path().string() + ": " + ec.message()};
+  check(grp_npy_write(full.c_str(), value.dtype, value.shape.data(), value.shape.size(), value.data(),
+                      value.nbytes()));
+  return rel;
+}
+
 std::string ResultWriter::ok_line(const Request& r, const std::vector<OutputSlice>& outputs,
-                                  size_t batch_requests, double batch_ms) const {
+                                  size_t batch_requests, double batch_ms,
+                                  const std::vector<std::string>& call_files, int64_t row0) const {
   std::string out =
       "{\"id\":" + r.id_json + ",\"line\":" + std::to_string(r.line) + ",\"status\":\"ok\",\"outputs\":{";
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -188,6 +207,11 @@ std::string ResultWriter::ok_line(const Request& r, const std::vector<OutputSlic
     if (inline_it) {
       size_t next = 0;
       append_nested(out, o, 0, next);
+    } else if (mode_ == OutputsMode::NpyRows) {
+      out += "{\"npy\":" + json_string(call_files[k]);
+      if (row0 >= 0)
+        out += ",\"rows\":[" + std::to_string(row0) + "," + std::to_string(row0 + o.shape[0]) + "]";
+      out += "}";
     } else {
       std::string rel = "outputs/" + file_stem(r.id) + "." + o.name + ".npy";
       fs::path full = fs::path(dir_) / rel;

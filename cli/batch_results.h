@@ -15,7 +15,11 @@
 
 namespace grape::cli {
 
-enum class OutputsMode { Auto, Inline, Npy };
+struct Batch;
+
+// Auto: inline up to kInlineMaxElements, else a .npy per request and output. NpyRows: one .npy
+// per call and output, each result naming its rows of it.
+enum class OutputsMode { Auto, Inline, Npy, NpyRows };
 
 // Outputs of at most this many elements are written inline in auto mode (docs/batch.md).
 constexpr size_t kInlineMaxElements = 1024;
@@ -49,10 +53,19 @@ class ResultWriter {
 
   const ResumeState& resume_state() const { return resume_; }
 
+  OutputsMode mode() const { return mode_; }
+
+  // NpyRows: writes output `name` of a whole call, whose first request is `first`; returns its
+  // path relative to DIR. Calls of the same requests get the same file (a rerun rewrites it with
+  // the same values); others never do.
+  std::string write_call_output(const Batch& call, const std::string& name, const HostTensor& value) const;
+
   // The result line of a request (with a newline). `ok_line` writes the .npy files it refers
-  // to first (ApiError when one cannot be written).
+  // to first (ApiError when one cannot be written). NpyRows: call_files[k] holds output k of the
+  // call, and the request's rows start at row0 (-1: the whole file is the request's).
   std::string ok_line(const Request& r, const std::vector<OutputSlice>& outputs, size_t batch_requests,
-                      double batch_ms) const;
+                      double batch_ms, const std::vector<std::string>& call_files = {},
+                      int64_t row0 = -1) const;
   static std::string error_line(const Request& r, const std::string& message);
 
   // Appends whole lines (one write) and fsyncs when the last fsync is over a second old.

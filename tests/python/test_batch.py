@@ -171,6 +171,29 @@ def test_rows_of_a_shared_npy_file():
     assert '"rows": [FIRST, END]' in res["negative"]["error"], res["negative"]
 
 
+def test_npy_rows_outputs_one_file_per_call():
+    d = tmpdir()
+    xs = mlp_rows(20, rows=lambda i: 2 if i % 4 == 0 else 1)
+    req = write_requests(os.path.join(d, "req.jsonl"),
+                         [{"id": f"r{i}", "inputs": {"x": x.tolist()}} for i, x in enumerate(xs)])
+    rc, _, err = mlp_batch(req, os.path.join(d, "inline"), "--outputs", "inline", "--max-batch", 8)
+    assert rc == 0, err
+    out = os.path.join(d, "rows")
+    rc, _, err = mlp_batch(req, out, "--outputs", "npy-rows", "--max-batch", 8)
+    assert rc == 0, err
+    want, got = results(os.path.join(d, "inline")), results(out)
+    files = set()
+    for k, r in got.items():
+        ref = r["outputs"]["out0"]
+        a, b = ref["rows"]
+        files.add(ref["npy"])
+        rows = np.load(os.path.join(out, ref["npy"]))[a:b]
+        assert np.array_equal(rows, np.array(want[k]["outputs"]["out0"], np.float16)), k
+    # One file per call (25 rows in calls of at most 8), and nothing else in outputs/.
+    assert 4 <= len(files) < 20, files
+    assert sorted(os.listdir(os.path.join(out, "outputs"))) == sorted(os.path.basename(f) for f in files)
+
+
 def test_bad_requests_get_error_lines_and_the_rest_runs():
     d = tmpdir()
     x = mlp_rows(1)[0].tolist()
@@ -541,7 +564,7 @@ def test_usage_errors():
         (["--requests", req], "batch needs --output DIR"),
         (["--requests", req, "--output", d, "--shard", "3/3"], "--shard I/N needs 0 <= I < N"),
         (["--requests", req, "--output", d, "--devices", "0,1"], "the CPU backend has one device"),
-        (["--requests", req, "--output", d, "--outputs", "csv"], "--outputs must be auto, inline or npy"),
+        (["--requests", req, "--output", d, "--outputs", "csv"], "--outputs must be auto, inline, npy or npy-rows"),
         (["--requests", req, "--output", d, "--max-batch", "0"], "--max-batch must be between"),
     ]:
         rc, _, err = batch(MLP, *defines(MLP_D), "--random-weights", 1, "--backend", "cpu", *args)
