@@ -157,11 +157,7 @@ int cmd_batch(const Options& o) {
   std::vector<HostTensor> shared_values;
   std::vector<int> shared_index(sig.inputs.size(), -1);
   for (auto& [index, t] : read_named_inputs(sessions[0].get(), o)) {
-    const auto* data = static_cast<const uint8_t*>(grp_tensor_data(t.get()));
-    const int64_t* shape = grp_tensor_shape(t.get());
-    shared_values.push_back(
-        HostTensor{grp_tensor_dtype(t.get()), std::vector<int64_t>(shape, shape + grp_tensor_rank(t.get())),
-                   std::make_shared<std::vector<uint8_t>>(data, data + grp_tensor_nbytes(t.get()))});
+    shared_values.push_back(HostTensor::of(t.release()));
     shared_index[index] = static_cast<int>(shared_values.size() - 1);
     // Checked once here, not in every request that uses it.
     std::string why = mismatch(shared_values.back(), sig.inputs[index], "");

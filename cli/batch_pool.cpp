@@ -90,8 +90,8 @@ void WorkerPool::run(grp_session* s, const Batch& b) {
                                              std::to_string(b.rows) + " rows of the call"};
       // The session's buffers are reused by its next call.
       const auto* bytes = static_cast<const uint8_t*>(data);
-      f.outputs.push_back(HostTensor{dtype, std::vector<int64_t>(shape, shape + rank),
-                                     std::make_shared<std::vector<uint8_t>>(bytes, bytes + nbytes)});
+      f.outputs.push_back(HostTensor::owning(dtype, std::vector<int64_t>(shape, shape + rank),
+                                             std::vector<uint8_t>(bytes, bytes + nbytes)));
     }
   } catch (const ApiError& e) {
     if (b.requests.size() > 1) {

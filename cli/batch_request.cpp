@@ -323,10 +323,9 @@ class RequestReader final : public json::json_sax_t {
     leaf_ = -1;
     counts_.clear();
     shape_.clear();
-    bytes_ = std::make_shared<std::vector<uint8_t>>();
-    bytes_->reserve(
-        static_cast<size_t>(std::max<int64_t>(param().dims.empty() ? 1 : param().dims.back(), 1)) *
-        grp_dtype_size(param().dtype));
+    bytes_.clear();
+    bytes_.reserve(static_cast<size_t>(std::max<int64_t>(param().dims.empty() ? 1 : param().dims.back(), 1)) *
+                   grp_dtype_size(param().dtype));
   }
 
   bool scalar(const Scalar& v) {
@@ -370,9 +369,9 @@ class RequestReader final : public json::json_sax_t {
         if (!p.dims.empty())
           return fail("input '" + p.name + "' has rank 0, the entry declares " + declared(p) + " (rank " +
                       std::to_string(p.dims.size()) + ")");
-        auto bytes = std::make_shared<std::vector<uint8_t>>(grp_dtype_size(p.dtype));
-        store(v, p.dtype, bytes->data(), 0, [&] { return "input '" + p.name + "'"; });
-        r_.inputs[static_cast<size_t>(param_)] = HostTensor{p.dtype, {}, std::move(bytes)};
+        std::vector<uint8_t> bytes(grp_dtype_size(p.dtype));
+        store(v, p.dtype, bytes.data(), 0, [&] { return "input '" + p.name + "'"; });
+        r_.inputs[static_cast<size_t>(param_)] = HostTensor::owning(p.dtype, {}, std::move(bytes));
         given_[static_cast<size_t>(param_)] = true;
         param_ = -1;
         return true;
@@ -390,9 +389,9 @@ class RequestReader final : public json::json_sax_t {
         return fail("input '" + param_name() + "' element " + index_text(path(rel)) +
                     ": the arrays are not rectangular (a number where an array was before)");
       }
-      size_t esize = grp_dtype_size(param().dtype), at = bytes_->size() / esize;
-      bytes_->resize(bytes_->size() + esize);
-      store(v, param().dtype, bytes_->data(), at,
+      size_t esize = grp_dtype_size(param().dtype), at = bytes_.size() / esize;
+      bytes_.resize(bytes_.size() + esize);
+      store(v, param().dtype, bytes_.data(), at,
             [&] { return "input '" + param_name() + "' element " + index_text(path(rel)); });
       return true;
     } catch (const Reject& e) {
@@ -406,7 +405,7 @@ class RequestReader final : public json::json_sax_t {
     if (shape.size() != p.dims.size())
       return fail("input '" + p.name + "' has rank " + std::to_string(shape.size()) +
                   ", the entry declares " + declared(p) + " (rank " + std::to_string(p.dims.size()) + ")");
-    HostTensor t{p.dtype, std::move(shape), std::move(bytes_)};
+    HostTensor t = HostTensor::owning(p.dtype, std::move(shape), std::move(bytes_));
     try {
       check_declared(t, p, "");
     } catch (const Reject& e) {
@@ -444,9 +443,9 @@ class RequestReader final : public json::json_sax_t {
         t.dtype = all->dtype;
         t.shape = all->shape;
         t.shape[0] = b - a;
-        const uint8_t* first = static_cast<const uint8_t*>(all->data()) + static_cast<size_t>(a) * row_bytes;
-        t.bytes =
-            std::make_shared<std::vector<uint8_t>>(first, first + static_cast<size_t>(b - a) * row_bytes);
+        // A view: the rows stay in the cached file, which the view keeps alive.
+        t.bytes = std::shared_ptr<const uint8_t>(all, all->bytes.get() + static_cast<size_t>(a) * row_bytes);
+        t.size = static_cast<size_t>(b - a) * row_bytes;
       }
     } catch (const ApiError& e) {
       throw Reject{"input '" + param_name() + "': " + e.message};
@@ -474,7 +473,7 @@ class RequestReader final : public json::json_sax_t {
   int base_ = 0;
   int leaf_ = -1;
   std::vector<int64_t> counts_, shape_;
-  std::shared_ptr<std::vector<uint8_t>> bytes_;
+  std::vector<uint8_t> bytes_;
 };
 
 void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
@@ -525,15 +524,24 @@ std::shared_ptr<const HostTensor> NpyCache::get(const std::string& path) {
   return t;
 }
 
+HostTensor HostTensor::owning(grp_dtype dtype, std::vector<int64_t> shape, std::vector<uint8_t> data) {
+  auto v = std::make_shared<const std::vector<uint8_t>>(std::move(data));
+  size_t n = v->size();
+  return HostTensor{dtype, std::move(shape), std::shared_ptr<const uint8_t>(v, v->data()), n};
+}
+
+HostTensor HostTensor::of(grp_tensor* t) {
+  std::shared_ptr<grp_tensor> holder(t, grp_tensor_destroy);
+  const int64_t* shape = grp_tensor_shape(t);
+  return HostTensor{grp_tensor_dtype(t), std::vector<int64_t>(shape, shape + grp_tensor_rank(t)),
+                    std::shared_ptr<const uint8_t>(holder, static_cast<const uint8_t*>(grp_tensor_data(t))),
+                    grp_tensor_nbytes(t)};
+}
+
 HostTensor read_npy(const std::string& path) {
   grp_tensor* raw = nullptr;
   check(grp_tensor_read_npy(path.c_str(), &raw));
-  TensorPtr t(raw);
-  const auto* data = static_cast<const uint8_t*>(grp_tensor_data(t.get()));
-  auto bytes = std::make_shared<std::vector<uint8_t>>(data, data + grp_tensor_nbytes(t.get()));
-  const int64_t* shape = grp_tensor_shape(t.get());
-  return HostTensor{grp_tensor_dtype(t.get()), std::vector<int64_t>(shape, shape + grp_tensor_rank(t.get())),
-                    std::move(bytes)};
+  return HostTensor::of(raw);
 }
 
 Request parse_request(std::string_view text, size_t line, const RequestContext& ctx) {

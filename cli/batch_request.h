@@ -17,13 +17,21 @@
 
 namespace grape::cli {
 
-// A dense C-order host tensor; the bytes are shared (an --input value serves every request).
+// A dense C-order host tensor. Its bytes are shared and may be a view into a larger buffer: an
+// --input value serves every request, and the rows of a shared .npy file are not copied.
 struct HostTensor {
   grp_dtype dtype = GRP_F32;
   std::vector<int64_t> shape;
-  std::shared_ptr<const std::vector<uint8_t>> bytes;
-  size_t nbytes() const { return bytes ? bytes->size() : 0; }
-  const void* data() const { return bytes ? bytes->data() : nullptr; }
+  std::shared_ptr<const uint8_t> bytes;  // keeps the buffer it points into alive
+  size_t size = 0;                       // bytes
+
+  size_t nbytes() const { return size; }
+  const void* data() const { return bytes.get(); }
+
+  // A tensor that owns `data`.
+  static HostTensor owning(grp_dtype dtype, std::vector<int64_t> shape, std::vector<uint8_t> data);
+  // A tensor that keeps `t` alive and views its bytes.
+  static HostTensor of(struct grp_tensor* t);
 };
 
 struct Request {

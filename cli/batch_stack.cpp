@@ -67,14 +67,13 @@ std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig) {
     t.shape[0] = b.rows;
     size_t total = 0;
     for (const auto& r : b.requests) total += r->inputs[i].nbytes();
-    auto bytes = std::make_shared<std::vector<uint8_t>>(total);
+    std::vector<uint8_t> bytes(total);
     size_t at = 0;
     for (const auto& r : b.requests) {
-      if (r->inputs[i].nbytes()) std::memcpy(bytes->data() + at, r->inputs[i].data(), r->inputs[i].nbytes());
+      if (r->inputs[i].nbytes()) std::memcpy(bytes.data() + at, r->inputs[i].data(), r->inputs[i].nbytes());
       at += r->inputs[i].nbytes();
     }
-    t.bytes = std::move(bytes);
-    out.push_back(std::move(t));
+    out.push_back(HostTensor::owning(t.dtype, std::move(t.shape), std::move(bytes)));
   }
   return out;
 }
