@@ -141,6 +141,76 @@ void parse_window(const std::vector<std::string>& lines, const std::vector<size_
   for (auto& th : pool) th.join();
 }
 
+struct ReadCounts {
+  size_t requests = 0;  // in this run: of this shard, not done before
+  size_t resumed = 0;   // of this shard, skipped as already in results.jsonl
+};
+
+// Reads the request file a window at a time and hands every request of this shard that is not
+// done yet to the batcher, whose full calls go to the queue; requests that cannot run get their
+// error line at once. Stops at the end of the file or at Ctrl-C.
+ReadCounts dispatch(std::istream& in, const RequestContext& ctx, const Options& o, const ResumeState& resume,
+                    Batcher& batcher, BatchQueue& queue, ResultWriter& writer, BatchCounters& counters) {
+  ReadCounts counts;
+  // Ids seen in this run, with their line: a second request with the same id is an error.
+  std::unordered_map<std::string, size_t> seen;
+  auto shard = static_cast<uint64_t>(o.shard_index), shards = static_cast<uint64_t>(o.shard_count);
+  std::vector<std::string> lines;
+  std::vector<size_t> numbers;
+  std::vector<std::shared_ptr<Request>> parsed;
+  size_t line_no = 0;
+  bool eof = false;
+  while (!eof && !interrupted()) {
+    lines.clear();
+    numbers.clear();
+    std::string line;
+    while (lines.size() < static_cast<size_t>(kWindow)) {
+      if (!std::getline(in, line)) {
+        eof = true;
+        break;
+      }
+      ++line_no;
+      if (blank(line)) continue;
+      // Requests without an id go to a shard by their line number; resume knows them by it too.
+      if (resume.lines_without_id.count(line_no)) continue;
+      lines.push_back(std::move(line));
+      numbers.push_back(line_no);
+    }
+    if (in.bad()) throw ApiError{GRP_ERR_IO, "--requests " + ctx.file + ": read error"};
+    parse_window(lines, numbers, ctx, parsed);
+    std::string error_lines;
+    size_t errors = 0;
+    for (auto& r : parsed) {
+      if (interrupted()) break;
+      uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
+      if (h % shards != shard) continue;
+      if (r->has_id && resume.ids.count(r->id)) {
+        ++counts.resumed;
+        continue;
+      }
+      ++counts.requests;
+      if (r->has_id && r->error.empty()) {
+        auto [it, fresh] = seen.emplace(r->id, r->line);
+        if (!fresh)
+          r->error = ctx.file + ":" + std::to_string(r->line) + ": duplicate id " + r->id_json +
+                     " (first at line " + std::to_string(it->second) + ")";
+      }
+      if (!r->error.empty()) {
+        error_lines += ResultWriter::error_line(*r, r->error);
+        ++errors;
+        continue;
+      }
+      for (Batch& b : batcher.add(std::move(r))) queue.push(std::move(b));
+    }
+    if (!error_lines.empty()) {
+      writer.append(error_lines);
+      counters.failed += errors;
+      counters.done += errors;
+    }
+  }
+  return counts;
+}
+
 }  // namespace
 
 int cmd_batch(const Options& o) {
@@ -213,62 +283,7 @@ int cmd_batch(const Options& o) {
   WorkerPool pool(std::move(sessions), formatters, sig, ctx.file, writer, counters, queue);
   Batcher batcher(sig, o.max_batch);
 
-  // Ids seen in this run, with their line: a second request with the same id is an error.
-  std::unordered_map<std::string, size_t> seen;
-  auto shard = static_cast<uint64_t>(o.shard_index), shards = static_cast<uint64_t>(o.shard_count);
-  std::vector<std::string> lines;
-  std::vector<size_t> numbers;
-  std::vector<std::shared_ptr<Request>> parsed;
-  size_t line_no = 0, requests = 0, resumed = 0;
-  bool eof = false;
-  while (!eof && !interrupted()) {
-    lines.clear();
-    numbers.clear();
-    std::string line;
-    while (lines.size() < static_cast<size_t>(kWindow)) {
-      if (!std::getline(in, line)) {
-        eof = true;
-        break;
-      }
-      ++line_no;
-      if (blank(line)) continue;
-      // Requests without an id go to a shard by their line number; resume knows them by it too.
-      if (resume.lines_without_id.count(line_no)) continue;
-      lines.push_back(std::move(line));
-      numbers.push_back(line_no);
-    }
-    if (in.bad()) throw ApiError{GRP_ERR_IO, "--requests " + ctx.file + ": read error"};
-    parse_window(lines, numbers, ctx, parsed);
-    std::string error_lines;
-    size_t errors = 0;
-    for (auto& r : parsed) {
-      if (interrupted()) break;
-      uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
-      if (h % shards != shard) continue;
-      if (r->has_id && resume.ids.count(r->id)) {
-        ++resumed;
-        continue;
-      }
-      ++requests;
-      if (r->has_id && r->error.empty()) {
-        auto [it, fresh] = seen.emplace(r->id, r->line);
-        if (!fresh)
-          r->error = ctx.file + ":" + std::to_string(r->line) + ": duplicate id " + r->id_json +
-                     " (first at line " + std::to_string(it->second) + ")";
-      }
-      if (!r->error.empty()) {
-        error_lines += ResultWriter::error_line(*r, r->error);
-        ++errors;
-        continue;
-      }
-      for (Batch& b : batcher.add(std::move(r))) queue.push(std::move(b));
-    }
-    if (!error_lines.empty()) {
-      writer.append(error_lines);
-      counters.failed += errors;
-      counters.done += errors;
-    }
-  }
+  ReadCounts counts = dispatch(in, ctx, o, resume, batcher, queue, writer, counters);
   if (!interrupted())
     for (Batch& b : batcher.drain()) queue.push(std::move(b));
   queue.close();
@@ -279,8 +294,8 @@ int cmd_batch(const Options& o) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_ready).count();
   BatchSummary s = summarize(counters, secs);
   s.startup_seconds = std::chrono::duration<double>(t_ready - t0).count();
-  s.requests = requests;
-  s.resumed = resumed;
+  s.requests = counts.requests;
+  s.resumed = counts.resumed;
   s.sessions = n_sessions;
   s.backend = backend;
   s.interrupted = interrupted();
@@ -290,7 +305,7 @@ int cmd_batch(const Options& o) {
   else if (!o.quiet)
     std::cerr << summary_text(s);
   if (s.interrupted) {
-    std::cerr << "grape batch: interrupted (Ctrl-C) after " << s.ok + s.failed << " of " << requests
+    std::cerr << "grape batch: interrupted (Ctrl-C) after " << s.ok + s.failed << " of " << counts.requests
               << " requests; run the same command again to resume\n";
     return 1;
   }
