@@ -133,8 +133,7 @@ void WorkerPool::format(const Finished& f) {
     std::vector<OutputSlice> slices;
     for (size_t i = 0; i < f.outputs.size(); ++i) {
       const HostTensor& o = f.outputs[i];
-      slices.push_back(slice_output(b, k, sig_, sig_.outputs[i].name, o.dtype, o.shape.data(), o.shape.size(),
-                                    o.data(), o.nbytes()));
+      slices.push_back(slice_output(b, k, row0, sig_, sig_.outputs[i].name, o));
     }
     bool rows = !sig_.batch_dim.empty();
     try {

@@ -223,9 +223,10 @@ std::string ResultWriter::ok_line(const Request& r, const std::vector<OutputSlic
       out += "{\"npy\":" + json_string(rel) + "}";
     }
   }
-  char timing[96];
-  std::snprintf(timing, sizeof timing, "},\"batch\":%zu,\"time_ms\":%.3f}\n", batch_requests, batch_ms);
-  return out + timing;
+  out += "},\"batch\":" + std::to_string(batch_requests) + ",\"time_ms\":";
+  char ms[32];
+  out.append(ms, std::to_chars(ms, ms + sizeof ms, batch_ms, std::chars_format::fixed, 3).ptr);
+  return out += "}\n";
 }
 
 std::string ResultWriter::error_line(const Request& r, const std::string& message) {

@@ -6,16 +6,18 @@
 namespace grape::cli {
 
 std::string Batcher::key(const Request& r) const {
+  // The dims as raw bytes (not text): built for every request.
   std::string k;
   for (size_t i = 0; i < sig_.inputs.size(); ++i) {
     const HostTensor& t = r.inputs[i];
-    const auto& shape = t.shape;
-    for (size_t d = sig_.inputs[i].stacked ? 1 : 0; d < shape.size(); ++d)
-      k += std::to_string(shape[d]) + ",";
-    k += ';';
+    size_t skip = sig_.inputs[i].stacked ? 1 : 0;
+    auto n = static_cast<uint32_t>(t.shape.size() - std::min(skip, t.shape.size()));
+    k.append(reinterpret_cast<const char*>(&n), sizeof n);
+    if (n) k.append(reinterpret_cast<const char*>(t.shape.data() + skip), n * sizeof(int64_t));
     if (!sig_.inputs[i].stacked) {
-      k += std::to_string(t.nbytes()) + ":";
-      k.append(reinterpret_cast<const char*>(t.data()), t.nbytes());
+      uint64_t size = t.nbytes();
+      k.append(reinterpret_cast<const char*>(&size), sizeof size);
+      k.append(static_cast<const char*>(t.data()), t.nbytes());
     }
   }
   return k;
@@ -78,17 +80,13 @@ std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig) {
   return out;
 }
 
-OutputSlice slice_output(const Batch& b, size_t k, const Signature& sig, const std::string& name,
-                         grp_dtype dtype, const int64_t* shape, size_t rank, const void* data,
-                         size_t nbytes) {
-  OutputSlice s{name, dtype, std::vector<int64_t>(shape, shape + rank), static_cast<const uint8_t*>(data),
-                nbytes};
-  if (sig.batch_dim.empty() || b.requests.size() == 1 || rank == 0 || shape[0] != b.rows) return s;
-  size_t row_bytes = nbytes / static_cast<size_t>(b.rows);
-  int64_t r0 = 0;
-  for (size_t j = 0; j < k; ++j) r0 += b.requests[j]->rows;
+OutputSlice slice_output(const Batch& b, size_t k, int64_t row0, const Signature& sig,
+                         const std::string& name, const HostTensor& o) {
+  OutputSlice s{name, o.dtype, o.shape, static_cast<const uint8_t*>(o.data()), o.nbytes()};
+  if (sig.batch_dim.empty() || b.requests.size() == 1 || o.shape.empty() || o.shape[0] != b.rows) return s;
+  size_t row_bytes = o.nbytes() / static_cast<size_t>(b.rows);
   s.shape[0] = b.requests[k]->rows;
-  s.data += static_cast<size_t>(r0) * row_bytes;
+  s.data += static_cast<size_t>(row0) * row_bytes;
   s.nbytes = static_cast<size_t>(b.requests[k]->rows) * row_bytes;
   return s;
 }

@@ -44,8 +44,8 @@ class Batcher {
 // from the first request.
 std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig);
 
-// Output `o` of a call (dtype, shape, data) cut into the part of request `k` of the batch.
-OutputSlice slice_output(const Batch& b, size_t k, const Signature& sig, const std::string& name,
-                         grp_dtype dtype, const int64_t* shape, size_t rank, const void* data, size_t nbytes);
+// Output `o` of a call cut into the part of request `k` of the batch, whose rows start at row0.
+OutputSlice slice_output(const Batch& b, size_t k, int64_t row0, const Signature& sig,
+                         const std::string& name, const HostTensor& o);
 
 }  // namespace grape::cli
