@@ -58,6 +58,7 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
               c.leaf = ir::kNoValue;
               return "    return " + x + ";\n";
             });
+  int64_t v_lanes = 0;
   // Row pointers of k and v when both are buffers seen through views only: the kernel then reads
   // a key's row with vector loads from one address per row (when the row is contiguous and
   // aligned, which it checks) instead of one index computation per element.
@@ -71,6 +72,13 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     const std::string T = storage_type(c.type(rows ? kt : q).dtype);
     ops += "  typedef " + T + " T;\n";
     ops += std::string("  static constexpr bool kRows = ") + (rows ? "true" : "false") + ";\n";
+    // Lanes per v row for 16-byte v loads: DV / (elements per 16 bytes), when that is a power of two <= 32.
+    if (rows) {
+      const int64_t per_vec = 16 / static_cast<int64_t>(dtype_size(c.type(v).dtype));
+      const int64_t dv = dv_dim.const_value();
+      if (per_vec > 0 && dv % per_vec == 0 && dv / per_vec <= 32 && ((dv / per_vec) & (dv / per_vec - 1)) == 0)
+        v_lanes = dv / per_vec;
+    }
     ops += "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
            (rows ? kc + "    return " + ka + ";\n" : "    return nullptr;\n") + "  }\n";
     ops += "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
@@ -88,7 +96,7 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " + std::to_string(dvt) +
-       ">(p, item, (float*)grape_smem);\n";
+       ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n";
   s += "}\n";
   c.templates = {"attention.cuh"};
   L.kind = LaunchRule::Attention;

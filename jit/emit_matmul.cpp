@@ -3,6 +3,7 @@
 // integers, batched products): WMMA/SIMT tiles and a simple GEMV, built here as text.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "jit/emit_context.h"
@@ -144,6 +145,66 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
            "    return " + x + ";\n  }\n";
     ops += "  __device__ static void row_stats(const KParams*, long long, long long, float*, float*) {}\n";
   }
+  // Eight consecutive k of A at once (16-byte loads), for staging A in gemv.cuh: when A is a
+  // buffer, or a row normalisation of a buffer with buffers for its scale and shift. The kernel
+  // checks the alignment (a_vec_ok) and K % 8 before it takes this path.
+  {
+    auto direct = [&](ValueId v) { return c.buf.count(v) && !c.prod.count(v); };
+    auto ptr = [&](ValueId v) { return "(const T*)p->buf[" + std::to_string(c.buf.at(v)) + "]"; };
+    const bool norm = rp && (rp->op == Op::LayerNorm || rp->op == Op::RmsNorm);
+    bool vec = a_direct;
+    std::vector<ValueId> srcs;
+    if (a_direct) srcs = {a};
+    if (norm && direct(ax) && c.type(ax).dtype == dt) {
+      vec = true;
+      srcs = {ax};
+      for (size_t i = 1; i < rp->operands.size() && i <= (rp->op == Op::LayerNorm ? 2u : 1u); ++i) {
+        ValueId o = rp->operands[i];
+        vec = vec && direct(o) && c.type(o).dtype == dt && c.type(o).rank() == 1;
+        srcs.push_back(o);
+      }
+    }
+    // A seen through views of a buffer (merge_heads, say): a vector where its 8 elements are
+    // consecutive and aligned in memory (every address checked), else 8 element loads.
+    std::string view_fn;
+    if (!vec && !rp) {
+      std::string code;
+      Idx idx = c.unravel("r", lead, code, "    ");
+      idx.push_back("k");
+      const std::string addr = c.address(a, idx, code, "    ");
+      if (!addr.empty())
+        view_fn = "  __device__ static const T* a_addr(const KParams* p, long long r, long long k) {\n" + code +
+                  "    return " + addr + ";\n  }\n";
+    }
+    const bool view = !view_fn.empty();
+    ops += view_fn;
+    ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
+    std::string ok = "true", body;
+    if (view) {
+      body = "    const T* a0 = a_addr(p, r, k);\n    bool run = (reinterpret_cast<unsigned long long>(a0) & 15) == 0;\n"
+             "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == a0 + e;\n"
+             "    if (run) {\n      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(a0)), out);\n    } else {\n"
+             "#pragma unroll\n      for (int e = 0; e < 8; ++e) out[e] = a(p, r, k + e, s0, s1);\n    }\n";
+    }
+    if (vec) {
+      for (ValueId v : srcs) ok += " && (reinterpret_cast<unsigned long long>(" + ptr(v) + ") & 15) == 0";
+      body += "    float x[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" + ptr(srcs[0]) + " + r * " + K +
+              " + k)), x);\n";
+      if (!norm) {
+        body += "#pragma unroll\n    for (int e = 0; e < 8; ++e) out[e] = x[e];\n";
+      } else {
+        body += "    float g[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" + ptr(srcs[1]) + " + k)), g);\n";
+        if (rp->op == Op::LayerNorm)
+          body += "    float b[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" + ptr(srcs[2]) + " + k)), b);\n";
+        const std::string shift = rp->op == Op::LayerNorm ? " + b[e]" : "";
+        body += "#pragma unroll\n    for (int e = 0; e < 8; ++e) out[e] = " +
+                round_to(dt, "((x[e] - s0) * s1 * g[e]" + shift + ")") + ";\n";
+      }
+    }
+    ops += "  __device__ static bool a_vec_ok(const KParams* p) { return " + ok + "; }\n";
+    ops += "  __device__ static void a_vec(const KParams* p, long long r, long long k, float s0, float s1, float* out) {\n" +
+           body + "  }\n";
+  }
   // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain.
   {
     std::string code;
@@ -162,8 +223,18 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   ops += "};\n\n";
 
-  const std::string gemv = linear ? "grape_gemv_nk<Ops>" : "grape_gemv_kn<Ops>";
-  const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : "grape_gemv_kn_tile<Ops::W>()";
+  // gemv_kn's column tile: TX threads of 8 columns each. Narrower tiles when the weight is small, so
+  // that the tiles alone (without K splits, which cost a round of partial sums through global
+  // memory) give about one block per multiprocessor (kGemvTargetBlocks, an H100 has 132).
+  int tx = 8;
+  if (const char* e = std::getenv("GRAPE_GEMV_TX_EXPERIMENT"); e && *e) {
+    tx = std::atoi(e);
+  } else if (!linear && n_dim.is_const() && k_dim.is_const()) {
+    const int64_t splits = (k_dim.const_value() + scheduler::kGemvMaxKChunk - 1) / scheduler::kGemvMaxKChunk;
+    while (tx > 1 && (n_dim.const_value() + tx * 8 - 1) / (tx * 8) * splits < scheduler::kGemvTargetBlocks) tx /= 2;
+  }
+  const std::string gemv = linear ? "grape_gemv_nk<Ops>" : "grape_gemv_kn<Ops, " + std::to_string(tx) + ">";
+  const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : std::to_string(tx * 8);
   // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
   // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
   auto two_per_sm = [](std::string h) {
@@ -177,7 +248,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, 1, 3>(p, item, grape_smem);\n";
   } else {
     s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
-    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, (float*)grape_smem);\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, grape_smem);\n";
   }
   s += "}\n\n";
   s += two_per_sm(header(c, name + kTensorCoreSuffix));
@@ -193,6 +264,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   for (const auto& d : lead) rows = rows * d;
   L.items = {rows, n_dim, k_dim};
   L.weight_kn = !linear;
+  L.gemv_cols = linear ? 128 : tx * 8;
   return s;
 }
 

@@ -11,8 +11,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 // Mirrors jit/kernels/gemv.cuh and gemm_mma.cuh: GEMV column tiles, the longest K range of a split,
 // shared memory of each path.
-constexpr int64_t kGemvMaxRows = 16, kGemvKC = 512, kGemvSplitUnit = 64, kMinSplitK = 128;
-constexpr unsigned kGemvSharedBytes = 4 * (8 * 512 + 2 * 8 + 8 * 8 * 64);
+constexpr int64_t kGemvMaxRows = 16, kGemvSplitUnit = 64, kMinSplitK = 128;
+// A [8][K range rounded up to 64] in 2-byte elements, then floats: row statistics, cross-warp sums.
+constexpr unsigned gemv_shared_bytes(int64_t kchunk) {
+  return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64) * 2 + 4 * (2 * 8 + 8 * 8 * 64));
+}
 // 64 x 64 tiles, 4 stages of BK = 32, rows padded by 8 elements, plus the row statistics.
 constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
 
@@ -31,7 +34,8 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
   return splits > 1 ? static_cast<size_t>(ceil_div(tiles * 4, 256) * 256 + splits * R * N * 4) : 0;
 }
 
-static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes && kGemvSharedBytes <= kMatrixProductMaxSharedBytes);
+static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
+              gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
 
 // gemm_mma.cuh with BM = 16, BN = 128, 3 stages: A and B stages of BK = 32 (rows padded by 8).
 constexpr unsigned kGemvTcSharedBytes = 2 * 3 * (16 * 40 + 128 * 40) + 16 * 8;
@@ -46,10 +50,14 @@ void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;
   } else if (R <= kGemvMaxRows) {
-    // About two blocks per multiprocessor; a K range holds at most kGemvKC (shared memory).
-    int64_t tiles = ceil_div(N, rule.weight_kn ? 64 : 128);
-    split_k(K, tiles, 2 * int64_t{sm_count}, ceil_div(K, kGemvKC), kGemvSplitUnit, d);
-    d.shared_bytes = kGemvSharedBytes;
+    // A K range holds at most kGemvMaxKChunk (shared memory). Without further K splits when the
+    // column tiles (narrowed by the code generator for this, LaunchRule::gemv_cols) already give
+    // half a block per multiprocessor: a split costs a round of partial sums through global memory.
+    int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
+    const int64_t min_splits = ceil_div(K, kGemvMaxKChunk);
+    if (tiles * min_splits >= sm_count / 2) split_k(K, tiles, 0, min_splits, kGemvSplitUnit, d);
+    else split_k(K, tiles, 2 * int64_t{sm_count}, min_splits, kGemvSplitUnit, d);
+    d.shared_bytes = gemv_shared_bytes(d.kchunk);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;
   } else {

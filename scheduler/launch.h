@@ -38,4 +38,9 @@ constexpr unsigned kAttentionMaxSharedBytes = 48 * 1024;
 
 constexpr int64_t kMaxGrid = 65535;
 
+// GEMV (jit/kernels/gemv.cuh): the longest K range of one block (GRAPE_GEMV_KC), and the number of
+// blocks the code generator's column tiles aim for before K splits are added.
+constexpr int64_t kGemvMaxKChunk = 1536;
+constexpr int64_t kGemvTargetBlocks = 128;
+
 }  // namespace grape::scheduler

@@ -90,7 +90,7 @@ __device__ __forceinline__ float grape_attn_dot_row(const KParams* p, long long 
 #pragma unroll 8
     for (long long d0 = 0; d0 < DK; d0 += V) {
       float f[V];
-      GrapeVec<T>::unpack(*reinterpret_cast<const uint4*>(kr + d0), f);
+      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(kr + d0)), f);
 #pragma unroll
       for (int e = 0; e < V; ++e) dot += q[d0 + e] * f[e];
     }
@@ -101,8 +101,40 @@ __device__ __forceinline__ float grape_attn_dot_row(const KParams* p, long long 
   return dot;
 }
 
-// One work item. DVT = ceil(DV / 32): output dims per lane.
-template <class Ops, int DVT>
+// v rows by 16-byte loads (the row-pointer case with DV = LPR * kN, LPR a power of two <= 32):
+// LPR lanes read one row, so a load instruction covers 32 / LPR keys of the warp's block of 32 and
+// each lane needs LPR loads per block, all in flight at once. Lane l holds dims (l % LPR) * kN ...
+template <class Ops, int LPR>
+__device__ __forceinline__ void grape_attn_v_load(const KParams* p, long long b, long long j0, long long KV, int lane,
+                                                  uint4 (&u)[LPR]) {
+  constexpr int RPL = 32 / LPR, V = GrapeVec<typename Ops::T>::kN;
+  const int g = lane / LPR, c = lane % LPR;
+#pragma unroll
+  for (int t = 0; t < LPR; ++t) {
+    const long long j = j0 + t * RPL + g;
+    u[t] = j < KV ? __ldg(reinterpret_cast<const uint4*>(Ops::v_at(p, b, j, (long long)c * V))) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// acc += p[j] * v[j] for the block's keys held in `u`; p[j0 + l] is lane l's probability `pj`.
+template <class Ops, int LPR>
+__device__ __forceinline__ void grape_attn_v_add(const uint4 (&u)[LPR], float pj, int lane,
+                                                 float (&acc)[GrapeVec<typename Ops::T>::kN]) {
+  constexpr int RPL = 32 / LPR, V = GrapeVec<typename Ops::T>::kN;
+  const int g = lane / LPR;
+#pragma unroll
+  for (int t = 0; t < LPR; ++t) {
+    const float pk = __shfl_sync(0xffffffffu, pj, t * RPL + g);
+    float f[V];
+    GrapeVec<typename Ops::T>::unpack(u[t], f);
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = fmaf(pk, f[e], acc[e]);
+  }
+}
+
+// One work item. DVT = ceil(DV / 32): output dims per lane. LPR: lanes per v row for 16-byte v loads
+// (DV / kN when that is a power of two <= 32, else 0: element loads).
+template <class Ops, int DVT, int LPR>
 __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   const long long S = Ops::S(p), KV = Ops::KV(p), DK = Ops::DK(p), DV = Ops::DV(p);
   const int rows = (int)p->splits, slices = GRAPE_ATTN_WARPS / rows;
@@ -142,6 +174,22 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
     rows_ok = (DK < 2 || Ops::k_at(p, b, 0, 1) == Ops::k_at(p, b, 0, 0) + 1) &&
               (DV < 2 || Ops::v_at(p, b, 0, 1) == Ops::v_at(p, b, 0, 0) + 1);
 
+  // v rows by vector loads when they are aligned and a whole number of vectors apart.
+  bool vrows = false;
+  constexpr int LPRV = LPR > 0 ? LPR : 1;
+  if constexpr (Ops::kRows && LPR > 0) {
+    using T = typename Ops::T;
+    const T* v0 = Ops::v_at(p, b, 0, 0);
+    vrows = rows_ok && (reinterpret_cast<unsigned long long>(v0) & 15) == 0 &&
+            (KV < 2 || (Ops::v_at(p, b, 1, 0) - v0) % GrapeVec<T>::kN == 0);
+  }
+  // The v rows of this warp's first block of keys are requested now (when they take few
+  // registers), so that they arrive with the k rows and pass 2 starts without a memory wait.
+  constexpr bool kPrefetchV = LPR > 0 && LPR <= 8;
+  uint4 vpre[LPRV];
+  if constexpr (kPrefetchV)
+    if (vrows && live) grape_attn_v_load<Ops, LPRV>(p, b, (long long)s * 32, KV, lane, vpre);
+
   // Pass 1: scores, and each lane's running softmax statistics.
   float m = neg_inf, l = 0.0f;
   if (live) {
@@ -174,7 +222,29 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   float acc[DVT];
 #pragma unroll
   for (int t = 0; t < DVT; ++t) acc[t] = 0.0f;
-  if (live) {
+  constexpr int VN = GrapeVec<typename Ops::T>::kN;
+  float vacc[VN];
+#pragma unroll
+  for (int e = 0; e < VN; ++e) vacc[e] = 0.0f;
+  if (live && vrows) {
+    for (long long j0 = (long long)s * 32; j0 < KV; j0 += (long long)slices * 32) {
+      const long long j = j0 + lane;
+      const float x = cache ? (j < KV ? cache[j] : neg_inf) : neg_inf;
+      float pj = 0.0f;
+      if (j < KV) {
+        float xs = x;
+        if (!cache) xs = Ops::score(p, b, i, j, grape_attn_dot_row<Ops>(p, b, j, KV, DK, q));
+        pj = Ops::prob(expf(xs - M) / L);
+      }
+      if (kPrefetchV && j0 == (long long)s * 32) {
+        grape_attn_v_add<Ops, LPRV>(vpre, pj, lane, vacc);
+      } else {
+        uint4 u[LPRV];
+        grape_attn_v_load<Ops, LPRV>(p, b, j0, KV, lane, u);
+        grape_attn_v_add<Ops, LPRV>(u, pj, lane, vacc);
+      }
+    }
+  } else if (live) {
     for (long long j0 = (long long)s * 32; j0 < KV; j0 += (long long)slices * 32) {
       const long long j = j0 + lane;
       float x;
@@ -215,8 +285,19 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   // The key slices' partial outputs, added in slice order by the row's first warp.
   __syncthreads();
   float* part = tiles;  // [8][DVT * 32]
+  if (vrows) {
+    // Lanes l, l + LPR, ... hold the same dims for different keys.
 #pragma unroll
-  for (int t = 0; t < DVT; ++t) part[w * DVT * 32 + lane + 32 * t] = acc[t];
+    for (int o = LPRV; o < 32; o <<= 1)
+#pragma unroll
+      for (int e = 0; e < VN; ++e) vacc[e] += __shfl_xor_sync(0xffffffffu, vacc[e], o);
+    if (lane < LPRV)
+#pragma unroll
+      for (int e = 0; e < VN; ++e) part[w * DVT * 32 + lane * VN + e] = vacc[e];
+  } else {
+#pragma unroll
+    for (int t = 0; t < DVT; ++t) part[w * DVT * 32 + lane + 32 * t] = acc[t];
+  }
   __syncthreads();
   if (live && s == 0) {
 #pragma unroll

@@ -5,17 +5,19 @@
 //
 // W is a materialised buffer in one of two layouts: [K][N] (`x @ w`, GPT-2's Conv1D; gemv_kn) or
 // [N][K] (`linear`, PyTorch's nn.Linear; gemv_nk). A comes from Ops::a (a load, or a load through a
-// fused row normalisation); each block stages its rows and K range of A in shared memory as fp32.
+// fused row normalisation); each block stages its rows and K range of A in shared memory, in A's
+// dtype (Ops::a returns values rounded to it, so this is exact and halves the space of fp32).
 // Weights are read 16 bytes per thread per load, several loads in flight.
 //
-// Work items are (column tile, K split) pairs, so a narrow product still covers every SM. With more
-// than one split, each split writes fp32 partial sums to p->scratch; the last split of a column
+// Work items are (column tile, K split) pairs, so a narrow product still covers every SM; the host
+// prefers narrower column tiles to K splits (scheduler/launch.cpp), as a split costs a round of
+// partial sums through global memory at the end of the kernel. With more than one split, each split writes fp32 partial sums to p->scratch; the last split of a column
 // tile to finish (a counter per tile, which that split resets to 0 for the next launch) adds the
 // partials in split order (in four interleaved sums), so results do not depend on timing, and
 // applies the epilogue.
 //
 // Ops (generated per kernel by jit/emit_kernels.cpp):
-//   typedef W                                  weight element: float, __half or __nv_bfloat16
+//   typedef W, T                               weight and A element: __half or __nv_bfloat16
 //   static constexpr bool kRowStats            A has a fused row normalisation
 //   static long long R(p), N(p), K(p)
 //   static const W* w(p)
@@ -26,9 +28,9 @@
 #define GRAPE_KERNELS_GEMV_CUH
 
 #define GRAPE_GEMV_THREADS 256
-#define GRAPE_GEMV_MT 8    // rows per pass (more rows: more passes over the same weights, from L2)
-#define GRAPE_GEMV_KC 512  // the longest K range of one split (shared memory holds A's [MT][KC])
-#define GRAPE_GEMV_PF 6    // weight vectors per thread requested before A is staged (gemv_kn)
+#define GRAPE_GEMV_MT 8     // rows per pass (more rows: more passes over the same weights, from L2)
+#define GRAPE_GEMV_KC 1536  // the longest K range of one split (shared memory holds A's [MT][KC])
+#define GRAPE_GEMV_PF 8     // weight vectors per thread requested before A is staged (gemv_kn)
 #define GRAPE_GEMV_NK_PF 2 // steps of 4 vectors per lane requested before A is staged (gemv_nk)
 
 __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
@@ -39,17 +41,37 @@ __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
   return u;
 }
 
-// Columns per work item for each layout (the host mirrors these in scheduler/launch.cpp).
-template <class W> __device__ constexpr int grape_gemv_kn_tile() { return 8 * GrapeVec<W>::kN; }
+// Columns per work item: gemv_kn's is TX * kN (a template argument, LaunchRule::gemv_cols on the
+// host); gemv_nk's is fixed (mirrored in scheduler/launch.cpp).
 #define GRAPE_GEMV_NK_TILE 128
 
-// Shared memory (floats): A [MT][KC], row statistics [MT][2], the cross-warp sums [8][MT][64].
-#define GRAPE_GEMV_SMEM_FLOATS (GRAPE_GEMV_MT * GRAPE_GEMV_KC + 2 * GRAPE_GEMV_MT + 8 * GRAPE_GEMV_MT * 64)
+// Shared memory: A [MT][KCS] in A's dtype, KCS = p->kchunk rounded up to 64 (grape_gemv_kcs), then
+// floats: row statistics [MT][2] and the cross-warp sums [8][MT][64]. scheduler/launch.cpp mirrors it.
+__device__ __forceinline__ int grape_gemv_kcs(const KParams* p) { return ((int)p->kchunk + 63) & ~63; }
+template <class T> __device__ __forceinline__ float* grape_gemv_floats(unsigned char* smem, const KParams* p) {
+  return reinterpret_cast<float*>(smem + GRAPE_GEMV_MT * grape_gemv_kcs(p) * sizeof(T));
+}
+__device__ __forceinline__ __half grape_gemv_from_float(float v, __half) { return __float2half_rn(v); }
+__device__ __forceinline__ uint4 grape_gemv_pack8(const float* f, __half) {
+  __half2 h[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+  return *reinterpret_cast<const uint4*>(h);
+}
+__device__ __forceinline__ uint4 grape_gemv_pack8(const float* f, __nv_bfloat16) {
+  __nv_bfloat162 h[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+  return *reinterpret_cast<const uint4*>(h);
+}
+__device__ __forceinline__ __nv_bfloat16 grape_gemv_from_float(float v, __nv_bfloat16) { return __float2bfloat16_rn(v); }
 
-// Stages A rows [r0, r0 + rows) x k in [k0, k0 + kn) into As (zeros up to a multiple of 64 in k).
+// Stages A rows [r0, r0 + rows) x k in [k0, k0 + kn) into As (row stride kcs; zeros up to a
+// multiple of 64 in k).
 template <class Ops>
-__device__ __forceinline__ void grape_gemv_stage(const KParams* p, float* As, float* st, long long r0, int rows,
-                                                 long long k0, int kn, long long K) {
+__device__ __forceinline__ void grape_gemv_stage(const KParams* p, typename Ops::T* As, int kcs, float* st,
+                                                 long long r0, int rows, long long k0, int kn, long long K) {
+  using T = typename Ops::T;
   if constexpr (Ops::kRowStats) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     for (int m = w; m < rows; m += GRAPE_GEMV_THREADS / 32) {
@@ -62,25 +84,53 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, float* As, fl
     }
     __syncthreads();
   }
-  const int kp = (kn + 63) & ~63;
-  // Eight elements per thread are loaded before any is stored: A's loads go through generic
-  // pointers that may alias As, so a store between two loads would serialise them.
+  const unsigned kp = (kn + 63) & ~63, total = rows * kp;
+  if constexpr (Ops::kAVec) {
+    // Eight k per load (Ops::a_vec: 16-byte loads of A, or of a normalisation's input, scale and
+    // shift) when everything is aligned to eight elements.
+    if (kn % 8 == 0 && k0 % 8 == 0 && K % 8 == 0 && Ops::a_vec_ok(p)) {
+      const unsigned kv = kp / 8, total_v = rows * kv;
+      constexpr int B = 4;
+      for (unsigned base = threadIdx.x; base < total_v; base += B * GRAPE_GEMV_THREADS) {
+        float v[B][8];
+#pragma unroll
+        for (int u = 0; u < B; ++u) {
+          const unsigned t = base + u * GRAPE_GEMV_THREADS, m = t / kv, kk = (t - m * kv) * 8;
+          if (t < total_v && kk < (unsigned)kn) {
+            if constexpr (Ops::kRowStats) Ops::a_vec(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1], v[u]);
+            else Ops::a_vec(p, r0 + m, k0 + kk, 0.0f, 0.0f, v[u]);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) v[u][e] = 0.0f;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < B; ++u) {
+          const unsigned t = base + u * GRAPE_GEMV_THREADS, m = t / kv, kk = (t - m * kv) * 8;
+          if (t < total_v) *reinterpret_cast<uint4*>(As + m * kcs + kk) = grape_gemv_pack8(v[u], T());
+        }
+      }
+      __syncthreads();
+      return;
+    }
+  }
+  // Eight elements per thread are loaded before any is stored, so their loads are in flight together.
   constexpr int B = 8;
-  for (int base = threadIdx.x; base < rows * kp; base += B * GRAPE_GEMV_THREADS) {
+  for (unsigned base = threadIdx.x; base < total; base += B * GRAPE_GEMV_THREADS) {
     float v[B];
 #pragma unroll
     for (int u = 0; u < B; ++u) {
-      const int t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
+      const unsigned t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
       v[u] = 0.0f;
-      if (t < rows * kp && kk < kn) {
+      if (t < total && kk < (unsigned)kn) {
         if constexpr (Ops::kRowStats) v[u] = Ops::a(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1]);
         else v[u] = Ops::a(p, r0 + m, k0 + kk, 0.0f, 0.0f);
       }
     }
 #pragma unroll
     for (int u = 0; u < B; ++u) {
-      const int t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
-      if (t < rows * kp) As[m * GRAPE_GEMV_KC + kk] = v[u];
+      const unsigned t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
+      if (t < total) As[m * kcs + kk] = grape_gemv_from_float(v[u], T());
     }
   }
   __syncthreads();
@@ -139,34 +189,36 @@ __device__ __forceinline__ void grape_gemv_emit(const KParams* p, long long tile
   }
 }
 
-// W [K][N]: 8 threads cover 8 * kN consecutive columns of a weight row (128 contiguous bytes), the
-// 32 groups of 8 threads walk K; warp shuffles and then shared memory add the 32 partial sums.
-template <class Ops>
-__device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
+// W [K][N]: TX threads cover TX * kN consecutive columns of a weight row (16 bytes each), the
+// 256 / TX groups of TX threads walk K; warp shuffles and then shared memory add the partial sums.
+template <class Ops, int TX>
+__device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* smem) {
   using W = typename Ops::W;
-  constexpr int V = GrapeVec<W>::kN, MT = GRAPE_GEMV_MT, TN = 8 * V;
+  using T = typename Ops::T;
+  constexpr int V = GrapeVec<W>::kN, MT = GRAPE_GEMV_MT, TN = TX * V, KG = GRAPE_GEMV_THREADS / TX;
+  static_assert(TX == 1 || TX == 2 || TX == 4 || TX == 8, "gemv_kn: TX is 1, 2, 4 or 8");
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
   const long long tiles = (N + TN - 1) / TN, tile = item % tiles, split = item / tiles;
   const long long n0 = tile * TN, k0 = split * p->kchunk;
-  const int kn = (int)max(0LL, min(p->kchunk, K - k0));
-  float* As = smem;
-  float* st = As + MT * GRAPE_GEMV_KC;
+  const int kn = (int)max(0LL, min(p->kchunk, K - k0)), kcs = grape_gemv_kcs(p);
+  T* As = reinterpret_cast<T*>(smem);
+  float* st = grape_gemv_floats<T>(smem, p);
   float* red = st + 2 * MT;
-  const int tx = threadIdx.x & 7, ty = threadIdx.x >> 3, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const long long n = n0 + tx * V;
   const bool vec = N % V == 0 && n + V <= N;
   const W* wt = Ops::w(p) + k0 * N;
   // The first GRAPE_GEMV_PF weight vectors of this thread are requested before A is staged, so
-  // their latency overlaps the row statistics and A's loads (all of them for K ranges <= 256).
+  // their latency overlaps the row statistics and A's loads.
   uint4 pre[GRAPE_GEMV_PF];
   if (vec) {
 #pragma unroll
     for (int t = 0; t < GRAPE_GEMV_PF; ++t)
-      pre[t] = ty + 32 * t < kn ? grape_ld_stream16(wt + (long long)(ty + 32 * t) * N + n) : make_uint4(0, 0, 0, 0);
+      pre[t] = ty + KG * t < kn ? grape_ld_stream16(wt + (long long)(ty + KG * t) * N + n) : make_uint4(0, 0, 0, 0);
   }
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
-    grape_gemv_stage<Ops>(p, As, st, r0, rows, k0, kn, K);
+    grape_gemv_stage<Ops>(p, As, kcs, st, r0, rows, k0, kn, K);
     float acc[MT][V];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
@@ -177,7 +229,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
         if (m < rows) {
-          const float a = As[m * GRAPE_GEMV_KC + kk];
+          const float a = GrapeVec<T>::one(As, m * kcs + kk);
 #pragma unroll
           for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
         }
@@ -186,7 +238,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
     if (vec) {
 #pragma unroll
       for (int t = 0; t < GRAPE_GEMV_PF; ++t) {
-        const int kk = ty + 32 * t;
+        const int kk = ty + KG * t;
         if (kk < kn) {
           float wv[V];
           GrapeVec<W>::unpack(r0 == 0 ? pre[t] : grape_ld_stream16(wt + (long long)kk * N + n), wv);
@@ -194,27 +246,28 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
         }
       }
 #pragma unroll 4
-      for (int kk = ty + 32 * GRAPE_GEMV_PF; kk < kn; kk += 32) {
+      for (int kk = ty + KG * GRAPE_GEMV_PF; kk < kn; kk += KG) {
         float wv[V];
         GrapeVec<W>::unpack(grape_ld_stream16(wt + (long long)kk * N + n), wv);
         add_row(kk, wv);
       }
     } else {
-      for (int kk = ty; kk < kn; kk += 32) {
+      for (int kk = ty; kk < kn; kk += KG) {
         float wv[V];
 #pragma unroll
         for (int v = 0; v < V; ++v) wv[v] = n + v < N ? GrapeVec<W>::one(wt, (long long)kk * N + n + v) : 0.0f;
         add_row(kk, wv);
       }
     }
+    // Lanes tx, tx + TX, ... of a warp hold the same columns for different k.
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       if (m < rows) {
 #pragma unroll
         for (int v = 0; v < V; ++v) {
-          acc[m][v] += __shfl_xor_sync(0xffffffffu, acc[m][v], 8);
-          acc[m][v] += __shfl_xor_sync(0xffffffffu, acc[m][v], 16);
-          if (lane < 8) red[(w * MT + m) * 64 + tx * V + v] = acc[m][v];
+#pragma unroll
+          for (int o = TX; o < 32; o <<= 1) acc[m][v] += __shfl_xor_sync(0xffffffffu, acc[m][v], o);
+          if (lane < TX) red[(w * MT + m) * 64 + tx * V + v] = acc[m][v];
         }
       }
     }
@@ -235,15 +288,16 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, float* smem) {
 // consecutive k each (128 contiguous bytes); each lane keeps 4 columns (16 per warp, 128 per block);
 // shuffles over the 8 lanes of a group add the partial sums.
 template <class Ops>
-__device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
+__device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* smem) {
   using W = typename Ops::W;
+  using T = typename Ops::T;
   constexpr int V = GrapeVec<W>::kN, MT = GRAPE_GEMV_MT, JN = 4, TN = GRAPE_GEMV_NK_TILE;
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
   const long long tiles = (N + TN - 1) / TN, tile = item % tiles, split = item / tiles;
   const long long n0 = tile * TN, k0 = split * p->kchunk;
-  const int kn = (int)max(0LL, min(p->kchunk, K - k0));
-  float* As = smem;
-  float* st = As + MT * GRAPE_GEMV_KC;
+  const int kn = (int)max(0LL, min(p->kchunk, K - k0)), kcs = grape_gemv_kcs(p);
+  T* As = reinterpret_cast<T*>(smem);
+  float* st = grape_gemv_floats<T>(smem, p);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 3, kl = lane & 7;
   const long long nb = n0 + w * 16 + g;  // this lane's columns: nb + 4 * j
   const bool vec = K % V == 0;
@@ -261,7 +315,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
     for (int j = 0; j < JN; ++j) load(kl * V + t * 8 * V, j, pre[t][j]);
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
-    grape_gemv_stage<Ops>(p, As, st, r0, rows, k0, kn, K);
+    grape_gemv_stage<Ops>(p, As, kcs, st, r0, rows, k0, kn, K);
     float acc[MT][JN];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
@@ -284,11 +338,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, float* smem) {
       for (int m = 0; m < MT; ++m) {
         if (m < rows) {
           float a[V];
-#pragma unroll
-          for (int v = 0; v < V; v += 4) {
-            const float4 t = *reinterpret_cast<const float4*>(As + m * GRAPE_GEMV_KC + kk + v);
-            a[v] = t.x; a[v + 1] = t.y; a[v + 2] = t.z; a[v + 3] = t.w;
-          }
+          GrapeVec<T>::unpack(*reinterpret_cast<const uint4*>(As + m * kcs + kk), a);
 #pragma unroll
           for (int j = 0; j < JN; ++j)
 #pragma unroll

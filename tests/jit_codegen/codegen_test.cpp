@@ -122,21 +122,29 @@ TEST(CodegenFusion, GemvSplitsKToCoverTheGpu) {
   jit::LaunchRule r;
   r.kind = jit::LaunchRule::MatrixProduct;
   r.weight_kn = true;
+  r.gemv_cols = 8;  // what the code generator picks for this shape (GemvNarrowsTilesBeforeSplittingK)
   r.items = {ir::Dim(5), ir::Dim(768), ir::Dim(3072)};  // GPT-2 mlp.c_proj at decode
   auto d = scheduler::launch_dims(r, {}, 132);
-  // 12 column tiles of 64; K in ranges of a multiple of 64, at most 512, about 2 blocks per SM.
+  // 96 column tiles of 8; K in two ranges of 1536 (the shared-memory limit), no further split.
+  EXPECT_EQ(d.splits, 2);
+  EXPECT_EQ(d.kchunk, 1536);
+  EXPECT_EQ(d.grid, 96u * 2u);
+  EXPECT_EQ(d.scratch_bytes, 512u + 2u * 5 * 768 * 4);
+  EXPECT_LE(d.shared_bytes, scheduler::kMatrixProductMaxSharedBytes);
+  // Wide tiles on a narrow product: K is split until about two blocks per SM.
+  r.gemv_cols = 64;
+  d = scheduler::launch_dims(r, {}, 132);
   EXPECT_EQ(d.kchunk % 64, 0);
-  EXPECT_LE(d.kchunk, 512);
   EXPECT_EQ(d.splits, (3072 + d.kchunk - 1) / d.kchunk);
   EXPECT_GE(d.grid, 132u);
   EXPECT_EQ(d.grid, 12u * static_cast<unsigned>(d.splits));
   EXPECT_EQ(d.scratch_bytes, 256u + static_cast<size_t>(d.splits) * 5 * 768 * 4);
-  // Many columns need no split beyond the shared-memory limit of 512 per range.
+  // Many columns need no split.
   r.weight_kn = false;
   r.items = {ir::Dim(5), ir::Dim(50257), ir::Dim(768)};  // lm_head
   d = scheduler::launch_dims(r, {}, 132);
-  EXPECT_EQ(d.splits, 2);
-  EXPECT_EQ(d.grid, 393u * 2u);
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.grid, 393u);
   // Tensor-core tiles that would leave SMs idle split K too: BERT b=1, 128 x 768 x 768.
   r.items = {ir::Dim(128), ir::Dim(768), ir::Dim(768)};
   d = scheduler::launch_dims(r, {}, 132);
@@ -149,6 +157,26 @@ TEST(CodegenFusion, GemvSplitsKToCoverTheGpu) {
   d = scheduler::launch_dims(r, {}, 132);
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 32u * 48u);
+}
+
+// gemv_kn's column tiles narrow (8 threads x 8 columns down to 1 x 8) until the tiles alone give
+// about one block per multiprocessor, so small decode products need no K splits.
+TEST(CodegenFusion, GemvNarrowsTilesBeforeSplittingK) {
+  auto tx_of = [](int64_t n, int64_t k) {
+    auto c = compile_text("gemv.grp", "weights { w: f16[" + std::to_string(k) + ", " + std::to_string(n) +
+                                          "] }\nfn main(x: f16[B, " + std::to_string(k) + "]) -> f16[B, " +
+                                          std::to_string(n) + "] {\n  return x @ w\n}\n");
+    auto ks = kernels_of(*c->mod, "main");
+    EXPECT_EQ(ks.size(), 1u);
+    EXPECT_TRUE(ks[0].launch.weight_kn);
+    const int cols = ks[0].launch.gemv_cols;
+    EXPECT_NE(ks[0].source.find("grape_gemv_kn<Ops, " + std::to_string(cols / 8) + ">"), std::string::npos);
+    return cols / 8;
+  };
+  EXPECT_EQ(tx_of(2304, 768), 2);   // GPT-2 c_attn: 144 tiles of 16 columns
+  EXPECT_EQ(tx_of(768, 768), 1);    // c_proj: 96 tiles of 8
+  EXPECT_EQ(tx_of(768, 3072), 1);   // mlp.c_proj: 96 tiles x 2 K ranges
+  EXPECT_EQ(tx_of(16384, 4096), 8); // wide: 256 tiles of 64 x 3 K ranges
 }
 
 TEST(CodegenFusion, SliceUpdateIsInPlace) {
@@ -184,7 +212,8 @@ fn main(q: f16[B, 4, 1, 64], k: f16[B, 4, T, 64], v: f16[B, 4, T, 64], p: i32[])
   auto ks = kernels_of(*c->mod, "main");
   ASSERT_EQ(ks.size(), 1u);
   EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::Attention);
-  EXPECT_NE(ks[0].source.find("grape_attention<Ops, 2>"), std::string::npos);
+  // Two output dims per lane; v rows (64 halves) by 16-byte loads, 8 lanes per row.
+  EXPECT_NE(ks[0].source.find("grape_attention<Ops, 2, 8>"), std::string::npos);
   // Decode (one query row): 8 warps share the keys of one row; 256 keys' scores fit in shared memory.
   auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}, {"T", 256}}, 132);
   EXPECT_EQ(d.splits, 1);

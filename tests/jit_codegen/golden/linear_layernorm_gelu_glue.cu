@@ -42,6 +42,18 @@ struct Ops {
     const float v5 = grape_ld_f16(p->buf[2], k);
     return grape_r_f16(((v3 - s0) * s1 * v4 + v5));
   }
+  static constexpr bool kAVec = true;
+  __device__ static bool a_vec_ok(const KParams* p) { return true && (reinterpret_cast<unsigned long long>((const T*)p->buf[0]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[1]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[2]) & 15) == 0; }
+  __device__ static void a_vec(const KParams* p, long long r, long long k, float s0, float s1, float* out) {
+    float x[8];
+    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>((const T*)p->buf[0] + r * 64LL + k)), x);
+    float g[8];
+    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>((const T*)p->buf[1] + k)), g);
+    float b[8];
+    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>((const T*)p->buf[2] + k)), b);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) out[e] = grape_r_f16(((x[e] - s0) * s1 * g[e] + b[e]));
+  }
   __device__ static void store(const KParams* p, long long r, long long n, float acc) {
     [[maybe_unused]] long long t6 = r;
     const float v7 = grape_ld_f16(p->buf[4], n);
@@ -54,7 +66,7 @@ struct Ops {
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const KParams* p) {
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::N(p) + GRAPE_GEMV_NK_TILE - 1) / GRAPE_GEMV_NK_TILE) * p->splits;
-  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, (float*)grape_smem);
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, grape_smem);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const KParams* p) {
