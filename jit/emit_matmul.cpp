@@ -227,8 +227,11 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // that the tiles alone (without K splits, which cost a round of partial sums through global
   // memory) give about one block per multiprocessor (kGemvTargetBlocks, an H100 has 132).
   int tx = 8;
-  if (const char* e = std::getenv("GRAPE_GEMV_TX_EXPERIMENT"); e && *e) {
-    tx = std::atoi(e);
+  // GRAPE_GEMV_TX_EXPERIMENT=1|2|4|8 forces the tile for A/B measurements (docs/kernels.md).
+  const char* forced = std::getenv("GRAPE_GEMV_TX_EXPERIMENT");
+  const int forced_tx = forced ? std::atoi(forced) : 0;
+  if (forced_tx == 1 || forced_tx == 2 || forced_tx == 4 || forced_tx == 8) {
+    tx = forced_tx;
   } else if (!linear && n_dim.is_const() && k_dim.is_const()) {
     const int64_t splits = (k_dim.const_value() + scheduler::kGemvMaxKChunk - 1) / scheduler::kGemvMaxKChunk;
     while (tx > 1 && (n_dim.const_value() + tx * 8 - 1) / (tx * 8) * splits < scheduler::kGemvTargetBlocks) tx /= 2;
