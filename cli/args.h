@@ -23,9 +23,8 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs;  // name -> .npy path
   std::string output_dir;
   std::string backend = "auto";
-  bool backend_given = false;
-  std::string executor = "auto";  // CUDA: eager | graph | auto  // --backend on the command line (the
-                                  // fallback notice is printed then)
+  bool backend_given = false;     // --backend on the command line (the fallback notice is printed then)
+  std::string executor = "auto";  // CUDA: eager | graph | auto
   bool no_optimize = false;
   int warmup = 10;    // bench
   int iters = 100;    // bench

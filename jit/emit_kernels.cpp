@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "jit/emit_context.h"
-#include "jit/kernel_source.h"
 #include "scheduler/fusion.h"
 
 namespace grape::jit::detail {

@@ -40,9 +40,11 @@
  * grp_version_number() is the version of the library actually loaded: a program may refuse to run
  * when grp_version_number() < GRAPE_VERSION_NUMBER (the library predates the header).
  *
- * BACKENDS. This build has the CPU reference backend only. Backend "cuda" is reported as
- * GRP_ERR_NO_DEVICE; "auto" selects the CPU. Where this header speaks of device memory, it is host
- * memory on the CPU backend.
+ * BACKENDS. "cpu" is the reference backend, always present. "cuda" runs on an NVIDIA GPU: the
+ * library loads libcuda and libnvrtc at run time (dlopen), so a machine without them reports
+ * GRP_ERR_NO_DEVICE for "cuda". "auto" picks "cuda" when a device is usable, else the CPU
+ * (grp_backend_available). Where this header speaks of device memory, it is host memory on the CPU
+ * backend.
  */
 #ifndef GRAPE_H
 #define GRAPE_H
