@@ -54,14 +54,6 @@ TEST(GpuParity, Mlp) {
   compare(m, "main", {{{"x", sample(DType::F16, {3, 32}, 1)}}}, "mlp");
 }
 
-std::shared_ptr<Model> tiny_gpt2() {
-  ModelOptions o;
-  o.defines = {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}};
-  auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
-  m->set_random_weights(3);
-  return m;
-}
-
 TEST(GpuParity, Gpt2ForwardAndDecode) {
   REQUIRE_GPU();
   auto m = tiny_gpt2();
@@ -76,7 +68,8 @@ TEST(GpuParity, Gpt2ForwardAndDecode) {
 TEST(GpuParity, Gpt2GreedyAndBeamTokens) {
   REQUIRE_GPU();
   auto m = tiny_gpt2();
-  compare(m, "generate", {{{"prompt", sample(DType::I32, {2, 4}, 6, 128)}, {"max_new", Tensor::scalar_i32(8)}}},
+  compare(m, "generate",
+          {{{"prompt", sample(DType::I32, {2, 4}, 6, 128)}, {"max_new", Tensor::scalar_i32(8)}}},
           "gpt2 generate");
   compare(m, "beam_search", {{{"prompt", sample(DType::I32, {1, 4}, 7, 128)}}}, "gpt2 beam_search");
 }
@@ -101,15 +94,7 @@ TEST(GpuParity, ControlFlowCases) {
     auto m = Model::load_source(read(e.path()), e.path().string());
     Session probe(m, "main");
     std::vector<Inputs> calls;
-    for (uint32_t c = 0; c < 3; ++c) {
-      Inputs in;
-      for (const auto& sig : probe.inputs()) {
-        Shape shape;
-        for (const auto& d : sig.dims) shape.push_back(std::isdigit(static_cast<unsigned char>(d[0])) ? std::stoll(d) : 3);
-        in.emplace_back(sig.name, sample(sig.dtype, shape, 100 * c + static_cast<uint32_t>(in.size()), 6));
-      }
-      calls.push_back(in);
-    }
+    for (uint32_t c = 0; c < 3; ++c) calls.push_back(sample_inputs(probe.inputs(), c, 3));
     compare(m, "main", calls, e.path().filename().string());
   }
 }
@@ -117,24 +102,64 @@ TEST(GpuParity, ControlFlowCases) {
 // One small program per op (and dtype where it matters).
 TEST(GpuParity, EveryOp) {
   REQUIRE_GPU();
-  const std::vector<std::string> float_exprs = {
-      "-x", "abs(x)", "exp(x)", "log(abs(x) + 1.0)", "sqrt(abs(x))", "rsqrt(abs(x) + 1.0)", "tanh(x)",
-      "sigmoid(x)", "relu(x)", "gelu(x)", "gelu(x, approximate=\"tanh\")", "silu(x)", "sin(x)", "cos(x)",
-      "floor(x)", "ceil(x)", "round(x)", "sign(x)", "x + y", "x - y", "x * y", "x / (abs(y) + 1.0)",
-      "x % (abs(y) + 1.0)", "pow(abs(x) + 1.0, y)", "maximum(x, y)", "minimum(x, y)", "where(x > y, x, y)",
-      "cast(cast(x * 8.0, i32), f32)", "sum(x, axis=1)", "mean(x, axis=0)", "max(x, axis=1, keepdims=true)",
-      "min(x)", "prod(x, axis=1)", "cast(argmax(x, axis=1), f32)", "cast(argmin(x, axis=0), f32)",
-      "softmax(x, axis=-1)", "log_softmax(x, axis=0)", "layer_norm(x, y[0], y[1], eps=1e-5)",
-      "rms_norm(x, y[0])", "x @ transpose(y, 0, 1)", "linear(x, y, y[0, 0:4])", "transpose(x, 0, 1) @ y",
-      "permute(x, (1, 0))", "reshape(x, (8, 4))", "expand(x[0:1, :], (4, 8))", "concat((x, y), axis=0)",
-      "x[1:3, 2:8:2]", "cumsum(x, axis=1)", "take(x, cast(y[0] * 0.0, i32) + 2, axis=1)",
-      "cast(one_hot(cast(abs(x[0]) * 4.0, i32), 8), f32)", "where(causal_mask(4, 8, 2), x, y)"};
+  const std::vector<std::string> float_exprs = {"-x",
+                                                "abs(x)",
+                                                "exp(x)",
+                                                "log(abs(x) + 1.0)",
+                                                "sqrt(abs(x))",
+                                                "rsqrt(abs(x) + 1.0)",
+                                                "tanh(x)",
+                                                "sigmoid(x)",
+                                                "relu(x)",
+                                                "gelu(x)",
+                                                "gelu(x, approximate=\"tanh\")",
+                                                "silu(x)",
+                                                "sin(x)",
+                                                "cos(x)",
+                                                "floor(x)",
+                                                "ceil(x)",
+                                                "round(x)",
+                                                "sign(x)",
+                                                "x + y",
+                                                "x - y",
+                                                "x * y",
+                                                "x / (abs(y) + 1.0)",
+                                                "x % (abs(y) + 1.0)",
+                                                "pow(abs(x) + 1.0, y)",
+                                                "maximum(x, y)",
+                                                "minimum(x, y)",
+                                                "where(x > y, x, y)",
+                                                "cast(cast(x * 8.0, i32), f32)",
+                                                "sum(x, axis=1)",
+                                                "mean(x, axis=0)",
+                                                "max(x, axis=1, keepdims=true)",
+                                                "min(x)",
+                                                "prod(x, axis=1)",
+                                                "cast(argmax(x, axis=1), f32)",
+                                                "cast(argmin(x, axis=0), f32)",
+                                                "softmax(x, axis=-1)",
+                                                "log_softmax(x, axis=0)",
+                                                "layer_norm(x, y[0], y[1], eps=1e-5)",
+                                                "rms_norm(x, y[0])",
+                                                "x @ transpose(y, 0, 1)",
+                                                "linear(x, y, y[0, 0:4])",
+                                                "transpose(x, 0, 1) @ y",
+                                                "permute(x, (1, 0))",
+                                                "reshape(x, (8, 4))",
+                                                "expand(x[0:1, :], (4, 8))",
+                                                "concat((x, y), axis=0)",
+                                                "x[1:3, 2:8:2]",
+                                                "cumsum(x, axis=1)",
+                                                "take(x, cast(y[0] * 0.0, i32) + 2, axis=1)",
+                                                "cast(one_hot(cast(abs(x[0]) * 4.0, i32), 8), f32)",
+                                                "where(causal_mask(4, 8, 2), x, y)"};
   for (const char* dt : {"f32", "f16", "bf16"}) {
     for (const auto& e : float_exprs) {
       // Summing to a scalar keeps the program independent of each expression's shape; the sum of
       // squares catches sign errors too.
-      std::string src = std::string("fn main(x: ") + dt + "[4, 8], y: " + dt + "[4, 8]) -> (f32[], f32[]) {\n  let r = cast(" +
-                        e + ", f32)\n  return (sum(r), sum(r * r))\n}\n";
+      std::string src = std::string("fn main(x: ") + dt + "[4, 8], y: " + dt +
+                        "[4, 8]) -> (f32[], f32[]) {\n  let r = cast(" + e +
+                        ", f32)\n  return (sum(r), sum(r * r))\n}\n";
       SCOPED_TRACE(std::string(dt) + ": " + e);
       std::shared_ptr<Model> m;
       try {
@@ -159,7 +184,9 @@ fn main(a: i32[6], b: i32[6], i: i32[]) -> (i32[6], i32[6], bool[6], i32[3], f32
 )";
   auto m = Model::load_source(int_src, "int.grp");
   compare(m, "main",
-          {{{"a", sample(DType::I32, {6}, 21, 9)}, {"b", sample(DType::I32, {6}, 22, 9)}, {"i", Tensor::scalar_i32(-2)}}},
+          {{{"a", sample(DType::I32, {6}, 21, 9)},
+            {"b", sample(DType::I32, {6}, 22, 9)},
+            {"i", Tensor::scalar_i32(-2)}}},
           "integer ops");
 }
 
@@ -181,12 +208,15 @@ TEST_P(GpuMatrixProduct, MatchesCpu) {
   REQUIRE_GPU();
   const MatrixCase& c = GetParam();
   std::string t = c.dtype;
-  std::string xs = c.three_d ? t + "[2, M, " + std::to_string(c.k) + "]" : t + "[M, " + std::to_string(c.k) + "]";
-  std::string rs = c.three_d ? t + "[2, M, " + std::to_string(c.n) + "]" : t + "[M, " + std::to_string(c.n) + "]";
-  std::string src = "weights {\n  w: " + t + "[" + std::to_string(c.k) + ", " + std::to_string(c.n) + "]\n  wt: " + t + "[" +
-                    std::to_string(c.n) + ", " + std::to_string(c.k) + "]\n  b: " + t + "[" + std::to_string(c.n) +
-                    "]\n  g: " + t + "[" + std::to_string(c.k) + "]\n  gb: " + t + "[" + std::to_string(c.k) +
-                    "]\n}\nfn main(x: " + xs + ", r: " + rs + ") -> " + rs + " {\n  return " + c.expr + "\n}\n";
+  std::string xs =
+      c.three_d ? t + "[2, M, " + std::to_string(c.k) + "]" : t + "[M, " + std::to_string(c.k) + "]";
+  std::string rs =
+      c.three_d ? t + "[2, M, " + std::to_string(c.n) + "]" : t + "[M, " + std::to_string(c.n) + "]";
+  std::string src = "weights {\n  w: " + t + "[" + std::to_string(c.k) + ", " + std::to_string(c.n) +
+                    "]\n  wt: " + t + "[" + std::to_string(c.n) + ", " + std::to_string(c.k) +
+                    "]\n  b: " + t + "[" + std::to_string(c.n) + "]\n  g: " + t + "[" + std::to_string(c.k) +
+                    "]\n  gb: " + t + "[" + std::to_string(c.k) + "]\n}\nfn main(x: " + xs + ", r: " + rs +
+                    ") -> " + rs + " {\n  return " + c.expr + "\n}\n";
   SCOPED_TRACE(src);
   auto m = Model::load_source(src, "matrix.grp");
   m->set_random_weights(9);
@@ -217,7 +247,9 @@ const MatrixCase kMatrixCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),
-                         [](const testing::TestParamInfo<MatrixCase>& i) { return "case" + std::to_string(i.index); });
+                         [](const testing::TestParamInfo<MatrixCase>& i) {
+                           return "case" + std::to_string(i.index);
+                         });
 
 // Fused attention (jit/kernels/attention.cuh) against the unfused CPU ops: decode (one query row,
 // a position mask), encoder (a broadcast padding mask), causal prefill, keys too many to cache,
@@ -227,7 +259,7 @@ struct AttentionCase {
   const char* what;
   const char* dtype;
   int64_t b, h, s, kv, dk, dv;
-  const char* mask;     // bool[MS0, MS1] expression over S, KV (or "" for none)
+  const char* mask;       // bool[MS0, MS1] expression over S, KV (or "" for none)
   bool shared_k = false;  // k and v are [h, kv, d], broadcast over the batch
 };
 
@@ -238,13 +270,14 @@ TEST_P(GpuAttention, MatchesCpu) {
   const AttentionCase& c = GetParam();
   const std::string t = c.dtype, n = std::to_string(c.b), h = std::to_string(c.h);
   auto shp = [&](int64_t rows, int64_t cols, bool batch) {
-    return t + "[" + (batch ? n + ", " : "") + h + ", " + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+    return t + "[" + (batch ? n + ", " : "") + h + ", " + std::to_string(rows) + ", " + std::to_string(cols) +
+           "]";
   };
   std::string scores = c.shared_k ? "(q @ transpose(k, 1, 2)) * 0.125" : "(q @ transpose(k, 2, 3)) * 0.125";
   if (*c.mask) scores = "where(" + std::string(c.mask) + ", " + scores + ", -10000.0)";
-  std::string src = "fn main(q: " + shp(c.s, c.dk, true) + ", k: " + shp(c.kv, c.dk, !c.shared_k) + ", v: " +
-                    shp(c.kv, c.dv, !c.shared_k) + ", pos: i32[]) -> " + shp(c.s, c.dv, true) + " {\n  return (softmax(" +
-                    scores + ", axis=-1) @ v) * 2.0\n}\n";
+  std::string src = "fn main(q: " + shp(c.s, c.dk, true) + ", k: " + shp(c.kv, c.dk, !c.shared_k) +
+                    ", v: " + shp(c.kv, c.dv, !c.shared_k) + ", pos: i32[]) -> " + shp(c.s, c.dv, true) +
+                    " {\n  return (softmax(" + scores + ", axis=-1) @ v) * 2.0\n}\n";
   SCOPED_TRACE(src);
   auto m = Model::load_source(src, "attention.grp");
   DType dt = *parse_dtype(c.dtype);
@@ -255,7 +288,8 @@ TEST_P(GpuAttention, MatchesCpu) {
   }
   Tensor pos(DType::I32, {});
   pos.set_int(0, c.kv / 2);
-  compare(m, "main", {{{"q", sample(dt, qs, 41)}, {"k", sample(dt, ks, 42)}, {"v", sample(dt, vs, 43)}, {"pos", pos}}},
+  compare(m, "main",
+          {{{"q", sample(dt, qs, 41)}, {"k", sample(dt, ks, 42)}, {"v", sample(dt, vs, 43)}, {"pos", pos}}},
           c.what);
 }
 
@@ -272,7 +306,9 @@ const AttentionCase kAttentionCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuAttention, testing::ValuesIn(kAttentionCases),
-                         [](const testing::TestParamInfo<AttentionCase>& i) { return "case" + std::to_string(i.index); });
+                         [](const testing::TestParamInfo<AttentionCase>& i) {
+                           return "case" + std::to_string(i.index);
+                         });
 
 }  // namespace
 }  // namespace grape

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -81,5 +83,27 @@ inline void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string
 }
 
 using Inputs = std::vector<std::pair<std::string, Tensor>>;
+
+// examples/gpt2.grp at the tiny sizes of examples/README.md, random weights (seed 3).
+inline std::shared_ptr<Model> tiny_gpt2() {
+  ModelOptions o;
+  o.defines = {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}};
+  auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
+  m->set_random_weights(3);
+  return m;
+}
+
+// Inputs for call `call` of an entry with the given signature: constant dims as declared, every
+// symbolic dim `symbolic`, values from sample() seeded by the call and the parameter.
+inline Inputs sample_inputs(const std::vector<TensorSignature>& sigs, uint32_t call, int64_t symbolic) {
+  Inputs in;
+  for (const auto& sig : sigs) {
+    Shape shape;
+    for (const auto& d : sig.dims)
+      shape.push_back(std::isdigit(static_cast<unsigned char>(d[0])) ? std::stoll(d) : symbolic);
+    in.emplace_back(sig.name, sample(sig.dtype, shape, 100 * call + static_cast<uint32_t>(in.size()), 6));
+  }
+  return in;
+}
 
 }  // namespace grape::gpu_test

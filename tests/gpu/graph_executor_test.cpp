@@ -54,14 +54,6 @@ std::string read(const std::string& path) {
   return ss.str();
 }
 
-std::shared_ptr<Model> tiny_gpt2() {
-  ModelOptions o;
-  o.defines = {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}};
-  auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
-  m->set_random_weights(3);
-  return m;
-}
-
 class Executors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Executors, ControlFlowCases) {
@@ -72,18 +64,9 @@ TEST_P(Executors, ControlFlowCases) {
     auto m = Model::load_source(read(e.path()), e.path().string());
     Session probe(m, "main");
     std::vector<Inputs> calls;
-    for (uint32_t c = 0; c < 4; ++c) {
-      Inputs in;
-      for (const auto& sig : probe.inputs()) {
-        Shape shape;
-        // Symbolic dims change between calls: 3, 4, 3, 2.
-        int64_t n = c == 1 ? 4 : c == 3 ? 2 : 3;
-        for (const auto& d : sig.dims)
-          shape.push_back(std::isdigit(static_cast<unsigned char>(d[0])) ? std::stoll(d) : n);
-        in.emplace_back(sig.name, sample(sig.dtype, shape, 100 * c + static_cast<uint32_t>(in.size()), 6));
-      }
-      calls.push_back(in);
-    }
+    // Symbolic dims change between calls: 3, 4, 3, 2.
+    for (uint32_t c = 0; c < 4; ++c)
+      calls.push_back(sample_inputs(probe.inputs(), c, c == 1 ? 4 : c == 3 ? 2 : 3));
     // States keep the shapes of the first call: sessions with state get fixed shapes.
     if (!probe.states().empty())
       for (auto& call : calls) call = calls[0];
