@@ -41,15 +41,18 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   ops += "  __device__ static long long KV(const KParams* p) { return " + c.dim(kv_dim) + "; }\n";
   ops += "  __device__ static long long DK(const KParams*) { return " + c.dim(dk_dim) + "; }\n";
   ops += "  __device__ static long long DV(const KParams*) { return " + c.dim(dv_dim) + "; }\n";
-  ops += fn("float q(const KParams* p, long long b, long long i, long long d)", [&](const Idx& ob, std::string& code) {
-    return "    return " + c.value(q, c.broadcast_index(q, at(ob, "i", "d")), code, "    ") + ";\n";
-  });
-  ops += fn("float k(const KParams* p, long long b, long long j, long long d)", [&](const Idx& ob, std::string& code) {
+  ops += fn("float q(const KParams* p, long long b, long long i, long long d)",
+            [&](const Idx& ob, std::string& code) {
+              return "    return " + c.value(q, c.broadcast_index(q, at(ob, "i", "d")), code, "    ") + ";\n";
+            });
+  ops += fn("float k(const KParams* p, long long b, long long j, long long d)", [&](const Idx& ob,
+                                                                                    std::string& code) {
     return "    return " + c.value(kt, c.broadcast_index(kt, at(ob, "d", "j")), code, "    ") + ";\n";
   });
-  ops += fn("float v(const KParams* p, long long b, long long j, long long d)", [&](const Idx& ob, std::string& code) {
-    return "    return " + c.value(v, c.broadcast_index(v, at(ob, "j", "d")), code, "    ") + ";\n";
-  });
+  ops += fn("float v(const KParams* p, long long b, long long j, long long d)",
+            [&](const Idx& ob, std::string& code) {
+              return "    return " + c.value(v, c.broadcast_index(v, at(ob, "j", "d")), code, "    ") + ";\n";
+            });
   ops += fn("float score(const KParams* p, long long b, long long i, long long j, float dot)",
             [&](const Idx& ob, std::string& code) {
               c.leaf = qk.results[0];
@@ -76,7 +79,8 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     if (rows) {
       const int64_t per_vec = 16 / static_cast<int64_t>(dtype_size(c.type(v).dtype));
       const int64_t dv = dv_dim.const_value();
-      if (per_vec > 0 && dv % per_vec == 0 && dv / per_vec <= 32 && ((dv / per_vec) & (dv / per_vec - 1)) == 0)
+      if (per_vec > 0 && dv % per_vec == 0 && dv / per_vec <= 32 &&
+          ((dv / per_vec) & (dv / per_vec - 1)) == 0)
         v_lanes = dv / per_vec;
     }
     ops += "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
@@ -84,7 +88,8 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     ops += "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
            (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
   }
-  ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") + "; }\n";
+  ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") +
+         "; }\n";
   ops += fn("void store(const KParams* p, long long b, long long i, long long d, float acc)",
             [&](const Idx& ob, std::string& code) {
               code += c.emit_output(at(ob, "i", "d"), round_to(c.type(out).dtype, "acc"), "    ");
@@ -95,8 +100,8 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string s = ops + kernel_header(c, name);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
-  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " + std::to_string(dvt) +
-       ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +
+       std::to_string(dvt) + ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n";
   s += "}\n";
   c.templates = {"attention.cuh"};
   L.kind = LaunchRule::Attention;

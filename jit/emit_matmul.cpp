@@ -8,8 +8,8 @@
 
 #include "jit/emit_context.h"
 #include "jit/kernel_source.h"
-#include "scheduler/launch.h"
 #include "scheduler/fusion.h"
+#include "scheduler/launch.h"
 
 namespace grape::jit::detail {
 
@@ -26,7 +26,8 @@ std::string header(Ctx& c, const std::string& name) { return kernel_header(c, na
 // of at most kRowStatsRegs * 32, each lane loads its elements once into registers (one memory
 // round trip for both statistics instead of one per pass).
 constexpr int64_t kRowStatsRegs = 32;
-std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const std::string& ind, const ir::Dim& k_dim) {
+std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const std::string& ind,
+                           const ir::Dim& k_dim) {
   std::string st = ind + "const int lane = threadIdx.x & 31;\n";
   const bool softmax = rp.op == Op::Softmax || rp.op == Op::LogSoftmax;
   char eps[64];
@@ -36,17 +37,21 @@ std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const
   if (k_dim.is_const() && k_dim.const_value() <= kRowStatsRegs * 32) {
     const std::string n = std::to_string((k_dim.const_value() + 31) / 32);
     auto each = [&](const std::string& stmt) {
-      return "#pragma unroll\n" + ind + "for (int t = 0; t < " + n + "; ++t) if (lane + 32 * t < K) " + stmt + "\n";
+      return "#pragma unroll\n" + ind + "for (int t = 0; t < " + n + "; ++t) if (lane + 32 * t < K) " + stmt +
+             "\n";
     };
-    st += ind + "float xr[" + n + "];\n#pragma unroll\n" + ind + "for (int t = 0; t < " + n +
-          "; ++t) {\n" + ind + "  const long long k = lane + 32 * t;\n" + ind + "  xr[t] = k < K ? " + gx + " : 0.0f;\n" + ind + "}\n";
+    st += ind + "float xr[" + n + "];\n#pragma unroll\n" + ind + "for (int t = 0; t < " + n + "; ++t) {\n" +
+          ind + "  const long long k = lane + 32 * t;\n" + ind + "  xr[t] = k < K ? " + gx + " : 0.0f;\n" +
+          ind + "}\n";
     if (softmax) {
       st += ind + "float mx = -__int_as_float(0x7f800000);\n" + each("mx = grape_fmax_nan(mx, xr[t]);");
-      st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + each("s += expf(xr[t] - mx);");
+      st +=
+          ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + each("s += expf(xr[t] - mx);");
       st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
     } else {
       st += ind + "float mean = 0.0f;\n";
-      if (rp.op == Op::LayerNorm) st += each("mean += xr[t];") + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
+      if (rp.op == Op::LayerNorm)
+        st += each("mean += xr[t];") + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
       st += ind + "float sq = 0.0f;\n" + each("{ const float d = xr[t] - mean; sq += d * d; }") + finish_norm;
     }
     return st;
@@ -54,13 +59,15 @@ std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const
   const std::string loop = "#pragma unroll 8\n" + ind + "for (long long k = lane; k < K; k += 32) ";
   if (softmax) {
     st += ind + "float mx = -__int_as_float(0x7f800000);\n" + loop + "mx = grape_fmax_nan(mx, " + gx + ");\n";
-    st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + loop + "s += expf(" + gx + " - mx);\n";
+    st += ind + "mx = grape_warp_max_nan(mx);\n" + ind + "float s = 0.0f;\n" + loop + "s += expf(" + gx +
+          " - mx);\n";
     st += ind + "*s0 = mx;\n" + ind + "*s1 = grape_warp_sum(s);\n";
   } else {
     st += ind + "float mean = 0.0f;\n";
     if (rp.op == Op::LayerNorm)
       st += loop + "mean += " + gx + ";\n" + ind + "mean = grape_warp_sum(mean) / (float)K;\n";
-    st += ind + "float sq = 0.0f;\n" + loop + "{ const float d = " + gx + " - mean; sq += d * d; }\n" + finish_norm;
+    st += ind + "float sq = 0.0f;\n" + loop + "{ const float d = " + gx + " - mean; sq += d * d; }\n" +
+          finish_norm;
   }
   return st;
 }
@@ -74,7 +81,8 @@ bool template_matmul_applies(Ctx& c, const ir::Operation& op) {
   ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
   DType dt = c.type(out).dtype;
   if (dt != DType::F16 && dt != DType::BF16) return false;
-  if (c.type(a).dtype != dt || c.type(b).dtype != dt || c.type(b).rank() != 2 || c.type(a).rank() < 1) return false;
+  if (c.type(a).dtype != dt || c.type(b).dtype != dt || c.type(b).rank() != 2 || c.type(a).rank() < 1)
+    return false;
   return c.buf.count(b) && !c.prod.count(b);
 }
 
@@ -114,35 +122,41 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   ops += "  __device__ static long long R(const KParams* p) { return " + R + "; }\n";
   ops += "  __device__ static long long N(const KParams* p) { return " + N + "; }\n";
   ops += "  __device__ static long long K(const KParams* p) { return " + K + "; }\n";
-  ops += "  __device__ static const W* w(const KParams* p) { return (const W*)p->buf[" + std::to_string(c.buf.at(b)) + "]; }\n";
+  ops += "  __device__ static const W* w(const KParams* p) { return (const W*)p->buf[" +
+         std::to_string(c.buf.at(b)) + "]; }\n";
   ops += "  __device__ static const T* a_ptr(const KParams* p) { return " +
-         (a_direct ? "(const T*)p->buf[" + std::to_string(c.buf.at(a)) + "]" : std::string("nullptr")) + "; }\n";
+         (a_direct ? "(const T*)p->buf[" + std::to_string(c.buf.at(a)) + "]" : std::string("nullptr")) +
+         "; }\n";
   if (rp) {
     std::string code;
     std::string x = a_at(ax, code).first;
-    ops += "  __device__ static float gx(const KParams* p, long long r, long long k) {\n" + code + "    return " + x + ";\n  }\n";
-    ops += "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {\n" +
-           row_stats_code(*rp, "gx(p, r, k)", "    ", k_dim) + "  }\n";
+    ops += "  __device__ static float gx(const KParams* p, long long r, long long k) {\n" + code +
+           "    return " + x + ";\n  }\n";
+    ops +=
+        "  __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* "
+        "s1) {\n" +
+        row_stats_code(*rp, "gx(p, r, k)", "    ", k_dim) + "  }\n";
     std::string code2;
     auto [xv, idx] = a_at(ax, code2);
     std::string res;
     switch (rp->op) {
       case Op::Softmax: res = "expf(" + xv + " - s0) / s1"; break;
       case Op::LogSoftmax: res = "(" + xv + " - s0) - logf(s1)"; break;
-      case Op::LayerNorm: case Op::RmsNorm: {
+      case Op::LayerNorm:
+      case Op::RmsNorm: {
         res = "(" + xv + " - s0) * s1 * " + c.value(rp->operands[1], {"k"}, code2, "    ");
         if (rp->op == Op::LayerNorm) res += " + " + c.value(rp->operands[2], {"k"}, code2, "    ");
         break;
       }
       default: throw std::logic_error("bad row prologue");
     }
-    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {\n" + code2 +
-           "    return " + round_to(c.type(a).dtype, "(" + res + ")") + ";\n  }\n";
+    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {\n" +
+           code2 + "    return " + round_to(c.type(a).dtype, "(" + res + ")") + ";\n  }\n";
   } else {
     std::string code;
     std::string x = a_at(a, code).first;
-    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float, float) {\n" + code +
-           "    return " + x + ";\n  }\n";
+    ops += "  __device__ static float a(const KParams* p, long long r, long long k, float, float) {\n" +
+           code + "    return " + x + ";\n  }\n";
     ops += "  __device__ static void row_stats(const KParams*, long long, long long, float*, float*) {}\n";
   }
   // Eight consecutive k of A at once (16-byte loads), for staging A in gemv.cuh: when A is a
@@ -173,37 +187,44 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
       idx.push_back("k");
       const std::string addr = c.address(a, idx, code, "    ");
       if (!addr.empty())
-        view_fn = "  __device__ static const T* a_addr(const KParams* p, long long r, long long k) {\n" + code +
-                  "    return " + addr + ";\n  }\n";
+        view_fn = "  __device__ static const T* a_addr(const KParams* p, long long r, long long k) {\n" +
+                  code + "    return " + addr + ";\n  }\n";
     }
     const bool view = !view_fn.empty();
     ops += view_fn;
     ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
     std::string ok = "true", body;
     if (view) {
-      body = "    const T* a0 = a_addr(p, r, k);\n    bool run = (reinterpret_cast<unsigned long long>(a0) & 15) == 0;\n"
-             "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == a0 + e;\n"
-             "    if (run) {\n      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(a0)), out);\n    } else {\n"
-             "#pragma unroll\n      for (int e = 0; e < 8; ++e) out[e] = a(p, r, k + e, s0, s1);\n    }\n";
+      body =
+          "    const T* a0 = a_addr(p, r, k);\n    bool run = (reinterpret_cast<unsigned long long>(a0) & "
+          "15) == 0;\n"
+          "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == a0 + e;\n"
+          "    if (run) {\n      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(a0)), out);\n    } "
+          "else {\n"
+          "#pragma unroll\n      for (int e = 0; e < 8; ++e) out[e] = a(p, r, k + e, s0, s1);\n    }\n";
     }
     if (vec) {
       for (ValueId v : srcs) ok += " && (reinterpret_cast<unsigned long long>(" + ptr(v) + ") & 15) == 0";
-      body += "    float x[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" + ptr(srcs[0]) + " + r * " + K +
-              " + k)), x);\n";
+      body += "    float x[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" +
+              ptr(srcs[0]) + " + r * " + K + " + k)), x);\n";
       if (!norm) {
         body += "#pragma unroll\n    for (int e = 0; e < 8; ++e) out[e] = x[e];\n";
       } else {
-        body += "    float g[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" + ptr(srcs[1]) + " + k)), g);\n";
+        body += "    float g[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" +
+                ptr(srcs[1]) + " + k)), g);\n";
         if (rp->op == Op::LayerNorm)
-          body += "    float b[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" + ptr(srcs[2]) + " + k)), b);\n";
+          body += "    float b[8];\n    GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(" +
+                  ptr(srcs[2]) + " + k)), b);\n";
         const std::string shift = rp->op == Op::LayerNorm ? " + b[e]" : "";
         body += "#pragma unroll\n    for (int e = 0; e < 8; ++e) out[e] = " +
                 round_to(dt, "((x[e] - s0) * s1 * g[e]" + shift + ")") + ";\n";
       }
     }
     ops += "  __device__ static bool a_vec_ok(const KParams* p) { return " + ok + "; }\n";
-    ops += "  __device__ static void a_vec(const KParams* p, long long r, long long k, float s0, float s1, float* out) {\n" +
-           body + "  }\n";
+    ops +=
+        "  __device__ static void a_vec(const KParams* p, long long r, long long k, float s0, float s1, "
+        "float* out) {\n" +
+        body + "  }\n";
   }
   // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain.
   {
@@ -219,7 +240,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     }
     code += c.emit_output(oidx, round_to(dt, "acc"), "    ");
     c.flat_hints.pop_back();
-    ops += "  __device__ static void store(const KParams* p, long long r, long long n, float acc) {\n" + code + "  }\n";
+    ops += "  __device__ static void store(const KParams* p, long long r, long long n, float acc) {\n" +
+           code + "  }\n";
   }
   ops += "};\n\n";
 
@@ -234,7 +256,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     tx = forced_tx;
   } else if (!linear && n_dim.is_const() && k_dim.is_const()) {
     const int64_t splits = (k_dim.const_value() + scheduler::kGemvMaxKChunk - 1) / scheduler::kGemvMaxKChunk;
-    while (tx > 1 && (n_dim.const_value() + tx * 8 - 1) / (tx * 8) * splits < scheduler::kGemvTargetBlocks) tx /= 2;
+    while (tx > 1 && (n_dim.const_value() + tx * 8 - 1) / (tx * 8) * splits < scheduler::kGemvTargetBlocks)
+      tx /= 2;
   }
   const std::string gemv = linear ? "grape_gemv_nk<Ops>" : "grape_gemv_kn<Ops, " + std::to_string(tx) + ">";
   const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : std::to_string(tx * 8);
@@ -248,10 +271,12 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   if (scheduler::gemv_uses_tensor_cores()) {
     s += "  const long long items = ((Ops::R(p) + 15) / 16) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
-    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, 1, 3>(p, item, grape_smem);\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, "
+         "1, 3>(p, item, grape_smem);\n";
   } else {
     s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
-    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv + "(p, item, grape_smem);\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv +
+         "(p, item, grape_smem);\n";
   }
   s += "}\n\n";
   s += two_per_sm(header(c, name + kTensorCoreSuffix));
@@ -259,7 +284,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // One tile configuration: a 128 x 128 one measured only ~30% faster at M = 2048 and doubled
   // the NVRTC/ptxas time of every matrix-product kernel (bench/RESULTS.md).
   s += "  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
-  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, "
+       "4>(p, item, grape_smem);\n";
   s += "}\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
@@ -333,14 +359,17 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     std::string gx = fa;
     std::string xv = c.value(ax, aidx, gx, "  ");
     gx += "  return " + xv + ";\n";
-    stats_fn = "__device__ __forceinline__ float gx(const KParams* p, long long b, long long m, long long k) {\n" + gx + "}\n";
+    stats_fn =
+        "__device__ __forceinline__ float gx(const KParams* p, long long b, long long m, long long k) {\n" +
+        gx + "}\n";
     std::string xv2 = c.value(ax, aidx, fa, "  ");
     std::string res;
     DType at = c.type(a).dtype;
     switch (rp->op) {
       case Op::Softmax: res = "expf(" + xv2 + " - s0) / s1"; break;
       case Op::LogSoftmax: res = "(" + xv2 + " - s0) - logf(s1)"; break;
-      case Op::LayerNorm: case Op::RmsNorm: {
+      case Op::LayerNorm:
+      case Op::RmsNorm: {
         std::string gv = c.value(rp->operands[1], {"k"}, fa, "  ");
         res = "(" + xv2 + " - s0) * s1 * " + gv;
         if (rp->op == Op::LayerNorm) res += " + " + c.value(rp->operands[2], {"k"}, fa, "  ");
@@ -349,8 +378,11 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
       default: throw std::logic_error("bad row prologue");
     }
     fa += "  return " + round_to(at, "(" + res + ")") + ";\n";
-    stats_fn += "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, float* s0, "
-                "float* s1) {\n" + row_stats_code(*rp, "gx(p, b, m, k)", "  ", as[ra - 1]) + "}\n";
+    stats_fn +=
+        "__device__ __forceinline__ void row_stats(const KParams* p, long long b, long long m, long long K, "
+        "float* s0, "
+        "float* s1) {\n" +
+        row_stats_code(*rp, "gx(p, b, m, k)", "  ", as[ra - 1]) + "}\n";
   } else {
     std::string av = c.value(a, aidx, fa, "  ");
     fa += "  return (" + acc + ")" + av + ";\n";
@@ -375,9 +407,12 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string sa = rp ? ", float s0, float s1" : "";
   std::string s;
   s += stats_fn;
-  s += "__device__ __forceinline__ " + acc + " ga(const KParams* p, long long b, long long m, long long k" + sa + ") {\n" + fa + "}\n";
-  s += "__device__ __forceinline__ " + acc + " gb(const KParams* p, long long b, long long k, long long n) {\n" + fb + "}\n";
-  s += "__device__ __forceinline__ void gs(const KParams* p, long long b, long long m, long long n, " + acc + " acc) {\n" + fs + "}\n";
+  s += "__device__ __forceinline__ " + acc + " ga(const KParams* p, long long b, long long m, long long k" +
+       sa + ") {\n" + fa + "}\n";
+  s += "__device__ __forceinline__ " + acc +
+       " gb(const KParams* p, long long b, long long k, long long n) {\n" + fb + "}\n";
+  s += "__device__ __forceinline__ void gs(const KParams* p, long long b, long long m, long long n, " + acc +
+       " acc) {\n" + fs + "}\n";
   std::string aargs = rp ? ", s_st[m][0], s_st[m][1]" : "";
   std::string aargs_t = rp ? ", s_st[r][0], s_st[r][1]" : "";
   size_t smem = linear ? 64 : 8 * 16 * 33 * (fl ? 4 : 8);
@@ -389,8 +424,10 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n";
   auto stats = [&](const std::string& rows, const std::string& m0, const std::string& ind) {
     if (!rp) return std::string();
-    return ind + "for (int r = w; r < " + rows + "; r += 8) {\n" + ind + "  if (" + m0 + " + r < M) { float t0, t1; row_stats(p, b, " + m0 +
-           " + r, K, &t0, &t1); if (lane == 0) { s_st[r][0] = t0; s_st[r][1] = t1; } }\n" + ind + "}\n" + ind + "__syncthreads();\n";
+    return ind + "for (int r = w; r < " + rows + "; r += 8) {\n" + ind + "  if (" + m0 +
+           " + r < M) { float t0, t1; row_stats(p, b, " + m0 +
+           " + r, K, &t0, &t1); if (lane == 0) { s_st[r][0] = t0; s_st[r][1] = t1; } }\n" + ind + "}\n" +
+           ind + "__syncthreads();\n";
   };
   // GEMV path: M <= 16 (decode), each weight element read once per batch.
   s += "  if (M <= 16) {\n";
@@ -401,11 +438,17 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "      const long long b = item / ncb, n = (item % ncb) * 8 + w;\n";
     s += stats("(int)M", "0LL", "      ");
     s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
-    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = lane; k < K; k += 32) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
-    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
+    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = lane; k < K; k += 32) {\n         "
+         " const " +
+         acc + " bv = gb(p, b, k, n);\n";
+    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, "
+         "m, k" +
+         aargs + "), bv);\n";
     s += "        }\n      }\n";
-    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) {\n        if (m < M) {\n          const " + acc +
-         " t = grape_warp_sum(a[m]);\n          if (lane == 0 && n < N) gs(p, b, m, n, t);\n        }\n      }\n";
+    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) {\n        if (m < M) {\n          const " +
+         acc +
+         " t = grape_warp_sum(a[m]);\n          if (lane == 0 && n < N) gs(p, b, m, n, t);\n        }\n      "
+         "}\n";
     s += "      __syncthreads();\n    }\n";
   } else {
     // b is [K, N]: lanes along N (coalesced), the 8 warps split K, partial sums meet in shared memory.
@@ -415,19 +458,27 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "      const long long b = item / ncb, n0 = (item % ncb) * 32, n = n0 + lane;\n";
     s += stats("(int)M", "0LL", "      ");
     s += "      " + acc + " a[16];\n#pragma unroll\n      for (int m = 0; m < 16; ++m) a[m] = 0;\n";
-    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = w; k < K; k += 8) {\n          const " + acc + " bv = gb(p, b, k, n);\n";
-    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, m, k" + aargs + "), bv);\n";
+    s += "      if (n < N) {\n#pragma unroll 4\n        for (long long k = w; k < K; k += 8) {\n          "
+         "const " +
+         acc + " bv = gb(p, b, k, n);\n";
+    s += "#pragma unroll\n          for (int m = 0; m < 16; ++m) if (m < M) a[m] = grape_mac(a[m], ga(p, b, "
+         "m, k" +
+         aargs + "), bv);\n";
     s += "        }\n      }\n";
-    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) part[w][m][lane] = a[m];\n      __syncthreads();\n";
-    s += "      for (int t = threadIdx.x; t < 16 * 32; t += blockDim.x) {\n        const int m = t >> 5, cc = t & 31;\n";
-    s += "        if (m < M && n0 + cc < N) {\n          " + acc + " t2 = 0;\n          for (int ww = 0; ww < 8; ++ww) t2 = grape_plus(t2, part[ww][m][cc]);\n";
+    s += "#pragma unroll\n      for (int m = 0; m < 16; ++m) part[w][m][lane] = a[m];\n      "
+         "__syncthreads();\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 32; t += blockDim.x) {\n        const int m = t >> 5, cc "
+         "= t & 31;\n";
+    s += "        if (m < M && n0 + cc < N) {\n          " + acc +
+         " t2 = 0;\n          for (int ww = 0; ww < 8; ++ww) t2 = grape_plus(t2, part[ww][m][cc]);\n";
     s += "          gs(p, b, m, n0 + cc, t2);\n        }\n      }\n      __syncthreads();\n    }\n";
   }
   s += "    return;\n  }\n";
   // Tile path: 64 x 64 output tiles.
   s += "  const long long tm = (M + 63) / 64, tn = (N + 63) / 64;\n";
   s += "  for (long long item = blockIdx.x; item < NB * tm * tn; item += gridDim.x) {\n";
-  s += "    const long long b = item / (tm * tn), rem = item % (tm * tn), m0 = (rem / tn) * 64, n0 = (rem % tn) * 64;\n";
+  s += "    const long long b = item / (tm * tn), rem = item % (tm * tn), m0 = (rem / tn) * 64, n0 = (rem % "
+       "tn) * 64;\n";
   s += stats("64", "m0", "    ");
   if (tc) {
     std::string T = storage_type(dt);
@@ -439,22 +490,31 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c0, c1;\n";
     s += "    nvcuda::wmma::fill_fragment(c0, 0.0f);\n    nvcuda::wmma::fill_fragment(c1, 0.0f);\n";
     s += "    for (long long k0 = 0; k0 < K; k0 += 16) {\n";
-    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc = t & 15;\n";
-    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[r * 24 + cc] = " + conv + "((m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : 0.0f);\n      }\n";
-    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc = t & 63;\n";
-    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 72 + cc] = " + conv + "((k < K && n < N) ? gb(p, b, k, n) : 0.0f);\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc "
+         "= t & 15;\n";
+    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[r * 24 + cc] = " + conv +
+         "((m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : 0.0f);\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc "
+         "= t & 63;\n";
+    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 72 + cc] = " + conv +
+         "((k < K && n < N) ? gb(p, b, k, n) : 0.0f);\n      }\n";
     s += "      __syncthreads();\n";
-    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, " + T + ", nvcuda::wmma::row_major> fa;\n";
-    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, " + T + ", nvcuda::wmma::row_major> fb0, fb1;\n";
+    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, " + T +
+         ", nvcuda::wmma::row_major> fa;\n";
+    s += "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, " + T +
+         ", nvcuda::wmma::row_major> fb0, fb1;\n";
     s += "      nvcuda::wmma::load_matrix_sync(fa, As + wr * 16 * 24, 24);\n";
     s += "      nvcuda::wmma::load_matrix_sync(fb0, Bs + wc * 32, 72);\n";
     s += "      nvcuda::wmma::load_matrix_sync(fb1, Bs + wc * 32 + 16, 72);\n";
     s += "      nvcuda::wmma::mma_sync(c0, fa, fb0, c0);\n      nvcuda::wmma::mma_sync(c1, fa, fb1, c1);\n";
     s += "      __syncthreads();\n    }\n";
-    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32, c0, 68, nvcuda::wmma::mem_row_major);\n";
-    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32 + 16, c1, 68, nvcuda::wmma::mem_row_major);\n";
+    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32, c0, 68, "
+         "nvcuda::wmma::mem_row_major);\n";
+    s += "    nvcuda::wmma::store_matrix_sync(Cs + wr * 16 * 68 + wc * 32 + 16, c1, 68, "
+         "nvcuda::wmma::mem_row_major);\n";
     s += "    __syncthreads();\n";
-    s += "    for (int t = threadIdx.x; t < 64 * 64; t += blockDim.x) {\n      const int r = t >> 6, cc = t & 63;\n";
+    s += "    for (int t = threadIdx.x; t < 64 * 64; t += blockDim.x) {\n      const int r = t >> 6, cc = t "
+         "& 63;\n";
     s += "      if (m0 + r < M && n0 + cc < N) gs(p, b, m0 + r, n0 + cc, Cs[r * 68 + cc]);\n    }\n";
     s += "    __syncthreads();\n  }\n}\n";
   } else {
@@ -462,19 +522,29 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "    " + acc + "* Bs = As + 16 * 64;     // [16][64]\n";
     s += "    const int tr = threadIdx.x >> 4, tcol = threadIdx.x & 15;\n";
     s += "    " + acc + " c[4][4];\n";
-    s += "#pragma unroll\n    for (int i = 0; i < 4; ++i)\n#pragma unroll\n      for (int j = 0; j < 4; ++j) c[i][j] = 0;\n";
+    s += "#pragma unroll\n    for (int i = 0; i < 4; ++i)\n#pragma unroll\n      for (int j = 0; j < 4; ++j) "
+         "c[i][j] = 0;\n";
     s += "    for (long long k0 = 0; k0 < K; k0 += 16) {\n";
-    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc = t & 15;\n";
-    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[cc * 64 + r] = (m < M && k < K) ? ga(p, b, m, k" + aargs_t + ") : (" + acc + ")0;\n      }\n";
-    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc = t & 63;\n";
-    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 64 + cc] = (k < K && n < N) ? gb(p, b, k, n) : (" + acc + ")0;\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 64 * 16; t += blockDim.x) {\n        const int r = t >> 4, cc "
+         "= t & 15;\n";
+    s += "        const long long m = m0 + r, k = k0 + cc;\n        As[cc * 64 + r] = (m < M && k < K) ? "
+         "ga(p, b, m, k" +
+         aargs_t + ") : (" + acc + ")0;\n      }\n";
+    s += "      for (int t = threadIdx.x; t < 16 * 64; t += blockDim.x) {\n        const int r = t >> 6, cc "
+         "= t & 63;\n";
+    s += "        const long long k = k0 + r, n = n0 + cc;\n        Bs[r * 64 + cc] = (k < K && n < N) ? "
+         "gb(p, b, k, n) : (" +
+         acc + ")0;\n      }\n";
     s += "      __syncthreads();\n";
     s += "      for (int kk = 0; kk < 16; ++kk) {\n";
-    s += "#pragma unroll\n        for (int i = 0; i < 4; ++i)\n#pragma unroll\n          for (int j = 0; j < 4; ++j)\n";
-    s += "            c[i][j] = grape_mac(c[i][j], As[kk * 64 + tr * 4 + i], Bs[kk * 64 + tcol * 4 + j]);\n      }\n";
+    s += "#pragma unroll\n        for (int i = 0; i < 4; ++i)\n#pragma unroll\n          for (int j = 0; j < "
+         "4; ++j)\n";
+    s += "            c[i][j] = grape_mac(c[i][j], As[kk * 64 + tr * 4 + i], Bs[kk * 64 + tcol * 4 + j]);\n  "
+         "    }\n";
     s += "      __syncthreads();\n    }\n";
     s += "    for (int i = 0; i < 4; ++i)\n      for (int j = 0; j < 4; ++j) {\n";
-    s += "        const long long m = m0 + tr * 4 + i, n = n0 + tcol * 4 + j;\n        if (m < M && n < N) gs(p, b, m, n, c[i][j]);\n      }\n";
+    s += "        const long long m = m0 + tr * 4 + i, n = n0 + tcol * 4 + j;\n        if (m < M && n < N) "
+         "gs(p, b, m, n, c[i][j]);\n      }\n";
     s += "  }\n}\n";
   }
   L.kind = LaunchRule::Tiles;

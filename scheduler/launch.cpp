@@ -55,8 +55,10 @@ void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K
     // half a block per multiprocessor: a split costs a round of partial sums through global memory.
     int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
     const int64_t min_splits = ceil_div(K, kGemvMaxKChunk);
-    if (tiles * min_splits >= sm_count / 2) split_k(K, tiles, 0, min_splits, kGemvSplitUnit, d);
-    else split_k(K, tiles, 2 * int64_t{sm_count}, min_splits, kGemvSplitUnit, d);
+    if (tiles * min_splits >= sm_count / 2)
+      split_k(K, tiles, 0, min_splits, kGemvSplitUnit, d);
+    else
+      split_k(K, tiles, 2 * int64_t{sm_count}, min_splits, kGemvSplitUnit, d);
     d.shared_bytes = gemv_shared_bytes(d.kchunk);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;
@@ -65,8 +67,10 @@ void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K
     d.tensor_cores = true;
     d.shared_bytes = kGemmSharedBytes;
     int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
-    if (tiles < sm_count) split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
-    else d.kchunk = std::max<int64_t>(K, 1);
+    if (tiles < sm_count)
+      split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+    else
+      d.kchunk = std::max<int64_t>(K, 1);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;
   }
@@ -95,11 +99,14 @@ bool gemv_uses_tensor_cores() {
   return on;
 }
 
-LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count) {
+LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims,
+                       int sm_count) {
   LaunchDims d;
   d.block = static_cast<unsigned>(rule.threads);
   int64_t blocks = 1;
-  auto item = [&](size_t i) { return i < rule.items.size() ? std::max<int64_t>(0, rule.items[i].eval(dims)) : 1; };
+  auto item = [&](size_t i) {
+    return i < rule.items.size() ? std::max<int64_t>(0, rule.items[i].eval(dims)) : 1;
+  };
   switch (rule.kind) {
     case jit::LaunchRule::Elementwise: {
       int64_t n = 1;
@@ -120,7 +127,9 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
       break;
     }
     case jit::LaunchRule::Single: blocks = 1; break;
-    case jit::LaunchRule::MatrixProduct: matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks); break;
+    case jit::LaunchRule::MatrixProduct:
+      matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks);
+      break;
     case jit::LaunchRule::Attention: attention(item(1), item(2), item(3), d, item(0), blocks); break;
   }
   d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));

@@ -9,8 +9,8 @@
 namespace grape::scheduler {
 
 struct LaunchDims {
-  unsigned grid = 1;   // blocks (x only)
-  unsigned block = 1;  // threads per block (x only)
+  unsigned grid = 1;          // blocks (x only)
+  unsigned block = 1;         // threads per block (x only)
   unsigned shared_bytes = 0;  // dynamic shared memory
   // MatrixProduct: KParams::splits and kchunk, and the zero-initialised scratch it needs.
   int64_t splits = 1, kchunk = 0;
@@ -21,7 +21,8 @@ struct LaunchDims {
 // Evaluates the rule's dims with `dims` (symbol -> value). The grid is capped (kernels grid-stride),
 // and at least 1 even for empty work (the kernel then exits at once). `sm_count` sizes the
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).
-LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count = 132);
+LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims,
+                       int sm_count = 132);
 
 // Experiment (GRAPE_GEMV_TC=1, read once): products of at most 16 rows run on the tensor cores
 // too (gemm_mma.cuh with 16 x 128 tiles, 3 stages) instead of gemv.cuh. Code generation and launch

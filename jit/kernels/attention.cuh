@@ -105,14 +105,15 @@ __device__ __forceinline__ float grape_attn_dot_row(const KParams* p, long long 
 // LPR lanes read one row, so a load instruction covers 32 / LPR keys of the warp's block of 32 and
 // each lane needs LPR loads per block, all in flight at once. Lane l holds dims (l % LPR) * kN ...
 template <class Ops, int LPR>
-__device__ __forceinline__ void grape_attn_v_load(const KParams* p, long long b, long long j0, long long KV, int lane,
-                                                  uint4 (&u)[LPR]) {
+__device__ __forceinline__ void grape_attn_v_load(const KParams* p, long long b, long long j0, long long KV,
+                                                  int lane, uint4 (&u)[LPR]) {
   constexpr int RPL = 32 / LPR, V = GrapeVec<typename Ops::T>::kN;
   const int g = lane / LPR, c = lane % LPR;
 #pragma unroll
   for (int t = 0; t < LPR; ++t) {
     const long long j = j0 + t * RPL + g;
-    u[t] = j < KV ? __ldg(reinterpret_cast<const uint4*>(Ops::v_at(p, b, j, (long long)c * V))) : make_uint4(0, 0, 0, 0);
+    u[t] = j < KV ? __ldg(reinterpret_cast<const uint4*>(Ops::v_at(p, b, j, (long long)c * V)))
+                  : make_uint4(0, 0, 0, 0);
   }
 }
 
@@ -216,7 +217,8 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   __syncthreads();
   // The row's statistics: its slices merged in slice order (every warp of the row alike).
   float M = neg_inf, L = 0.0f;
-  for (int t = 0; t < slices; ++t) grape_attn_merge(M, L, stats[2 * (r * slices + t)], stats[2 * (r * slices + t) + 1]);
+  for (int t = 0; t < slices; ++t)
+    grape_attn_merge(M, L, stats[2 * (r * slices + t)], stats[2 * (r * slices + t) + 1]);
 
   // Pass 2: probabilities times v.
   float acc[DVT];
@@ -268,7 +270,8 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
           for (int t = 0; t < DVT; ++t) {
             const long long jj = j0 + k0 + u, d = lane + 32 * t;
             if (jj < KV && d < DV)
-              vr[u][t] = rows_ok ? GrapeVec<typename Ops::T>::one(Ops::v_at(p, b, jj, 0), d) : Ops::v(p, b, jj, d);
+              vr[u][t] =
+                  rows_ok ? GrapeVec<typename Ops::T>::one(Ops::v_at(p, b, jj, 0), d) : Ops::v(p, b, jj, d);
             else
               vr[u][t] = 0.0f;
           }

@@ -11,10 +11,10 @@
 //
 // Work items are (column tile, K split) pairs, so a narrow product still covers every SM; the host
 // prefers narrower column tiles to K splits (scheduler/launch.cpp), as a split costs a round of
-// partial sums through global memory at the end of the kernel. With more than one split, each split writes fp32 partial sums to p->scratch; the last split of a column
-// tile to finish (a counter per tile, which that split resets to 0 for the next launch) adds the
-// partials in split order (in four interleaved sums), so results do not depend on timing, and
-// applies the epilogue.
+// partial sums through global memory at the end of the kernel. With more than one split, each split writes
+// fp32 partial sums to p->scratch; the last split of a column tile to finish (a counter per tile, which that
+// split resets to 0 for the next launch) adds the partials in split order (in four interleaved sums), so
+// results do not depend on timing, and applies the epilogue.
 //
 // Ops (generated per kernel by jit/emit_kernels.cpp):
 //   typedef W, T                               weight and A element: __half or __nv_bfloat16
@@ -31,7 +31,7 @@
 #define GRAPE_GEMV_MT 8     // rows per pass (more rows: more passes over the same weights, from L2)
 #define GRAPE_GEMV_KC 1536  // the longest K range of one split (shared memory holds A's [MT][KC])
 #define GRAPE_GEMV_PF 8     // weight vectors per thread requested before A is staged (gemv_kn)
-#define GRAPE_GEMV_NK_PF 2 // steps of 4 vectors per lane requested before A is staged (gemv_nk)
+#define GRAPE_GEMV_NK_PF 2  // steps of 4 vectors per lane requested before A is staged (gemv_nk)
 
 __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
   uint4 u;
@@ -48,7 +48,8 @@ __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
 // Shared memory: A [MT][KCS] in A's dtype, KCS = p->kchunk rounded up to 64 (grape_gemv_kcs), then
 // floats: row statistics [MT][2] and the cross-warp sums [8][MT][64]. scheduler/launch.cpp mirrors it.
 __device__ __forceinline__ int grape_gemv_kcs(const KParams* p) { return ((int)p->kchunk + 63) & ~63; }
-template <class T> __device__ __forceinline__ float* grape_gemv_floats(unsigned char* smem, const KParams* p) {
+template <class T>
+__device__ __forceinline__ float* grape_gemv_floats(unsigned char* smem, const KParams* p) {
   return reinterpret_cast<float*>(smem + GRAPE_GEMV_MT * grape_gemv_kcs(p) * sizeof(T));
 }
 __device__ __forceinline__ __half grape_gemv_from_float(float v, __half) { return __float2half_rn(v); }
@@ -64,7 +65,9 @@ __device__ __forceinline__ uint4 grape_gemv_pack8(const float* f, __nv_bfloat16)
   for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
   return *reinterpret_cast<const uint4*>(h);
 }
-__device__ __forceinline__ __nv_bfloat16 grape_gemv_from_float(float v, __nv_bfloat16) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ __nv_bfloat16 grape_gemv_from_float(float v, __nv_bfloat16) {
+  return __float2bfloat16_rn(v);
+}
 
 // Stages A rows [r0, r0 + rows) x k in [k0, k0 + kn) into As (row stride kcs; zeros up to a
 // multiple of 64 in k).
@@ -97,8 +100,10 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, typename Ops:
         for (int u = 0; u < B; ++u) {
           const unsigned t = base + u * GRAPE_GEMV_THREADS, m = t / kv, kk = (t - m * kv) * 8;
           if (t < total_v && kk < (unsigned)kn) {
-            if constexpr (Ops::kRowStats) Ops::a_vec(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1], v[u]);
-            else Ops::a_vec(p, r0 + m, k0 + kk, 0.0f, 0.0f, v[u]);
+            if constexpr (Ops::kRowStats)
+              Ops::a_vec(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1], v[u]);
+            else
+              Ops::a_vec(p, r0 + m, k0 + kk, 0.0f, 0.0f, v[u]);
           } else {
 #pragma unroll
             for (int e = 0; e < 8; ++e) v[u][e] = 0.0f;
@@ -123,8 +128,10 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, typename Ops:
       const unsigned t = base + u * GRAPE_GEMV_THREADS, m = t / kp, kk = t - m * kp;
       v[u] = 0.0f;
       if (t < total && kk < (unsigned)kn) {
-        if constexpr (Ops::kRowStats) v[u] = Ops::a(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1]);
-        else v[u] = Ops::a(p, r0 + m, k0 + kk, 0.0f, 0.0f);
+        if constexpr (Ops::kRowStats)
+          v[u] = Ops::a(p, r0 + m, k0 + kk, st[2 * m], st[2 * m + 1]);
+        else
+          v[u] = Ops::a(p, r0 + m, k0 + kk, 0.0f, 0.0f);
       }
     }
 #pragma unroll
@@ -144,12 +151,13 @@ __device__ __forceinline__ long long grape_gemv_partials_offset(long long tiles)
 // partial sums for rows [r0, r0 + rows) x columns [n0, n0 + cols); the last split to arrive adds
 // them in split order and stores through the epilogue. 256 threads.
 template <class Ops>
-__device__ void grape_splitk_finish(const KParams* p, long long tile, long long tiles, long long r0, long long rows,
-                                    long long n0, int cols) {
+__device__ void grape_splitk_finish(const KParams* p, long long tile, long long tiles, long long r0,
+                                    long long rows, long long n0, int cols) {
   __shared__ int last;
   const long long R = Ops::R(p), N = Ops::N(p), splits = p->splits;
   unsigned int* counters = static_cast<unsigned int*>(p->scratch);
-  const float* part = reinterpret_cast<const float*>(static_cast<const char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+  const float* part = reinterpret_cast<const float*>(static_cast<const char*>(p->scratch) +
+                                                     grape_gemv_partials_offset(tiles));
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1u) == (unsigned int)(splits - 1);
@@ -179,12 +187,13 @@ __device__ void grape_splitk_finish(const KParams* p, long long tile, long long 
 }
 
 template <class Ops>
-__device__ __forceinline__ void grape_gemv_emit(const KParams* p, long long tiles, long long split, long long r, long long n,
-                                                float v) {
+__device__ __forceinline__ void grape_gemv_emit(const KParams* p, long long tiles, long long split,
+                                                long long r, long long n, float v) {
   if (p->splits == 1) {
     Ops::store(p, r, n, v);
   } else {
-    float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+    float* part =
+        reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
     part[(split * Ops::R(p) + r) * Ops::N(p) + n] = v;
   }
 }
@@ -214,7 +223,8 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
   if (vec) {
 #pragma unroll
     for (int t = 0; t < GRAPE_GEMV_PF; ++t)
-      pre[t] = ty + KG * t < kn ? grape_ld_stream16(wt + (long long)(ty + KG * t) * N + n) : make_uint4(0, 0, 0, 0);
+      pre[t] = ty + KG * t < kn ? grape_ld_stream16(wt + (long long)(ty + KG * t) * N + n)
+                                : make_uint4(0, 0, 0, 0);
   }
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
@@ -255,7 +265,8 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
       for (int kk = ty; kk < kn; kk += KG) {
         float wv[V];
 #pragma unroll
-        for (int v = 0; v < V; ++v) wv[v] = n + v < N ? GrapeVec<W>::one(wt, (long long)kk * N + n + v) : 0.0f;
+        for (int v = 0; v < V; ++v)
+          wv[v] = n + v < N ? GrapeVec<W>::one(wt, (long long)kk * N + n + v) : 0.0f;
         add_row(kk, wv);
       }
     }
@@ -331,7 +342,8 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
           GrapeVec<W>::unpack(u[j], wv[j]);
         } else {
 #pragma unroll
-          for (int v = 0; v < V; ++v) wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wt, n * K + kk + v) : 0.0f;
+          for (int v = 0; v < V; ++v)
+            wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wt, n * K + kk + v) : 0.0f;
         }
       }
 #pragma unroll

@@ -1,5 +1,7 @@
 // CUDA code generation: golden sources of a few kernels, fusion counts, and NVRTC compiles of every
 // kernel of every example and differential-test program (no GPU needed).
+#include "jit/codegen.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,11 +10,10 @@
 #include <sstream>
 
 #include "frontend/compile.h"
-#include "tests/jit_codegen/codegen_test_util.h"
-#include "jit/codegen.h"
 #include "jit/nvrtc.h"
 #include "scheduler/fusion.h"
 #include "scheduler/launch.h"
+#include "tests/jit_codegen/codegen_test_util.h"
 
 namespace grape {
 namespace {
@@ -37,7 +38,8 @@ void check_golden(const std::string& name, const std::string& text) {
     return;
   }
   ASSERT_TRUE(fs::exists(p)) << p << " is missing; run with GRAPE_UPDATE_GOLDEN=1 and review it";
-  EXPECT_EQ(read(p), text) << "golden " << p << " differs; run with GRAPE_UPDATE_GOLDEN=1 and review the diff";
+  EXPECT_EQ(read(p), text) << "golden " << p
+                           << " differs; run with GRAPE_UPDATE_GOLDEN=1 and review the diff";
 }
 
 TEST(CodegenGolden, ElementwiseChainIsOneKernel) {
@@ -173,10 +175,10 @@ TEST(CodegenFusion, GemvNarrowsTilesBeforeSplittingK) {
     EXPECT_NE(ks[0].source.find("grape_gemv_kn<Ops, " + std::to_string(cols / 8) + ">"), std::string::npos);
     return cols / 8;
   };
-  EXPECT_EQ(tx_of(2304, 768), 2);   // GPT-2 c_attn: 144 tiles of 16 columns
-  EXPECT_EQ(tx_of(768, 768), 1);    // c_proj: 96 tiles of 8
-  EXPECT_EQ(tx_of(768, 3072), 1);   // mlp.c_proj: 96 tiles x 2 K ranges
-  EXPECT_EQ(tx_of(16384, 4096), 8); // wide: 256 tiles of 64 x 3 K ranges
+  EXPECT_EQ(tx_of(2304, 768), 2);    // GPT-2 c_attn: 144 tiles of 16 columns
+  EXPECT_EQ(tx_of(768, 768), 1);     // c_proj: 96 tiles of 8
+  EXPECT_EQ(tx_of(768, 3072), 1);    // mlp.c_proj: 96 tiles x 2 K ranges
+  EXPECT_EQ(tx_of(16384, 4096), 8);  // wide: 256 tiles of 64 x 3 K ranges
 }
 
 TEST(CodegenFusion, SliceUpdateIsInPlace) {
@@ -234,9 +236,11 @@ fn main(q: f16[B, 4, 1, 64], k: f16[B, 4, T, 64], v: f16[B, 4, T, 64], p: i32[])
   EXPECT_FALSE(r.cubin.empty());
   EXPECT_FALSE(r.has_warnings()) << r.log;
   // GPT-2's decode_step (one query row per sequence): one attention kernel per layer.
-  auto g = compile_file("examples/gpt2.grp", {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
+  auto g = compile_file("examples/gpt2.grp",
+                        {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
   size_t fused = 0;
-  for (const auto& k : kernels_of(*g->mod, "decode_step")) fused += k.launch.kind == jit::LaunchRule::Attention;
+  for (const auto& k : kernels_of(*g->mod, "decode_step"))
+    fused += k.launch.kind == jit::LaunchRule::Attention;
   EXPECT_EQ(fused, 2u);
 }
 
@@ -287,7 +291,8 @@ fn main(c: bool[], x: f32[64], y: f32[64]) -> f32[64] {
   ASSERT_NE(branch, std::string::npos);
   ASSERT_NE(other, std::string::npos);
   std::vector<size_t> loads;
-  for (size_t at = b.find("grape_ld_f32("); at != std::string::npos; at = b.find("grape_ld_f32(", at + 1)) loads.push_back(at);
+  for (size_t at = b.find("grape_ld_f32("); at != std::string::npos; at = b.find("grape_ld_f32(", at + 1))
+    loads.push_back(at);
   ASSERT_EQ(loads.size(), 2u);
   EXPECT_GT(loads[0], branch);
   EXPECT_LT(loads[0], other);
@@ -305,7 +310,8 @@ TEST(CodegenFusion, Gpt2DecodeKernelCount) {
   size_t n = count_kernels(*c->mod, "decode");
   std::cout << "gpt2 decode (L=12): " << n << " kernels per step (PyTorch eager: 221)\n";
   EXPECT_LT(n, 110u);
-  for (const auto& f : c->mod->functions) std::cout << "  gpt2 " << f.name << ": " << count_kernels(*c->mod, f.name) << " kernels\n";
+  for (const auto& f : c->mod->functions)
+    std::cout << "  gpt2 " << f.name << ": " << count_kernels(*c->mod, f.name) << " kernels\n";
 }
 
 // ---- NVRTC: every kernel of every program (compute_80; GRAPE_NVRTC_ARCHS for more) -------------
