@@ -1,6 +1,7 @@
 #include "ir/dim.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace grape::ir {
@@ -95,6 +96,12 @@ std::optional<Dim> Dim::div(const Dim& a, const Dim& b) {
 }
 
 int64_t Dim::eval(const std::map<std::string, int64_t>& env) const {
+  // Symbols bound from huge (possibly empty) inputs can push a product or sum past int64; a wrapped
+  // value would surface later as a "negative" or a wrong but plausible dimension.
+  auto overflow = [this](int64_t a, const char* op, int64_t b) {
+    return std::overflow_error("dim " + str() + " = " + std::to_string(a) + " " + op + " " +
+                               std::to_string(b) + " overflows int64");
+  };
   int64_t total = 0;
   for (const auto& [m, c] : terms_) {
     int64_t v = c;
@@ -103,6 +110,7 @@ int64_t Dim::eval(const std::map<std::string, int64_t>& env) const {
       int64_t x;
       if (atom != atoms_.end()) {
         int64_t num = atom->second->first.eval(env), den = atom->second->second.eval(env);
+        if (den == -1 && num == std::numeric_limits<int64_t>::min()) throw overflow(num, "/", den);
         if (den == 0 || num % den != 0)
           throw std::runtime_error("dimension " + s + " = " + std::to_string(num) + "/" + std::to_string(den) +
                                    " is not an exact division");
@@ -112,9 +120,13 @@ int64_t Dim::eval(const std::map<std::string, int64_t>& env) const {
         if (it == env.end()) throw std::runtime_error("symbolic dimension " + s + " is not bound");
         x = it->second;
       }
-      v *= x;
+      int64_t product;
+      if (__builtin_mul_overflow(v, x, &product)) throw overflow(v, "*", x);
+      v = product;
     }
-    total += v;
+    int64_t sum;
+    if (__builtin_add_overflow(total, v, &sum)) throw overflow(total, "+", v);
+    total = sum;
   }
   return total;
 }

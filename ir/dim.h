@@ -34,7 +34,8 @@ class Dim {
   friend bool operator<(const Dim& a, const Dim& b) { return a.terms_ < b.terms_; }
 
   // Value under a binding of every symbol; throws std::runtime_error naming the symbol if one is
-  // unbound, or if a division atom is not exact.
+  // unbound, or if a division atom is not exact; std::overflow_error (a runtime_error) naming the
+  // dim and the operands when the value does not fit in int64.
   int64_t eval(const std::map<std::string, int64_t>& env) const;
   void collect_symbols(std::set<std::string>& out) const;
   std::string str() const;

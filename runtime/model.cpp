@@ -400,16 +400,30 @@ void Session::set_state(const std::string& name, const Tensor& value) {
   }
   if (!value.defined()) throw Error(ErrorCode::InvalidArgument, "state '" + name + "' has no data");
   const ir::Type& t = it->type;
+  std::string where = impl_->model->locate(it->loc);
+  std::string declared = "declared " + t.str() + (where.empty() ? "" : " at " + where);
   std::string got = std::string(dtype_name(value.dtype())) + shape_to_string(value.shape());
   if (value.dtype() != t.dtype || value.rank() != t.rank())
-    throw Error(ErrorCode::Type, "state '" + name + "': expected " + t.str() + ", got " + got);
+    throw Error(ErrorCode::Type,
+                "state '" + name + "': expected " + t.str() + ", got " + got + " (" + declared + ")");
   for (size_t k = 0; k < t.rank(); ++k)
     if (t.shape[k].is_const() && t.shape[k].const_value() != value.dim(k))
       throw Error(ErrorCode::Type, "state '" + name + "': dim " + std::to_string(k) + " is " +
                                        std::to_string(value.dim(k)) + ", expected " + t.shape[k].str() +
-                                       " (declared " + t.str() + ")");
+                                       " (" + declared + ")");
   impl_->state[name] = value;
   if (impl_->gpu) impl_->gpu->set_state(name, value);
+}
+
+// `d` under the dims a run binds; an unbound symbol, an inexact division or an int64 overflow is
+// the user's shape error, named after `what` (the input, state or result it is a dim of).
+static int64_t eval_dim(const ir::Dim& d, const std::map<std::string, int64_t>& dims,
+                        const std::string& what) {
+  try {
+    return d.eval(dims);
+  } catch (const std::runtime_error& e) {
+    throw Error(ErrorCode::Type, what + ": " + e.what());
+  }
 }
 
 // Checks the given inputs against the entry's parameters; returns them in parameter order and the
@@ -460,7 +474,7 @@ static std::pair<std::vector<Tensor>, std::map<std::string, int64_t>> bind_input
   for (size_t i = 0; i < f.params.size(); ++i) {
     const auto& p = f.params[i];
     for (size_t k = 0; k < p.type.rank(); ++k) {
-      int64_t want = p.type.shape[k].eval(dims);
+      int64_t want = eval_dim(p.type.shape[k], dims, "input '" + p.name + "'");
       if (want != inputs[i].dim(k))
         throw Error(ErrorCode::Type, "input '" + p.name + "': dim " + std::to_string(k) + " is " +
                                          std::to_string(inputs[i].dim(k)) + ", expected " +
@@ -476,7 +490,7 @@ std::vector<Shape> Session::output_shapes(const std::vector<std::pair<std::strin
   std::vector<Shape> out;
   for (const auto& t : impl_->fn->result_types) {
     Shape s;
-    for (const auto& d : t.shape) s.push_back(d.eval(dims));
+    for (const auto& d : t.shape) s.push_back(eval_dim(d, dims, "result " + std::to_string(out.size())));
     out.push_back(std::move(s));
   }
   return out;
@@ -499,19 +513,33 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     bool bound =
         std::all_of(syms.begin(), syms.end(), [&](const std::string& x) { return dims.count(x) > 0; });
     if (!bound) continue;
+    // Errors here are the declaration's: they name the state and point at it.
+    std::string where = impl_->model->locate(s.loc);
+    std::string what = (where.empty() ? "" : where + ": ") + "state '" + s.name + "'";
     Shape shape;
-    for (const auto& d : s.type.shape) shape.push_back(d.eval(dims));
+    for (const auto& d : s.type.shape) {
+      shape.push_back(eval_dim(d, dims, what));
+      if (shape.back() < 0)
+        throw Error(ErrorCode::Type, what + ": dim " + std::to_string(shape.size() - 1) + " is " + d.str() +
+                                         " = " + std::to_string(shape.back()) + ", negative (declared " +
+                                         s.type.str() + ")");
+    }
     auto it = state.find(s.name);
     std::optional<Shape> on_device = impl_->gpu ? impl_->gpu->state_shape(s.name) : std::nullopt;
     if (on_device || it != state.end()) {
       if ((on_device ? *on_device : it->second.shape()) != shape)
-        throw Error(ErrorCode::Type, "state '" + s.name + "' was created as " + s.type.str() + " = " +
+        throw Error(ErrorCode::Type, what + " was created as " + s.type.str() + " = " +
                                          shape_to_string(on_device ? *on_device : it->second.shape()) +
                                          " by an earlier call; this call needs " + shape_to_string(shape) +
                                          " (reset the session's state to change it)");
       continue;
     }
-    Tensor t(s.type.dtype, shape);
+    Tensor t;
+    try {
+      t = Tensor(s.type.dtype, shape);
+    } catch (const Error& e) {
+      throw Error(e.code(), what + " (declared " + s.type.str() + "): " + e.what());
+    }
     double fill = s.init == ir::StateInfo::Init::Zeros ? 0 : s.init == ir::StateInfo::Init::Ones ? 1 : s.fill;
     if (fill != 0)
       for (int64_t i = 0; i < t.numel(); ++i) t.set(i, fill);

@@ -2,6 +2,8 @@
 // expected value is worked out by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/error.h"
@@ -294,6 +296,79 @@ fn main(a: f32[B], b: f32[B]) -> f32[B] { return a + b }
     EXPECT_NE(msg.find("'a'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'b'"), std::string::npos) << msg;
   }
+}
+
+// The Error that `f` throws (code and message), or code Internal with "<no throw>".
+template <class F>
+std::pair<ErrorCode, std::string> error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {ErrorCode::Internal, "<no throw>"};
+}
+
+TEST(EndToEnd, DimOverflowAtBindNamesInputAndDim) {
+  // Empty inputs bind huge dims without any memory; B*S wrapped to 0 and matched y's empty dim.
+  auto m = load(R"(
+fn main(x: f32[C, B, S], y: f32[C, B*S]) -> f32[C, B*S] { return y }
+)");
+  Session s(m, "main");
+  std::vector<std::pair<std::string, Tensor>> in = {{"x", Tensor(DType::F32, {0, int64_t{1} << 62, 4})},
+                                                    {"y", Tensor(DType::F32, {0, 0})}};
+  auto want = std::make_pair(ErrorCode::Type,
+                             std::string("input 'y': dim B*S = 4611686018427387904 * 4 overflows int64"));
+  EXPECT_EQ(error_of([&] { s.run(in); }), want);
+  EXPECT_EQ(error_of([&] { s.output_shapes(in); }), want);
+}
+
+TEST(EndToEnd, StateShapeErrorsNameTheStateAndItsDeclaration) {
+  auto m = load(R"(
+state buf: f32[S - 8] = zeros
+state big: f32[C, B*S] = zeros
+fn main(x: f32[C, B, S]) -> f32[C, B, S] {
+  buf = buf + 1.0
+  big = big * 2.0
+  return x
+}
+)");
+  {
+    Session s(m, "main");
+    EXPECT_EQ(
+        error_of([&] {
+          s.run({{"x", Tensor(DType::F32, {0, 1, 4})}});
+        }),
+        std::make_pair(
+            ErrorCode::Type,
+            std::string("test.grp:2:1: state 'buf': dim 0 is S - 8 = -4, negative (declared f32[S - 8])")));
+  }
+  {
+    Session s(m, "main");
+    EXPECT_EQ(
+        error_of([&] {
+          s.run({{"x", Tensor(DType::F32, {0, int64_t{1} << 62, 16})}});
+        }),
+        std::make_pair(
+            ErrorCode::Type,
+            std::string("test.grp:3:1: state 'big': dim B*S = 4611686018427387904 * 16 overflows int64")));
+  }
+  {
+    Session s(m, "main");
+    s.run({{"x", Tensor(DType::F32, {0, 1, 10})}});
+    EXPECT_EQ(
+        error_of([&] {
+          s.run({{"x", Tensor(DType::F32, {0, 1, 9})}});
+        }).second,
+        "test.grp:2:1: state 'buf' was created as f32[S - 8] = [2] by an earlier call; this call needs [1] "
+        "(reset the session's state to change it)");
+  }
+  auto counter = load(kCounter);
+  Session s(counter, "main");
+  EXPECT_EQ(error_of([&] {
+              s.set_state("hist", f32s({1, 2, 3}));
+            }).second,
+            "state 'hist': dim 0 is 3, expected 4 (declared f32[4] at test.grp:3:1)");
 }
 
 TEST(EndToEnd, DefineChangesShapes) {

@@ -175,6 +175,37 @@ TEST(DimEval, MissingSymbolThrowsNamingIt) {
   EXPECT_NE(msg3.find("not bound"), std::string::npos) << msg3;
 }
 
+TEST(DimEval, OverflowThrowsNamingTheDimAndOperands) {
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_EQ(thrown([&] {
+              (B * S).eval({{"B", big}, {"S", 4}});
+            }),
+            "dim B*S = 4611686018427387904 * 4 overflows int64");
+  EXPECT_EQ(thrown([&] {
+              (B + S).eval({{"B", big}, {"S", big}});
+            }),
+            "dim B + S = 4611686018427387904 + 4611686018427387904 overflows int64");
+  EXPECT_EQ(thrown([&] { (E * 3).eval({{"E", big}}); }), "dim 3*E = 3 * 4611686018427387904 overflows int64");
+  EXPECT_EQ(thrown([&] {
+              (Dim(0) - S - 2).eval({{"S", INT64_MAX}});
+            }),
+            "dim -S - 2 = -2 + -9223372036854775807 overflows int64");
+  // Inside a division atom, and the one quotient that does not fit.
+  Dim q = *Dim::div(B * S, E);
+  EXPECT_NE(thrown([&] {
+              q.eval({{"B", big}, {"S", 4}, {"E", 2}});
+            }).find("overflows int64"),
+            std::string::npos);
+  Dim r = *Dim::div(B, E);
+  EXPECT_NE(thrown([&] {
+              r.eval({{"B", INT64_MIN}, {"E", -1}});
+            }).find("overflows int64"),
+            std::string::npos);
+  // Near the limit without passing it.
+  EXPECT_EQ((B * S).eval({{"B", big}, {"S", 1}}), big);
+  EXPECT_EQ((B + S).eval({{"B", INT64_MAX}, {"S", 0}}), INT64_MAX);
+}
+
 TEST(DimStr, Formatting) {
   EXPECT_EQ(Dim().str(), "0");
   EXPECT_EQ(Dim(768).str(), "768");
