@@ -107,7 +107,6 @@ class WorkerPool {
   BatchQueue& queue_;
   BoundedQueue<Finished> finished_;
   std::vector<std::thread> workers_, formatters_;
-  bool joined_ = false;
   std::mutex error_mu_;
   std::exception_ptr error_;
 };
