@@ -198,6 +198,29 @@ __device__ __forceinline__ void grape_gemv_emit(const KParams* p, long long tile
   }
 }
 
+// Sums C values per lane over the lanes whose indices differ only in bits HI, HI / 2, ..., LO (powers
+// of two), reduce-scatter style: at each bit a lane keeps one half of its values and adds its
+// partner's copy of that half. Afterwards f[j], j < C * LO / (2 * HI), is the complete sum of the
+// value with index j + C / (2 * HI) * (lane & bits) — C - C * LO / (2 * HI) shuffles in all,
+// instead of C per bit.
+template <int C, int H, int O, int LO>
+__device__ __forceinline__ void grape_reduce_scatter_level(float (&f)[C], int lane) {
+  if constexpr (O >= LO) {
+    const bool upper = (lane & O) != 0;
+#pragma unroll
+    for (int j = 0; j < H; ++j) {
+      const float send = upper ? f[j] : f[j + H];
+      const float keep = upper ? f[j + H] : f[j];
+      f[j] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+    }
+    grape_reduce_scatter_level<C, H / 2, O / 2, LO>(f, lane);
+  }
+}
+template <int C, int HI, int LO>
+__device__ __forceinline__ void grape_reduce_scatter(float (&f)[C], int lane) {
+  grape_reduce_scatter_level<C, C / 2, HI, LO>(f, lane);
+}
+
 // W [K][N]: TX threads cover TX * kN consecutive columns of a weight row (16 bytes each), the
 // 256 / TX groups of TX threads walk K; warp shuffles and then shared memory add the partial sums.
 template <class Ops, int TX>
@@ -229,11 +252,9 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     grape_gemv_stage<Ops>(p, As, kcs, st, r0, rows, k0, kn, K);
-    float acc[MT][V];
+    float acc[MT * V];
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int v = 0; v < V; ++v) acc[m][v] = 0.0f;
+    for (int i = 0; i < MT * V; ++i) acc[i] = 0.0f;
     // Weight row k0 + kk (this thread's V columns) times A's column kk, into every row's sums.
     auto add_row = [&](int kk, const float* wv) {
 #pragma unroll
@@ -241,7 +262,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
         if (m < rows) {
           const float a = GrapeVec<T>::one(As, m * kcs + kk);
 #pragma unroll
-          for (int v = 0; v < V; ++v) acc[m][v] = fmaf(a, wv[v], acc[m][v]);
+          for (int v = 0; v < V; ++v) acc[m * V + v] = fmaf(a, wv[v], acc[m * V + v]);
         }
       }
     };
@@ -270,17 +291,13 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
         add_row(kk, wv);
       }
     }
-    // Lanes tx, tx + TX, ... of a warp hold the same columns for different k.
+    // Lanes tx, tx + TX, ... of a warp hold the same columns for different k: afterwards lane
+    // (g, tx) holds the warp's sums of acc[2 * TX * g + j], j < 2 * TX.
+    grape_reduce_scatter<MT * V, 16, TX>(acc, lane);
 #pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      if (m < rows) {
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-#pragma unroll
-          for (int o = TX; o < 32; o <<= 1) acc[m][v] += __shfl_xor_sync(0xffffffffu, acc[m][v], o);
-          if (lane < TX) red[(w * MT + m) * 64 + tx * V + v] = acc[m][v];
-        }
-      }
+    for (int j = 0; j < 2 * TX; ++j) {
+      const int i = 2 * TX * (lane / TX) + j, m = i / V;
+      if (m < rows) red[(w * MT + m) * 64 + tx * V + i % V] = acc[j];
     }
     __syncthreads();
     for (int t = threadIdx.x; t < rows * TN; t += GRAPE_GEMV_THREADS) {
@@ -327,11 +344,9 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     grape_gemv_stage<Ops>(p, As, kcs, st, r0, rows, k0, kn, K);
-    float acc[MT][JN];
+    float acc[MT * JN];
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int j = 0; j < JN; ++j) acc[m][j] = 0.0f;
+    for (int i = 0; i < MT * JN; ++i) acc[i] = 0.0f;
     // One step: k in [kk, kk + V) of this lane's JN rows, from `u` where a vector load applies.
     auto step = [&](int kk, const uint4* u) {
       float wv[JN][V];
@@ -354,7 +369,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
 #pragma unroll
           for (int j = 0; j < JN; ++j)
 #pragma unroll
-            for (int v = 0; v < V; ++v) acc[m][j] = fmaf(a[v], wv[j][v], acc[m][j]);
+            for (int v = 0; v < V; ++v) acc[m * JN + j] = fmaf(a[v], wv[j][v], acc[m * JN + j]);
         }
       }
     };
@@ -378,18 +393,15 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
       for (int j = 0; j < JN; ++j) load(kk, j, u[j]);
       step(kk, u);
     }
+    // The 8 lanes of a group hold the same columns for different k: afterwards lane kl holds the
+    // sums of row kl (acc[JN * kl + j]) for its JN columns.
+    static_assert(MT * JN == 32 && JN == 4, "gemv_nk: one row of 4 columns per lane after the reduction");
+    grape_reduce_scatter<MT * JN, 4, 1>(acc, lane);
+    if (kl < rows) {
 #pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      if (m < rows) {
-#pragma unroll
-        for (int j = 0; j < JN; ++j) {
-          float s = acc[m][j];
-          s += __shfl_xor_sync(0xffffffffu, s, 1);
-          s += __shfl_xor_sync(0xffffffffu, s, 2);
-          s += __shfl_xor_sync(0xffffffffu, s, 4);
-          const long long n = nb + 4 * j;
-          if (kl == 0 && n < N) grape_gemv_emit<Ops>(p, tiles, split, r0 + m, n, s);
-        }
+      for (int j = 0; j < JN; ++j) {
+        const long long n = nb + 4 * j;
+        if (n < N) grape_gemv_emit<Ops>(p, tiles, split, r0 + kl, n, acc[j]);
       }
     }
     __syncthreads();
