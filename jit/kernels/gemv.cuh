@@ -16,13 +16,16 @@
 // split resets to 0 for the next launch) adds the partials in split order (in four interleaved sums), so
 // results do not depend on timing, and applies the epilogue.
 //
-// Ops (generated per kernel by jit/emit_kernels.cpp):
+// Ops (generated per kernel by jit/emit_matmul.cpp):
 //   typedef W, T                               weight and A element: __half or __nv_bfloat16
 //   static constexpr bool kRowStats            A has a fused row normalisation
 //   static long long R(p), N(p), K(p)
 //   static const W* w(p)
 //   static void row_stats(p, r, K, s0*, s1*)   whole warp; only used when kRowStats
 //   static float a(p, r, k, s0, s1)
+//   static constexpr bool kAVec                a_vec exists: A(r, k .. k + 7) by 16-byte loads
+//   static bool a_vec_ok(p)                    the buffers a_vec reads are 16-byte aligned
+//   static void a_vec(p, r, k, s0, s1, float* out8)   k a multiple of 8
 //   static void store(p, r, n, float acc)      applies bias, rounding and the fused epilogue
 #ifndef GRAPE_KERNELS_GEMV_CUH
 #define GRAPE_KERNELS_GEMV_CUH
