@@ -28,6 +28,10 @@ ModelPtr load(const std::string& file, const Options& o) {
   grp_model_options mo = grp_model_default_options();
   mo.defines = ptrs.data();
   mo.num_defines = ptrs.size();
+  std::vector<const char*> limits;
+  for (const auto& l : o.limits) limits.push_back(l.c_str());
+  mo.limits = limits.data();
+  mo.num_limits = limits.size();
   mo.no_optimize = o.no_optimize;
   mo.require_loop_bounds = o.require_loop_bounds;
   grp_model* m = nullptr;

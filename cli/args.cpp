@@ -76,6 +76,14 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         if (eq == std::string::npos || !valid_identifier(kv.substr(0, eq)))
           throw UsageError("-D expects NAME=VALUE, got '" + kv + "'");
         o.defines[kv.substr(0, eq)] = parse_int(kv.substr(eq + 1), "-D " + kv.substr(0, eq));
+      } else if (a == "--limit") {
+        std::string kv = next();
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || !valid_identifier(kv.substr(0, eq)) ||
+            kv.find_first_not_of("0123456789", eq + 1) != std::string::npos || eq + 1 == kv.size())
+          throw UsageError("--limit expects NAME=N with N a non-negative integer, got '" + kv + "'");
+        parse_int(kv.substr(eq + 1), "--limit " + kv.substr(0, eq));  // in range of int64
+        o.limits.push_back(kv);
       } else if (a == "--weights")
         o.weights = nonempty(next());
       else if (a == "--random-weights") {

@@ -17,6 +17,7 @@ struct Options {
   std::vector<std::string> files;
   std::string entry;
   std::map<std::string, int64_t> defines;
+  std::vector<std::string> limits;  // --limit NAME=N, in the order given (the library checks NAME)
   std::string weights;
   bool random_weights = false;
   uint64_t seed = 0;

@@ -44,30 +44,36 @@ const char* kUsage =
     "exit status: 0 success, 1 an error in the program or the data, 2 a usage error\n";
 
 const char* kCheckUsage =
-    "usage: grape check FILE... [-D NAME=VALUE]... [--require-loop-bounds]\n"
+    "usage: grape check FILE... [-D NAME=VALUE]... [--require-loop-bounds] [--limit NAME=N]...\n"
     "Parses and type-checks each file and lowers every entry point; prints all errors found.\n"
-    "--require-loop-bounds rejects loops without a compile-time trip bound (`while ... max N`).\n";
+    "--require-loop-bounds rejects loops without a compile-time trip bound (`while ... max N`).\n"
+    "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
+    "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
 
 const char* kIrUsage =
-    "usage: grape ir FILE [--entry NAME] [-D NAME=VALUE]... [--no-optimize]\n"
+    "usage: grape ir FILE [--entry NAME] [-D NAME=VALUE]... [--no-optimize] [--limit NAME=N]...\n"
     "Prints the predicated IR of every entry point (or only NAME). --no-optimize shows it as\n"
-    "lowered, before constant folding, CSE and dead-code elimination.\n";
+    "lowered, before constant folding, CSE and dead-code elimination.\n"
+    "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
+    "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
 
 const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
     "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
     "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
+    "                   [--limit NAME=N]...\n"
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
     "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
     "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n"
-    "--max-loop-trips and --timeout bound each run as for `grape run`.\n";
+    "--max-loop-trips and --timeout bound each run as for `grape run`; --limit as for `grape check`.\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
     "                 [--executor eager|graph|auto] [--max-loop-trips N] [--timeout SECONDS]\n"
+    "                 [--limit NAME=N]...\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order, and any other outN.npy in DIR (from an earlier run) is\n"
@@ -76,14 +82,18 @@ const char* kRunUsage =
     "Bounds: a device loop without `max` stops with an error after --max-loop-trips trips (default\n"
     "100000, or $GRAPE_MAX_LOOP_TRIPS); --timeout stops a run after SECONDS of wall time (CUDA graph\n"
     "executor: checked only before the graph is launched). The first Ctrl-C stops the run (exit\n"
-    "status 1), a second one kills the process.\n";
+    "status 1), a second one kills the process.\n"
+    "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
+    "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
 
 const char* kCompileUsage =
-    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90]\n"
+    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90] [--limit NAME=N]...\n"
     "Generates the CUDA kernels of every entry point and compiles each with NVRTC for every target\n"
     "of --arch (comma-separated sm_NN or compute_NN; default sm_80,sm_90). Needs NVRTC, not a GPU;\n"
     "the kernel cache is not used. Prints the kernels of each entry; exits 1 if any kernel fails to\n"
-    "compile or compiles with warnings, naming the entry, kernel, op and source position.\n";
+    "compile or compiles with warnings, naming the entry, kernel, op and source position.\n"
+    "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
+    "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
 
 const char* kCacheUsage =
     "usage: grape cache info|clear\n"
@@ -382,21 +392,21 @@ int main_impl(int argc, char** argv) {
   int (*fn)(const Options&) = nullptr;
   if (cmd == "check") {
     usage = kCheckUsage;
-    allowed = {"-D", "--require-loop-bounds"};
+    allowed = {"-D", "--require-loop-bounds", "--limit"};
     fn = cmd_check;
   } else if (cmd == "ir") {
     usage = kIrUsage;
-    allowed = {"-D", "--entry", "--no-optimize"};
+    allowed = {"-D", "--entry", "--no-optimize", "--limit"};
     fn = cmd_ir;
   } else if (cmd == "bench") {
     usage = kBenchUsage;
-    allowed = {"-D",         "--entry",  "--weights", "--random-weights", "--input",          "--backend",
-               "--executor", "--warmup", "--iters",   "--json",           "--max-loop-trips", "--timeout"};
+    allowed = {"-D",       "--entry", "--weights", "--random-weights", "--input",   "--backend", "--executor",
+               "--warmup", "--iters", "--json",    "--max-loop-trips", "--timeout", "--limit"};
     fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
-    allowed = {"-D",       "--entry",   "--weights",  "--random-weights", "--input",
-               "--output", "--backend", "--executor", "--max-loop-trips", "--timeout"};
+    allowed = {"-D",        "--entry",    "--weights",        "--random-weights", "--input", "--output",
+               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit"};
     fn = cmd_run;
   } else if (cmd == "batch") {
     usage = kBatchUsage;
@@ -404,7 +414,7 @@ int main_impl(int argc, char** argv) {
     fn = cmd_batch;
   } else if (cmd == "compile") {
     usage = kCompileUsage;
-    allowed = {"-D", "--arch"};
+    allowed = {"-D", "--arch", "--limit"};
     fn = cmd_compile;
   } else if (cmd == "cache") {
     usage = kCacheUsage;

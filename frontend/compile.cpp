@@ -63,6 +63,7 @@ std::optional<ir::Module> compile_program(const ast::Program& program, const Sou
   for (const auto& name : g.state_order) m.states.push_back(g.state_info.at(name));
   // Errors in declarations do not stop the functions from being checked: report everything.
   frontend::LoweringBudget budget;
+  budget.elements = g.declared_elements;
   for (const auto& f : program.fns) {
     auto it = g.fns.find(f.name);
     if (!is_entry_candidate(f) || it == g.fns.end() || it->second != &f) continue;

@@ -238,6 +238,21 @@ class GlobalsBuilder {
     return false;
   }
 
+  // Adds a declaration's n elements to the program's total; the declaration that takes it past
+  // the limit is reported (once) and fails.
+  bool count_program_elements(int64_t n, Span span, const std::string& what) {
+    int64_t before = g_.declared_elements;
+    g_.declared_elements =
+        before > std::numeric_limits<int64_t>::max() - n ? std::numeric_limits<int64_t>::max() : before + n;
+    if (g_.declared_elements <= opts_.limits.max_program_elements) return true;
+    if (before <= opts_.limits.max_program_elements)
+      diags_.error(span, what + " takes the weights and states to " + std::to_string(g_.declared_elements) +
+                             " elements; a program may have at most " +
+                             std::to_string(opts_.limits.max_program_elements) +
+                             " in tensors of static shape (the max_program_elements limit)");
+    return false;
+  }
+
   // The number of elements of a static shape, or an error (overflow or above the limit).
   bool check_elements(const std::vector<ir::Dim>& shape, Span span, const std::string& what) {
     int64_t n = 1;
@@ -246,7 +261,7 @@ class GlobalsBuilder {
       if (!d.is_const()) return true;  // checked when the dims are bound
       if (__builtin_mul_overflow(n, d.const_value(), &n)) overflow = true;
     }
-    if (!overflow && n <= opts_.limits.max_tensor_elements) return true;
+    if (!overflow && n <= opts_.limits.max_tensor_elements) return count_program_elements(n, span, what);
     std::string t = ir::Type{DType::F32, shape}.str();
     diags_.error(span, what + " has " + (overflow ? "more than 2^63" : std::to_string(n)) +
                            " elements (shape " + t.substr(t.find('[')) + "); a tensor may have at most " +
@@ -323,11 +338,13 @@ class GlobalsBuilder {
         return fail();
       }
       g_.groups[name] = *n;
-      for (int64_t i = 0; i < *n && count_weight(); ++i)
+      for (int64_t i = 0; i < *n; ++i) {
+        if (!count_weight()) return fail();
         for (const auto& c : e.children) weight_entry(c, name + "." + std::to_string(i) + ".", prefix);
+      }
       return;
     }
-    if (!count_weight()) return;
+    if (!count_weight()) return fail();
     if (g_.weights.count(name)) {
       diags_.error(e.name_span, "weight '" + name + "' is declared twice");
       return;

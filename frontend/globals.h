@@ -29,6 +29,9 @@ struct Globals {
   std::map<std::string, const ast::FnDecl*> fns;
   // Declarations that failed (already reported): uses of them are silently errors, not "unknown".
   std::set<std::string> poisoned;
+  // Elements of the weights and states of static shape, against CompileLimits::max_program_elements
+  // (the lowerer goes on counting from here).
+  int64_t declared_elements = 0;
 
   // True if some weight or group is named `path` or starts with `path.`.
   bool is_weight_prefix(const std::string& path) const;

@@ -28,8 +28,26 @@ void Lowerer::count_op(Span loc) {
   throw AbortEntry{};
 }
 
-void Lowerer::check_elements(const ir::Type& t, Span loc) {
+void Lowerer::check_elements(const ir::Type& t, Span loc, bool count) {
   if (!elements_ok(t, loc)) throw AbortEntry{};
+  if (!count) return;
+  int64_t n = 1;
+  for (const auto& d : t.shape) {
+    if (!d.is_const()) return;  // only static shapes are counted
+    n *= d.const_value();       // no overflow: elements_ok bounded the product
+  }
+  int64_t before = budget_->elements, limit = opts_.limits.max_program_elements;
+  budget_->elements =
+      before > std::numeric_limits<int64_t>::max() - n ? std::numeric_limits<int64_t>::max() : before + n;
+  // Declarations past the limit were reported with the declarations.
+  if (budget_->elements <= limit || before > limit) return;
+  budget_->exhausted = true;
+  error(loc, "this makes a tensor of type " + t.str() + ", taking the program to " +
+                 std::to_string(budget_->elements) +
+                 " elements in tensors of static shape (weights, states and every result, calls inlined "
+                 "and loops unrolled); a program may have at most " +
+                 std::to_string(limit) + " (the max_program_elements limit)");
+  throw AbortEntry{};
 }
 
 bool Lowerer::elements_ok(const ir::Type& t, Span loc, const char* what) {
@@ -49,7 +67,7 @@ bool Lowerer::elements_ok(const ir::Type& t, Span loc, const char* what) {
 ValueId Lowerer::emit(ir::Op op, std::vector<ValueId> operands, ir::Type type, ir::Attrs attrs, Span loc,
                       bool predicated) {
   count_op(loc);
-  check_elements(type, loc);
+  check_elements(type, loc, op != ir::Op::Weight && op != ir::Op::StateRead);
   ir::Operation o;
   o.op = op;
   o.operands = std::move(operands);

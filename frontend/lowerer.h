@@ -36,6 +36,9 @@ struct LoweringBudget {
   int64_t ops = 0;       // operations emitted, including attempts that were rolled back
   int64_t unrolled = 0;  // iterations of statically unrolled for loops
   int64_t errors = 0;    // errors reported in entry bodies, repeats included
+  // Elements of the static-shaped tensors: the declared weights and states, then every emitted
+  // result (against CompileLimits::max_program_elements).
+  int64_t elements = 0;
   static constexpr int64_t kMaxErrors = 1000;
   bool exhausted = false;
 };
@@ -88,8 +91,9 @@ class Lowerer {
   // `loc` and abandons the entry (AbortEntry).
   void count_op(Span loc);
   // A result type with a static shape of more than CompileLimits::max_tensor_elements elements is
-  // reported at `loc` and abandons the entry.
-  void check_elements(const ir::Type& t, Span loc);
+  // reported at `loc` and abandons the entry; so is the result that takes the program past
+  // max_program_elements (`count`: false for results that are declared tensors, counted already).
+  void check_elements(const ir::Type& t, Span loc, bool count = true);
   // The same, reported but not thrown; `what` starts the message ("a parameter of type").
   bool elements_ok(const ir::Type& t, Span loc, const char* what = "this makes a tensor of type");
   // A use of a declaration that failed (already reported): an error value, and this entry fails.

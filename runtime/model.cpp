@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "frontend/compile.h"
 #include "ir/ir.h"
@@ -77,44 +79,48 @@ std::shared_ptr<Model> Model::load_file(const std::string& path, const ModelOpti
   throw Error(code, text);
 }
 
-// GRAPE_LIMITS=max_ops=N,max_weights=N,...: overrides of the compile limits for every model the
-// process loads (the CLI has no flag per limit). Errors name the variable.
-static CompileLimits limits_from_environment(CompileLimits limits) {
+// "NAME=N" with N a non-negative integer, or nullopt.
+static std::optional<std::pair<std::string, int64_t>> parse_limit(const std::string& item) {
+  auto eq = item.find('=');
+  if (eq == std::string::npos) return std::nullopt;
+  std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || v < 0) return std::nullopt;
+  return std::make_pair(key, static_cast<int64_t>(v));
+}
+
+// The compile limits of a load: ModelOptions::limits, then GRAPE_LIMITS=max_ops=N,max_weights=N,...
+// (for every model the process loads; errors name the variable), then ModelOptions::limit_overrides
+// (the CLI's --limit, grp_model_options.limits), so that one program can raise a limit the
+// environment sets.
+static CompileLimits effective_limits(const ModelOptions& opts) {
+  CompileLimits limits = opts.limits;
   const char* env = std::getenv("GRAPE_LIMITS");
-  if (!env || !*env) return limits;
-  std::string text = env;
+  std::string text = env ? env : "";
   size_t pos = 0;
-  while (pos <= text.size()) {
+  while (!text.empty() && pos <= text.size()) {
     size_t comma = text.find(',', pos);
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     pos = comma == std::string::npos ? text.size() + 1 : comma + 1;
     if (item.empty()) continue;
-    auto eq = item.find('=');
-    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    errno = 0;
-    char* end = nullptr;
-    long long v = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || errno != 0 || v < 0)
+    auto kv = parse_limit(item);
+    if (!kv)
       throw Error(ErrorCode::InvalidArgument,
                   "GRAPE_LIMITS: '" + item + "' is not NAME=N with N a non-negative integer");
-    if (key == "max_ops")
-      limits.max_ops = v;
-    else if (key == "max_unrolled_iterations")
-      limits.max_unrolled_iterations = v;
-    else if (key == "max_call_depth")
-      limits.max_call_depth = static_cast<int>(std::min<long long>(v, 1 << 20));
-    else if (key == "max_weights")
-      limits.max_weights = v;
-    else if (key == "max_tensor_elements")
-      limits.max_tensor_elements = v;
-    else if (key == "max_loop_trips")
-      limits.max_loop_trips = v;
-    else
-      throw Error(
-          ErrorCode::InvalidArgument,
-          "GRAPE_LIMITS: unknown limit '" + key +
-              "' (max_ops, max_unrolled_iterations, max_call_depth, max_weights, max_tensor_elements, "
-              "max_loop_trips)");
+    if (!set_limit(limits, kv->first, kv->second))
+      throw Error(ErrorCode::InvalidArgument,
+                  "GRAPE_LIMITS: unknown limit '" + kv->first + "' (" + limit_names() + ")");
+  }
+  for (const std::string& item : opts.limit_overrides) {
+    auto kv = parse_limit(item);
+    if (!kv)
+      throw Error(ErrorCode::InvalidArgument,
+                  "limit '" + item + "': expected NAME=N with N a non-negative integer");
+    if (!set_limit(limits, kv->first, kv->second))
+      throw Error(ErrorCode::InvalidArgument,
+                  "unknown limit '" + kv->first + "' (the limits are " + limit_names() + ")");
   }
   return limits;
 }
@@ -140,7 +146,7 @@ std::shared_ptr<Model> Model::load_source(const std::string& source, const std::
   copts.defines = opts.defines;
   copts.optimize = opts.optimize;
   copts.require_loop_bounds = opts.require_loop_bounds;
-  copts.limits = limits_from_environment(opts.limits);
+  copts.limits = effective_limits(opts);
   auto module = compile_program(program, impl.sm, copts, diags);
   if (!module) throw_source_error(ErrorCode::Type, impl.sm, diags);
   impl.module = std::move(*module);

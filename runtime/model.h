@@ -25,7 +25,10 @@ struct ModelOptions {
   std::map<std::string, int64_t> defines;  // -D NAME=VALUE const overrides
   bool optimize = true;                    // false: the IR exactly as lowered (for `grape ir --no-optimize`)
   bool require_loop_bounds = false;        // reject device loops without a trip bound
-  CompileLimits limits;                    // resource limits of the compiler (frontend/compile.h)
+  CompileLimits limits;                    // resource limits of the compiler (frontend/limits.h)
+  // "NAME=N" settings of single limits (the CLI's --limit, grp_model_options.limits), applied
+  // after $GRAPE_LIMITS, which overrides `limits`.
+  std::vector<std::string> limit_overrides;
 };
 
 // A tensor type as declared: dtype plus dims, each dim either a number or a symbolic expression.

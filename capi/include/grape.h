@@ -150,6 +150,14 @@ typedef struct grp_model_options {
   int no_optimize;
   /* nonzero: reject device loops without a compile-time trip bound (`while ... max N`) */
   int require_loop_bounds;
+  /* Appended in 0.1.0 (zero: the default): */
+  /* Compiler resource limits to set, each "NAME=N" with N a non-negative integer (as `grape
+   * --limit NAME=N`): max_ops, max_unrolled_iterations, max_call_depth, max_weights,
+   * max_tensor_elements, max_program_elements, max_loop_trips (docs/language.md, "Limits", gives
+   * the defaults). They win over $GRAPE_LIMITS; a later entry for the same NAME wins. An unknown
+   * NAME or a malformed entry: GRP_ERR_INVALID_ARGUMENT. */
+  const char* const* limits;
+  size_t num_limits;
 } grp_model_options;
 
 GRAPE_API grp_model_options grp_model_default_options(void);

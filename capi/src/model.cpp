@@ -41,6 +41,12 @@ ModelOptions model_options(const grp_model_options* given) {
   if (o.num_defines > 0 && o.defines == nullptr)
     invalid("grp_model_options: defines is NULL but num_defines is " + std::to_string(o.num_defines));
   for (size_t i = 0; i < o.num_defines; ++i) parse_define(o.defines[i], i, mo.defines);
+  if (o.num_limits > 0 && o.limits == nullptr)
+    invalid("grp_model_options: limits is NULL but num_limits is " + std::to_string(o.num_limits));
+  for (size_t i = 0; i < o.num_limits; ++i) {
+    if (o.limits[i] == nullptr) invalid("limits[" + std::to_string(i) + "] is NULL");
+    mo.limit_overrides.push_back(o.limits[i]);  // checked (names, values) by Model::load_*
+  }
   mo.optimize = o.no_optimize == 0;
   mo.require_loop_bounds = o.require_loop_bounds != 0;
   return mo;

@@ -794,6 +794,48 @@ struct ScopedEnv {
   }
 };
 
+// grp_model_options.limits: "NAME=N" entries that win over $GRAPE_LIMITS; a bad entry is an
+// invalid argument.
+TEST(CapiModel, Limits) {
+  grp_model_options o = grp_model_default_options();
+  EXPECT_EQ(o.limits, nullptr);
+  EXPECT_EQ(o.num_limits, 0u);
+  grp_model* m = nullptr;
+  const char* tight[] = {"max_ops=100000", "max_ops=3"};  // the later one wins
+  o.limits = tight;
+  o.num_limits = 2;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_TYPE,
+             "more than 3 operations (the max_ops limit)");
+  EXPECT_EQ(m, nullptr);
+  {
+    ScopedEnv env("GRAPE_LIMITS", "max_ops=3");
+    EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", nullptr, &m), GRP_ERR_TYPE,
+               "the max_ops limit");
+    const char* raise[] = {"max_ops=100000"};
+    o.limits = raise;
+    o.num_limits = 1;
+    EXPECT_OK(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m));
+    grp_model_destroy(m);
+    m = nullptr;
+  }
+  const char* unknown[] = {"max_opz=5"};
+  o.limits = unknown;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "unknown limit 'max_opz' (the limits are max_ops,");
+  const char* negative[] = {"max_ops=-1"};
+  o.limits = negative;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "limit 'max_ops=-1': expected NAME=N");
+  const char* nulls[] = {nullptr};
+  o.limits = nulls;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "limits[0] is NULL");
+  o.limits = nullptr;
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "limits is NULL but num_limits is 1");
+  EXPECT_EQ(m, nullptr);
+}
+
 TEST(CapiCompile, NullArgumentsAndBadArchs) {
   grp_model* m = load(kTestModel, false);
   char* report = reinterpret_cast<char*>(0x1);

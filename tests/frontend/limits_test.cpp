@@ -95,6 +95,46 @@ TEST(Limits, ElementsPerTensor) {
   EXPECT_TRUE(compile_with("fn main(x: f32[1]) -> f32[1] { return x + sum(zeros(100)) }\n", small)->ok());
 }
 
+TEST(Limits, ElementsPerProgram) {
+  CompileLimits small;
+  small.max_program_elements = 1000;
+  // Declarations: every instance of a group counts; the one that crosses is reported, once.
+  auto c = compile_with(
+      "weights { h[3] { w: f32[400] } }\nstate s: f32[500] = zeros\nfn main(x: f32[1]) -> f32[1] { return x "
+      "}\n",
+      small);
+  expect_error(
+      *c, "weight 'h.2.w' takes the weights and states to 1200 elements; a program may have at most 1000");
+  EXPECT_EQ(c->diags.num_errors(), 1) << c->errors();
+  // Results of static shape, counted after unrolling, on top of the declarations.
+  const std::string text = R"(
+weights { w: f32[950] }
+fn main(x: f32[1]) -> f32[1] {
+  var y = x
+  for i in 0..10 {
+    y = y + sum(zeros(i + 1))
+  }
+  return y
+}
+)";
+  c = compile_with(text, small);
+  expect_error(*c, "taking the program to 1");
+  expect_error(*c, "a program may have at most 1000 (the max_program_elements limit)");
+  EXPECT_NE(c->errors().find("6:17:"), std::string::npos) << c->errors();
+  EXPECT_EQ(c->diags.num_errors(), 1) << c->errors();
+  EXPECT_TRUE(compile_with(text, CompileLimits{})->ok());
+}
+
+TEST(Limits, SetByName) {
+  CompileLimits l;
+  EXPECT_TRUE(set_limit(l, "max_program_elements", 7));
+  EXPECT_EQ(l.max_program_elements, 7);
+  EXPECT_TRUE(set_limit(l, "max_call_depth", int64_t{1} << 40));
+  EXPECT_EQ(l.max_call_depth, 1 << 20);
+  EXPECT_FALSE(set_limit(l, "max_opz", 1));
+  EXPECT_NE(std::string(limit_names()).find("max_program_elements"), std::string::npos);
+}
+
 TEST(Limits, DeviceLoopTrips) {
   const std::string text = R"(
 fn main(x: f32[4]) -> f32[4] {

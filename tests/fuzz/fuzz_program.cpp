@@ -48,6 +48,7 @@ grape::ModelOptions fuzz_options() {
   o.limits.max_ops = 20'000;
   o.limits.max_unrolled_iterations = 2'000;
   o.limits.max_tensor_elements = int64_t{1} << 22;
+  o.limits.max_program_elements = int64_t{1} << 26;  // random weights of at most 256 MiB
   o.limits.max_loop_trips = 1'000;
   o.limits.max_weights = 1'000;
   return o;

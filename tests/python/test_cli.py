@@ -746,6 +746,26 @@ def file_size_limit_is_an_io_error():
     assert os.listdir(d) == [], f"partial output left behind: {os.listdir(d)}"
 
 
+@test
+def limit_option():
+    # --limit NAME=N on every command that compiles a program; it wins over $GRAPE_LIMITS.
+    xs = npy("xl.npy", np.ones(3, np.float32))
+    tight = dict(os.environ, GRAPE_LIMITS="max_ops=2")
+    expect(["run", NOW, "--input", f"x={xs}"], 1, "the max_ops limit", env=tight)
+    expect(["run", NOW, "--input", f"x={xs}", "--limit", "max_ops=100000"], 0, env=tight)
+    expect(["bench", NOW, "--input", f"x={xs}", "--iters", "1", "--warmup", "0", "--limit=max_ops=100000"], 0,
+           env=tight)
+    expect(["ir", NOW, "--limit", "max_ops=100000"], 0, "func @main", stream="stdout", env=tight)
+    expect(["check", NOW, "--limit", "max_ops=2"], 1, "more than 2 operations (the max_ops limit)")
+    expect(["run", NOW, "--input", f"x={xs}", "--limit", "max_ops=2", "--limit", "max_ops=100000"], 0)
+    for bad in ["max_ops", "max_ops=", "max_ops=-1", "max_ops=1e6", "=5", "max_ops=99999999999999999999"]:
+        expect(["check", NOW, "--limit", bad], 2, "--limit")
+    expect(["check", NOW, "--limit", "max_opz=5"], 2, "unknown limit 'max_opz'", "max_program_elements")
+    expect(["compile", NOW, "--limit", "max_opz=5"], 2, "unknown limit 'max_opz'")
+    for cmd in ["check", "ir", "run", "bench", "compile", "batch"]:
+        expect([cmd, "--help"], 0, "--limit NAME=N", stream="stdout")
+
+
 # ------------------------------------------------------------------------------------------------
 # Successful runs, checked against NumPy
 

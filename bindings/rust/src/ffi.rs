@@ -71,6 +71,9 @@ pub struct grp_model_options {
     pub num_defines: usize,
     pub no_optimize: c_int,
     pub require_loop_bounds: c_int,
+    /// Appended in 0.1.0: compiler resource limits, each "NAME=N" (NULL / 0: the defaults).
+    pub limits: *const *const c_char,
+    pub num_limits: usize,
 }
 
 #[repr(C)]
@@ -272,7 +275,9 @@ mod layout {
         assert_eq!(offset_of!(grp_model_options, num_defines), 16);
         assert_eq!(offset_of!(grp_model_options, no_optimize), 24);
         assert_eq!(offset_of!(grp_model_options, require_loop_bounds), 28);
-        assert_eq!(size_of::<grp_model_options>(), 32);
+        assert_eq!(offset_of!(grp_model_options, limits), 32);
+        assert_eq!(offset_of!(grp_model_options, num_limits), 40);
+        assert_eq!(size_of::<grp_model_options>(), 48);
         assert_eq!(offset_of!(grp_session_options, executor), 24);
         assert_eq!(offset_of!(grp_session_options, device), 32);
         assert_eq!(offset_of!(grp_session_options, max_loop_trips), 40);
