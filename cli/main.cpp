@@ -2,6 +2,7 @@
 // else: all program logic lives in the library; this file only parses arguments, moves files and prints.
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -254,7 +255,7 @@ int cmd_run(const Options& o) {
       grp_error* e = grp_npy_write(tmp.c_str(), dtype, shape, rank, data, nbytes);
       if (e) {
         discard();
-        check(e);
+        check(e, "--output: cannot write " + path + ": ");
       }
       written.emplace_back(tmp, path);
     }
@@ -458,5 +459,16 @@ int main(int argc, char** argv) {
   // error (the partial file removed) instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
   grape::cli::install_sigint_handler();
-  return grape::cli::main_impl(argc, argv);
+  int status = grape::cli::main_impl(argc, argv);
+  // What was printed is a result too: a full disk or a failing device under the standard output
+  // is an I/O error (exit status 1), not a success.
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    int e = errno;
+    std::cerr << "error: cannot write the standard output" << (e ? std::string(": ") + std::strerror(e) : "")
+              << "\n";
+    return status != 0 ? status : 1;
+  }
+  return status;
 }

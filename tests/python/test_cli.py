@@ -746,6 +746,65 @@ def file_size_limit_is_an_io_error():
     assert os.listdir(d) == [], f"partial output left behind: {os.listdir(d)}"
 
 
+def fault_write_env(**faults):
+    """The environment that preloads tests/python/fault_write.c (built here) with the given
+    GRAPE_FAULT_* settings, or None without a C compiler. Under AddressSanitizer its runtime is
+    preloaded first, as it must come first."""
+    lib = path("fault_write.so")
+    if not os.path.exists(lib):
+        cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+        if not cc:
+            return None
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_write.c")
+        subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], check=True)
+    preload = [lib]
+    ldd = subprocess.run(["ldd", GRAPE], capture_output=True, text=True).stdout
+    for line in ldd.splitlines():
+        if "libasan" in line and "=>" in line:
+            preload.insert(0, line.split("=>")[1].split()[0])
+    env = dict(os.environ, LD_PRELOAD=" ".join(preload))
+    env.update({f"GRAPE_FAULT_{k.upper()}": str(v) for k, v in faults.items()})
+    return env
+
+
+@test
+def write_failures_are_io_errors():
+    # ENOSPC part-way through an output, EIO when it is synced, EFBIG on the standard output, a full
+    # device under the standard output: exit 1, the reason, and no file (partial or temporary).
+    import errno
+    import resource
+    d = out_dir("out_enospc")
+    os.makedirs(d)
+    np.save(os.path.join(d, "out0.npy"), np.zeros(1, np.float32))  # an earlier run's result
+    before = open(os.path.join(d, "out0.npy"), "rb").read()
+    big = npy("big_w.npy", np.ones((1000,), np.float32))
+    cases = [(dict(write_errno=errno.ENOSPC, write_after=200), "No space left on device"),
+             (dict(write_errno=errno.EIO), "Input/output error"),
+             (dict(fsync_errno=errno.EIO), "Input/output error")]
+    for faults, reason in cases:
+        env = fault_write_env(**faults)
+        if env is None:
+            print("  (no C compiler: the preloaded write faults are not tested)")
+            break
+        _, err = expect(["run", NOW, "--input", f"x={big}", "--output", d], 1, "cannot write", "out0.npy", reason,
+                        env=env)
+        assert sorted(os.listdir(d)) == ["out0.npy"], f"{faults}: files left behind: {sorted(os.listdir(d))}"
+        assert open(os.path.join(d, "out0.npy"), "rb").read() == before, f"{faults}: the earlier result changed"
+    for args in (["check", NOW], ["run", NOW, "--input", f"x={big}"], ["ir", NOW]):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([GRAPE] + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert p.returncode == 1, (args, p.returncode, p.stderr)
+        assert "cannot write the standard output: No space left on device" in p.stderr, p.stderr
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+
+    with open(path("ir_fsize.txt"), "w") as f:
+        p = subprocess.run([GRAPE, "ir", NOW], stdout=f, stderr=subprocess.PIPE, text=True, timeout=60,
+                           preexec_fn=limit)
+    assert p.returncode == 1 and "standard output: File too large" in p.stderr, (p.returncode, p.stderr)
+
+
 @test
 def limit_option():
     # --limit NAME=N on every command that compiles a program; it wins over $GRAPE_LIMITS.
