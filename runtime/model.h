@@ -97,8 +97,9 @@ struct SessionOptions {
   // ($GRAPE_MAX_LOOP_TRIPS if set, else kDefaultMaxLoopTrips = 10^5, runtime/run_control.h).
   int64_t max_loop_trips = 0;
   // Wall-clock limit of one run in seconds; 0: none. A run past it stops with
-  // ErrorCode::Interrupted (CPU and the eager CUDA executor: within one op or loop trip; the graph
-  // executor checks it only before launching its graph).
+  // ErrorCode::Interrupted (CPU and the eager CUDA executor: within one op or loop trip, the eager
+  // executor only before it writes the first state; the graph executor checks it only before
+  // launching its graph).
   double timeout_seconds = 0;
 };
 
@@ -135,7 +136,8 @@ class Session {
   // The model's states, in declaration order.
   const std::vector<TensorSignature>& states() const;
   // Inputs bound by parameter name; every parameter must be given exactly once. On failure the
-  // state is unchanged (CPU backend; see docs/execution.md for CUDA).
+  // state is unchanged (CPU backend; CUDA: when stopped by interrupt() or the timeout, see
+  // docs/execution.md, "Bounded runs").
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
   // The shapes run() would return for these inputs (validating them as run() does), without
   // executing anything.

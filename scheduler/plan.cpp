@@ -421,7 +421,32 @@ struct Builder {
     build(f.body, plan.steps);
     for (ir::ValueId y : f.body.yields) plan.outputs.push_back(plan.storage(y));
     intervals();
+    plan.first_state_write = plan.steps.size();
+    for (size_t i = 0; i < plan.steps.size() && plan.first_state_write == plan.steps.size(); ++i)
+      if (writes_state(plan.steps[i])) plan.first_state_write = i;
     return std::move(plan);
+  }
+
+  // True if the step (a loop: a step of its body) writes a state's storage: a copy into it, or a
+  // kernel updating it in place.
+  bool writes_state(const Step& s) const {
+    auto is_state = [&](int st) {
+      return st >= 0 && plan.storages[static_cast<size_t>(st)].kind == StorageKind::State;
+    };
+    switch (s.kind) {
+      case Step::Kind::Copy: return is_state(s.dst);
+      case Step::Kind::Launch: {
+        const KernelUse& ku = kernels[s.index];
+        for (size_t j = ku.num_inputs; j < ku.buffers.size(); ++j)
+          if (is_state(plan.storage_of[idx(ku.buffers[j])])) return true;
+        return false;
+      }
+      case Step::Kind::Loop:
+        for (const Step& b : plan.loops[s.index].body)
+          if (writes_state(b)) return true;
+        return false;
+    }
+    return false;
   }
 };
 

@@ -92,6 +92,11 @@ struct ExecPlan {
   std::vector<int> outputs;     // per result
   size_t num_kernels = 0;
   int64_t end = 0;  // one past the last position
+  // Index in `steps` of the first step that writes a state (a copy into it, an in-place update, a
+  // loop doing either); steps.size() when none does. States are written back only at the end of
+  // an entry, so this starts the run's commit phase: an executor that stops a run (interrupt,
+  // timeout) only before it leaves the states as they were.
+  size_t first_state_write = 0;
 
   int storage(ir::ValueId v) const;  // throws Internal when the value has none
   // Multi-line listing of steps and storages (for tests and GRAPE_DUMP_PLAN).

@@ -219,7 +219,8 @@ typedef struct grp_session_options {
   int64_t max_loop_trips;
   /* Wall-clock limit of each grp_session_run in seconds; 0: none. A run past it fails with
    * GRP_ERR_INTERRUPTED. Checked before every op and loop trip (CPU) or kernel launch (CUDA
-   * eager); the CUDA graph executor checks it only before launching its graph. */
+   * eager, until the run writes its first state: then it runs to the end); the CUDA graph executor
+   * checks it only before launching its graph. */
   double timeout_seconds;
 } grp_session_options;
 
@@ -291,7 +292,8 @@ GRAPE_API grp_error* grp_session_run(grp_session* s);
  * nothing; the session stays usable. The one session function that may be called from any thread
  * while another uses the session, and from a signal handler (it only sets an atomic flag). With
  * no run in progress it has no effect (the next run clears it). NULL is a no-op. The CUDA graph
- * executor cannot stop a launched graph: there it takes effect only before the launch. */
+ * executor cannot stop a launched graph: there it takes effect only before the launch; the CUDA
+ * eager executor only until the run writes its first state (docs/execution.md, "Bounded runs"). */
 GRAPE_API void grp_session_interrupt(grp_session* s);
 /* Output i of the last successful run. NULL out-pointers are skipped. The pointers stay valid
  * until the next run, grp_session_reset_state or the session is destroyed (bound outputs: the

@@ -1,5 +1,7 @@
 #include "runtime/cuda/eager_executor.h"
 
+#include <algorithm>
+
 #include "jit/cuda_driver.h"
 #include "runtime/cuda/device_program.h"
 #include "runtime/error.h"
@@ -59,13 +61,14 @@ struct EagerExecutor::Impl {
     ++stats.kernels;
   }
 
-  void loop(const scheduler::LoopPlan& l) {
+  // `stoppable`: the interrupt flag and the deadline are checked (not in the commit phase).
+  void loop(const scheduler::LoopPlan& l, bool stoppable) {
     int64_t cap = l.max_trips >= 0 ? l.max_trips : control.max_loop_trips();
     int64_t trips = 0;
     bool go = read_bool(l.init_cond, l.op);
     while (go && trips < cap) {
-      control.check();  // once per trip: the host has just synchronised on the condition
-      steps(l.body);
+      if (stoppable) control.check();  // once per trip: the host has just synchronised on the condition
+      steps(l.body, 0, l.body.size(), stoppable);
       ++trips;
       go = read_bool(l.cond, l.op);
     }
@@ -73,13 +76,14 @@ struct EagerExecutor::Impl {
       throw Error(ErrorCode::Device, control.loop_cap_message("the loop " + p.where(l.op)));
   }
 
-  void steps(const std::vector<scheduler::Step>& list) {
-    for (const scheduler::Step& s : list) {
-      control.check();
+  void steps(const std::vector<scheduler::Step>& list, size_t begin, size_t end, bool stoppable) {
+    for (size_t i = begin; i < end; ++i) {
+      const scheduler::Step& s = list[i];
+      if (stoppable) control.check();
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: launch(s.index); break;
         case scheduler::Step::Kind::Copy: copy(s); break;
-        case scheduler::Step::Kind::Loop: loop(p.plan().loops[s.index]); break;
+        case scheduler::Step::Kind::Loop: loop(p.plan().loops[s.index], stoppable); break;
       }
     }
   }
@@ -100,7 +104,13 @@ std::vector<Tensor> EagerExecutor::run(const std::vector<Tensor>& inputs,
   p.upload_inputs(inputs);
   std::vector<Tensor> out;
   try {
-    impl_->steps(p.plan().steps);
+    // An interrupt or the deadline stops the run only before its commit phase (the steps from the
+    // first that writes a state on), so a stopped run leaves the states as they were.
+    const std::vector<scheduler::Step>& top = p.plan().steps;
+    size_t commit = std::min(p.plan().first_state_write, top.size());
+    impl_->steps(top, 0, commit, true);
+    control_.check();
+    impl_->steps(top, commit, top.size(), false);
     out = p.download_outputs();
   } catch (...) {
     // Nothing may still write the arena when the next run starts; a failed kernel makes this

@@ -195,5 +195,73 @@ TEST(Plan, StateUpdatedInPlace) {
   EXPECT_LE(state_copies, 1) << pl.plan.str();  // at most the position counter's write
 }
 
+// States are written only in the commit phase (plan.first_state_write to the end), which has no
+// loops: an executor that stops a run only before it leaves the states as they were, and the
+// steps it cannot stop are a few launches and copies, no host round trips.
+TEST(Plan, StatesWrittenOnlyInTheCommitPhase) {
+  auto c = compile_text("gpt2.grp", read(fs::path(GRAPE_SOURCE_DIR) / "examples/gpt2.grp"),
+                        {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
+  int with_states = 0;
+  for (const auto& f : c->mod->functions) {
+    SCOPED_TRACE(f.name);
+    Planned pl = plan_of(f);
+    const scheduler::ExecPlan& p = pl.plan;
+    ASSERT_LE(p.first_state_write, p.steps.size());
+    auto writes = [&](const scheduler::Step& s) {
+      if (s.kind == scheduler::Step::Kind::Copy)
+        return p.storages[static_cast<size_t>(s.dst)].kind == scheduler::StorageKind::State;
+      if (s.kind != scheduler::Step::Kind::Launch) return false;
+      const auto& spec = pl.specs[s.index];
+      for (size_t j = spec.num_inputs; j < spec.buffers.size(); ++j) {
+        int st = p.storage_of.at(static_cast<size_t>(spec.buffers[j]));
+        if (st >= 0 && p.storages[static_cast<size_t>(st)].kind == scheduler::StorageKind::State) return true;
+      }
+      return false;
+    };
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      if (i < p.first_state_write) {
+        int nested = 0;
+        for_each_step(p, {p.steps[i]}, 0, [&](const scheduler::Step& s, int) { nested += writes(s); });
+        EXPECT_EQ(nested, 0) << "step " << i << " writes a state before the commit phase\n" << p.str();
+      } else {
+        EXPECT_NE(p.steps[i].kind, scheduler::Step::Kind::Loop) << "a loop in the commit phase\n" << p.str();
+      }
+    }
+    if (p.first_state_write < p.steps.size()) {
+      EXPECT_TRUE(writes(p.steps[p.first_state_write])) << p.str();
+      ++with_states;
+    }
+  }
+  EXPECT_GE(with_states, 1);  // decode_step writes the KV cache
+}
+
+// The premise of the GPU test EagerExecutor.StoppedRunLeavesStatesAsTheyWere (the same program):
+// state `a` is updated in place by one of the first steps, and thousands of launches follow
+// before `b` is written, so a run stopped anywhere after the commit phase began would leave `a`
+// updated and `b` not.
+TEST(Plan, InPlaceStateUpdateStartsTheCommitPhaseEarly) {
+  auto c = compile_text("two_states.grp", R"(
+state a: f32[8] = zeros
+state b: f32[8] = zeros
+fn main(x: f32[64], p: i32[]) -> f32[64] {
+  a[p] = x[0]
+  var y = x
+  for i in 0..2000 {
+    y = cumsum(y) * 0.5 + sum(x[0:i % 60 + 1])
+  }
+  b[p] = x[0]
+  return y
+}
+)");
+  ASSERT_TRUE(c->mod);
+  Planned pl = plan_of(*c->mod->find("main"));
+  const scheduler::ExecPlan& p = pl.plan;
+  EXPECT_LT(p.first_state_write, 5u) << p.str();
+  size_t launches_after = 0;
+  for (size_t i = p.first_state_write; i < p.steps.size(); ++i)
+    launches_after += p.steps[i].kind == scheduler::Step::Kind::Launch;
+  EXPECT_GE(launches_after, 2000u);
+}
+
 }  // namespace
 }  // namespace grape
