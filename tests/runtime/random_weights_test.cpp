@@ -177,6 +177,7 @@ TEST(RandomWeights, TooBigToAllocateNamesTheWeight) {
 #endif
   ModelOptions o;
   o.limits.max_tensor_elements = int64_t{1} << 62;
+  o.limits.max_program_elements = int64_t{1} << 62;
   auto m = Model::load_source(
       "weights {\n  w: i64[17592186044416]\n}\nfn main(x: f32[1]) -> f32[1] { return x }\n", "big.grp", o);
   try {
