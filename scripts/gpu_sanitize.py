@@ -57,6 +57,8 @@ DEFAULT_SYMBOL_SIZE = 4
 SCALAR_VALUES = {"bool": [0, 1], "i32": [0, 3], "i64": [0, 3], "f32": [-1.0, 4.0], "f16": [-1.0, 4.0],
                  "bf16": [-1.0, 4.0]}
 MAX_VARIANTS = 4
+# Executors whose sanitized runs must not share the GPU with another sanitized process (main()).
+SERIAL_EXECUTORS = {"graph"}
 NPY_DESCR = {"f32": ("<f4", "f"), "f16": ("<f2", "e"), "i32": ("<i4", "i"), "i64": ("<i8", "q"),
              "bool": ("|b1", "?")}
 
@@ -314,6 +316,13 @@ def main():
         # API errors are left out: grape checks every driver call's status itself, and probes
         # (optional features) fail on purpose. Leaks are device allocations left at exit.
         extra = ["--leak-check", "full"] if tool == "memcheck" else []
+        if tool == "racecheck":
+            # compute-sanitizer 2025.3.1 crashes (SIGSEGV in the tool, 0 hazards) on gpt2
+            # generate/beam_search under the graph executor whenever it instruments
+            # grape_loop_next, and only then (docs/execution.md). racecheck looks for shared-memory
+            # hazards; grape_loop_next is one thread with no shared memory, so leaving it out
+            # hides nothing racecheck could find.
+            extra = ["--kernel-name-exclude", "kne=grape_loop_next"]
         return [a.sanitizer, "--tool", tool, "--report-api-errors", "no", "--error-exitcode", "86"] + extra
 
     runs = []  # (tool or "plain", executor, name, tag, cmd)
@@ -339,8 +348,8 @@ def main():
     failures, counts = [], {}
     t_start = time.time()
 
-    def execute(batch):
-        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+    def execute(batch, jobs):
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
             futs = {}
             for tool, executor, name, tag, argv in batch:
                 stem = os.path.join(a.out, tool, executor, f"{name.replace('/', '_')}.{tag}")
@@ -357,9 +366,15 @@ def main():
 
     # The plain runs first: they fill the kernel cache; a program that fails there is not
     # run under the sanitizer (its failure is already reported).
-    execute([r for r in runs if r[0] == "plain"])
+    execute([r for r in runs if r[0] == "plain"], a.jobs)
     broken = {(f[1], f[2]) for f in failures}
-    execute([r for r in runs if r[0] != "plain" and (r[1], r[2]) not in broken])
+    sanitized = [r for r in runs if r[0] != "plain" and (r[1], r[2]) not in broken]
+    # Graphs with conditional (WHILE) nodes fault with CUDA_ERROR_ILLEGAL_ADDRESS under memcheck
+    # and initcheck when several sanitized processes share the GPU, and never when one runs at a
+    # time: a compute-sanitizer defect, reproduced without Grape by scripts/probes/sanitizer_while.cu
+    # (docs/execution.md). So the graph executor's runs go one at a time, after the others.
+    execute([r for r in sanitized if r[1] not in SERIAL_EXECUTORS], a.jobs)
+    execute([r for r in sanitized if r[1] in SERIAL_EXECUTORS], 1)
 
     lines = [f"{'tool':10} {'executor':8} {'runs':>5} {'failed':>6}"]
     for (tool, executor), n in sorted(counts.items()):
