@@ -20,13 +20,13 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::printf("FAIL line %d: %s: %s\n", __LINE__, #x, cudaGetErrorString(e_));            \
-      return 1;                                                                               \
-    }                                                                                         \
+#define CHECK(x)                                                                   \
+  do {                                                                             \
+    cudaError_t e_ = (x);                                                          \
+    if (e_ != cudaSuccess) {                                                       \
+      std::printf("FAIL line %d: %s: %s\n", __LINE__, #x, cudaGetErrorString(e_)); \
+      return 1;                                                                    \
+    }                                                                              \
   } while (0)
 
 __global__ void enter(cudaGraphConditionalHandle h, unsigned* trips, int first) {
@@ -61,9 +61,8 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "while";
   const int launches = argc > 2 ? std::atoi(argv[2]) : 20;
   const bool plain = !std::strcmp(mode, "plain"), empty = !std::strcmp(mode, "empty"),
-             once = !std::strcmp(mode, "once"),
-             shared = !std::strcmp(mode, "shared"), lng = !std::strcmp(mode, "long"),
-             deep = !std::strcmp(mode, "deep");
+             once = !std::strcmp(mode, "once"), shared = !std::strcmp(mode, "shared"),
+             lng = !std::strcmp(mode, "long"), deep = !std::strcmp(mode, "deep");
   if (!plain && !empty && !once && !shared && !lng && !deep && std::strcmp(mode, "while")) {
     std::printf("usage: %s plain|while|empty|once|shared|long|deep [LAUNCHES]\n", argv[0]);
     return 2;
@@ -120,8 +119,12 @@ int main(int argc, char** argv) {
     cudaGraphNode_t prev = nullptr, w;
     if (!empty) {
       void* wargs[] = {&a, &b, (void*)&n, &trips};
-      kp = {shared ? (void*)work_shared : (void*)work, dim3(grid), dim3(256), shared ? 256u * 4u : 0u,
-            wargs, nullptr};
+      kp = {shared ? (void*)work_shared : (void*)work,
+            dim3(grid),
+            dim3(256),
+            shared ? 256u * 4u : 0u,
+            wargs,
+            nullptr};
       for (int i = 0; i < (lng ? 100 : 1); ++i) {
         cudaGraphNode_t before = prev;
         CHECK(cudaGraphAddKernelNode(&w, body, before ? &before : nullptr, before ? 1 : 0, &kp));
