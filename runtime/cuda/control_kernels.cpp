@@ -51,6 +51,13 @@ extern "C" __global__ void grape_loop_next(cudaGraphConditionalHandle h, const u
   }
   cudaGraphSetConditional(h, go ? 1u : 0u);
 }
+
+extern "C" __global__ void grape_commit_gate(cudaGraphConditionalHandle h, const unsigned int* capped,
+                                             unsigned int loops, unsigned int stride) {
+  unsigned int any = 0;
+  for (unsigned int i = 0; i < loops; ++i) any |= capped[i * stride];
+  cudaGraphSetConditional(h, any ? 0u : 1u);
+}
 )";
 }
 
@@ -66,6 +73,7 @@ ControlKernels load_control_kernels(const jit::Device& device) {
   k.copy = k.module.function("grape_copy");
   k.loop_enter = k.module.function("grape_loop_enter");
   k.loop_next = k.module.function("grape_loop_next");
+  k.commit_gate = k.module.function("grape_commit_gate");
   return k;
 }
 

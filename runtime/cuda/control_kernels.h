@@ -20,6 +20,10 @@ struct ControlKernels {
   // body; counts the trip and sets the handle to (*cond && trips < max); when a loop without a
   // bound (max < 0 encodes the run-time cap as -cap) reaches its cap it sets *capped and stops.
   CUfunction loop_next = nullptr;
+  // grape_commit_gate(handle, const unsigned int* capped, unsigned int loops, unsigned int stride):
+  // sets an IF node's handle to 1 unless a loop reached its cap (capped[i * stride] != 0 for some
+  // i < loops), so that a run stopped by the cap skips the steps that write the states.
+  CUfunction commit_gate = nullptr;
 };
 
 // NVRTC source of the module (tests compile it without a GPU).

@@ -1,6 +1,8 @@
 #include "runtime/cuda/graph_executor.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <list>
 
@@ -75,11 +77,13 @@ struct GraphExecutor::Impl {
     return node;
   }
 
-  // Appends `steps` to `g` as a chain after `prev`; returns the last node. `kernels` counts the
-  // kernel nodes added to `g` itself.
+  // Appends steps [begin, end) of `steps` (all of them by default) to `g` as a chain after `prev`;
+  // returns the last node. `kernels` counts the kernel nodes added to `g` itself.
   CUgraphNode add_steps(CUgraph g, const std::vector<scheduler::Step>& steps, CUgraphNode prev,
-                        int64_t& kernels) {
-    for (const scheduler::Step& s : steps) {
+                        int64_t& kernels, size_t begin = 0, size_t end = SIZE_MAX) {
+    end = std::min(end, steps.size());
+    for (size_t i = begin; i < end; ++i) {
+      const scheduler::Step& s = steps[i];
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: {
           const DeviceProgram::Launch& l = p.launch(s.index);
@@ -144,6 +148,45 @@ struct GraphExecutor::Impl {
     return node;
   }
 
+  // True if a loop of `steps` (or nested in one) has no `max`, so the trip cap may stop it.
+  bool may_hit_cap(const std::vector<scheduler::Step>& steps, size_t end) const {
+    for (size_t i = 0; i < std::min(end, steps.size()); ++i) {
+      if (steps[i].kind != scheduler::Step::Kind::Loop) continue;
+      const scheduler::LoopPlan& l = p.plan().loops[steps[i].index];
+      if (l.max_trips < 0 || may_hit_cap(l.body, SIZE_MAX)) return true;
+    }
+    return false;
+  }
+
+  // The commit phase (the steps from the plan's first state write on) under a conditional IF
+  // node whose handle grape_commit_gate sets: a run whose loop reached the trip cap ends with an
+  // error and must leave the states as they were, as the eager executor does (it stops on the
+  // host before the commit phase). Only where a loop before that phase has no `max`.
+  CUgraphNode add_gated_commit(CUgraph g, CUgraphNode prev, int64_t& kernels, size_t commit) {
+    const auto& steps = p.plan().steps;
+    const jit::Driver& d = jit::driver();
+    const std::string what = "the commit phase of " + p.function().name;
+    CUgraphConditionalHandle handle = 0;
+    jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
+               "cuGraphConditionalHandleCreate", what);
+    CUdeviceptr capped = counters.ptr() + offsetof(LoopCounters, capped);
+    unsigned loops = static_cast<unsigned>(p.plan().loops.size()), stride = sizeof(LoopCounters) / 4;
+    void* args[] = {&handle, &capped, &loops, &stride};
+    prev = kernel_node(g, prev, p.control().commit_gate, 1, 1, 0, args, what + " (gate)");
+    ++kernels;
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = handle;
+    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 1;
+    np.conditional.ctx = p.device().context();
+    CUgraphNode node = nullptr;
+    jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional IF)", what);
+    add_steps(np.conditional.phGraph_out[0], steps, nullptr, kernels, commit);
+    return node;
+  }
+
   std::unique_ptr<Built> build() {
     auto t0 = std::chrono::steady_clock::now();
     auto b = std::make_unique<Built>();
@@ -151,7 +194,14 @@ struct GraphExecutor::Impl {
     b->generation = p.generation();
     const jit::Driver& d = jit::driver();
     jit::check(d.cuGraphCreate(&b->graph, 0), "cuGraphCreate", "the graph of " + p.function().name);
-    add_steps(b->graph, p.plan().steps, nullptr, b->kernel_nodes);
+    const auto& steps = p.plan().steps;
+    const size_t commit = p.plan().first_state_write;
+    if (commit > 0 && commit < steps.size() && may_hit_cap(steps, commit)) {
+      CUgraphNode last = add_steps(b->graph, steps, nullptr, b->kernel_nodes, 0, commit);
+      add_gated_commit(b->graph, last, b->kernel_nodes, commit);
+    } else {
+      add_steps(b->graph, steps, nullptr, b->kernel_nodes);
+    }
     CUresult r = d.cuGraphInstantiate(&b->exec, b->graph, 0);
     if (r == CUDA_ERROR_OUT_OF_MEMORY && graphs.size() > 0) {
       graphs.clear();  // evict every other graph and try once more

@@ -190,6 +190,47 @@ fn main(x: f32[4], n: i32[]) -> f32[4] {
   }
 }
 
+// A run stopped by the trip cap leaves the states as they were, on both executors. The eager
+// executor stops on the host before the commit phase; the graph executor puts the commit phase
+// under a conditional IF node that grape_commit_gate opens only when no loop reached its cap.
+TEST(GraphExecutor, TripCapLeavesStatesAsTheyWere) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(
+state s: f32[4] = zeros
+fn main(x: f32[4], n: i32[]) -> f32[4] {
+  var v = x
+  var i = 0
+  while i < n {
+    v = v + 1.0
+    i = i + 1
+  }
+  s = s + v
+  return v
+}
+)",
+                              "capped_state.grp");
+  for (const char* ex : {"eager", "graph"}) {
+    SCOPED_TRACE(ex);
+    Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+    SessionOptions capped{"main", "cuda", ex, 0};
+    capped.max_loop_trips = 50;
+    Session gpu(m, capped);
+    Inputs ok = {{"x", sample(DType::F32, {4}, 1)}, {"n", Tensor::scalar_i32(20)}};
+    Inputs runaway = {{"x", sample(DType::F32, {4}, 2)}, {"n", Tensor::scalar_i32(1000)}};
+    expect_close(cpu.run(ok)[0], gpu.run(ok)[0], "first run");
+    expect_close(cpu.state("s"), gpu.state("s"), "the state after the first run");
+    try {
+      gpu.run(runaway);
+      ADD_FAILURE() << "no error for a loop past the cap";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no `max` bound"), std::string::npos) << e.what();
+    }
+    expect_close(cpu.state("s"), gpu.state("s"), "the state after the capped run (must be unchanged)");
+    expect_close(cpu.run(ok)[0], gpu.run(ok)[0], "after the cap");
+    expect_close(cpu.state("s"), gpu.state("s"), "the state after the next run");
+  }
+}
+
 double median_ms(Session& s, const Inputs& in, int iters) {
   for (int i = 0; i < 3; ++i) s.run(in);
   std::vector<double> ms;

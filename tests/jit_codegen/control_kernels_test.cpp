@@ -16,7 +16,7 @@ TEST(ControlKernels, CompileWithNvrtc) {
     jit::CompileResult r = jit::compile_cuda(cuda::control_kernels_source(), "grape_control", arch);
     EXPECT_FALSE(r.cubin.empty()) << arch;
     EXPECT_TRUE(r.log.empty()) << arch << ": " << r.log;
-    for (const char* name : {"grape_copy", "grape_loop_enter", "grape_loop_next"})
+    for (const char* name : {"grape_copy", "grape_loop_enter", "grape_loop_next", "grape_commit_gate"})
       EXPECT_NE(r.ptx.find(name), std::string::npos) << arch << " " << name;
   }
 }
