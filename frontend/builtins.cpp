@@ -80,7 +80,7 @@ class BuiltinLowering {
     for (const auto& k : e.kwargs) {
       Val v = l.lower_expr(*k.value);
       if (kw_.count(k.name)) {
-        l.error(k.name_span, "keyword argument '" + k.name + "' given twice");
+        l.error(k.name_span, "keyword argument " + quote_name(k.name) + " given twice");
         duplicate_ = true;
         continue;
       }
@@ -110,8 +110,8 @@ class BuiltinLowering {
     for (const auto& [k, v] : kw_) {
       if (allowed.count(k)) continue;
       std::string best = closest_name(k, std::vector<std::string>(allowed.begin(), allowed.end()));
-      l_.error(kw_spans_.at(k), "unexpected keyword argument '" + k + "' for " + name_ +
-                                    (best.empty() ? "" : "; did you mean '" + best + "'?"));
+      l_.error(kw_spans_.at(k), "unexpected keyword argument " + quote_name(k) + " for " + name_ +
+                                    (best.empty() ? "" : "; did you mean " + quote_name(best) + "?"));
       ok = false;
     }
     return ok && !any_error();
@@ -136,17 +136,17 @@ class BuiltinLowering {
   std::optional<int64_t> int_param(size_t i, const std::string& k, std::optional<int64_t> dflt) {
     auto p = param(i, k);
     if (!p) {
-      if (!dflt) l_.error(e_.span, name_ + " needs the argument '" + k + "'");
+      if (!dflt) l_.error(e_.span, name_ + " needs the argument " + quote_name(k));
       return dflt;
     }
     l_.expr_span_ = p->second;
-    return l_.require_int(p->first, name_ + "'s '" + k + "'");
+    return l_.require_int(p->first, name_ + "'s " + quote_name(k));
   }
   std::optional<bool> bool_param(const std::string& k, bool dflt) {
     auto it = kw_.find(k);
     if (it == kw_.end()) return dflt;
     if (it->second.first.kind != Val::Kind::Bool) {
-      l_.error(it->second.second, name_ + "'s '" + k + "' must be true or false");
+      l_.error(it->second.second, name_ + "'s " + quote_name(k) + " must be true or false");
       return std::nullopt;
     }
     return it->second.first.i != 0;
@@ -157,7 +157,7 @@ class BuiltinLowering {
     const Val& v = it->second.first;
     if (v.kind == Val::Kind::Float) return v.f;
     if (v.kind == Val::Kind::Int) return static_cast<double>(v.i);
-    l_.error(it->second.second, name_ + "'s '" + k + "' must be a number literal");
+    l_.error(it->second.second, name_ + "'s " + quote_name(k) + " must be a number literal");
     return std::nullopt;
   }
   std::optional<DType> dtype_param(size_t i, const std::string& k, std::optional<DType> dflt) {

@@ -93,7 +93,8 @@ std::optional<ValueId> Lowerer::to_tensor(const Val& v, std::optional<DType> lik
     }
     case Val::Kind::Tuple: error(span, "expected a tensor, got a tuple"); return std::nullopt;
     case Val::Kind::WeightPath:
-      error(span, "'" + v.text + "' names a group of weights, not one weight; index it or select a member");
+      error(span,
+            quote_name(v.text) + " names a group of weights, not one weight; index it or select a member");
       return std::nullopt;
     case Val::Kind::DType:
       error(span, std::string("expected a tensor, got the type name ") + dtype_name(v.dtype));
@@ -154,10 +155,10 @@ std::optional<ir::Dim> Lowerer::resolve_dim_expr(const ast::Expr& e,
       std::vector<std::string> names;
       for (const auto& [n, v] : g_.consts) names.push_back(n);
       for (const auto& [n, v] : dims) names.push_back(n);
-      std::string msg =
-          "unknown dimension '" + e.text + "': it is neither a const nor bound by a parameter's shape";
+      std::string msg = "unknown dimension " + quote_name(e.text) +
+                        ": it is neither a const nor bound by a parameter's shape";
       std::string best = closest_name(e.text, names);
-      if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+      if (!best.empty()) msg += " (did you mean " + quote_name(best) + "?)";
       error(e.span, msg);
       return std::nullopt;
     }
@@ -196,9 +197,9 @@ std::optional<ir::Type> Lowerer::resolve_type(const ast::TypeExpr& t,
   auto dt = parse_dtype(t.dtype);
   if (!dt) {
     std::string best = closest_name(t.dtype, {"f32", "f16", "bf16", "i32", "i64", "bool"});
-    error(t.dtype_span, "unknown element type '" + t.dtype + "'" +
+    error(t.dtype_span, "unknown element type " + quote_name(t.dtype) +
                             (best.empty() ? " (expected f32, f16, bf16, i32, i64 or bool)"
-                                          : "; did you mean '" + best + "'?"));
+                                          : "; did you mean " + quote_name(best) + "?"));
     return std::nullopt;
   }
   ir::Type out{*dt, {}};
@@ -284,14 +285,15 @@ Val Lowerer::weight_path(const std::string& path, Span span) {
     std::string prefix = path.substr(0, dot);
     auto g = g_.groups.find(prefix);
     if (g != g_.groups.end()) {
-      error(span, "'" + prefix + "' is a group of " + std::to_string(g->second) +
+      error(span, quote_name(prefix) + " is a group of " + std::to_string(g->second) +
                       " weights; index it first, e.g. " + prefix + "[0]" + path.substr(dot));
       return Val::error();
     }
     if (dot == 0) break;
   }
   std::string best = closest_name(path, g_.weight_order);
-  error(span, "unknown weight '" + path + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
+  error(span, "unknown weight " + quote_name(path) +
+                  (best.empty() ? "" : "; did you mean " + quote_name(best) + "?"));
   return Val::error();
 }
 
@@ -299,9 +301,9 @@ Val Lowerer::lower_name(const ast::Expr& e) {
   const std::string& n = e.text;
   if (auto slot = lookup_slot(n)) return slots_[*slot].val;
   if (g_.states.count(n)) {
-    error(e.span, "state '" + n + "' has shape " + g_.state_info.at(n).type.str() +
-                      ", whose symbolic dims are not all bound by the parameters of '" +
-                      ctx_.front().decl->name + "'");
+    error(e.span, "state " + quote_name(n) + " has shape " + g_.state_info.at(n).type.str() +
+                      ", whose symbolic dims are not all bound by the parameters of " +
+                      quote_name(ctx_.front().decl->name));
     return Val::error();
   }
   auto c = g_.consts.find(n);
@@ -317,7 +319,7 @@ Val Lowerer::lower_name(const ast::Expr& e) {
     return r;
   }
   if (g_.fns.count(n)) {
-    error(e.span, "'" + n + "' is a function; call it with (...)");
+    error(e.span, quote_name(n) + " is a function; call it with (...)");
     return Val::error();
   }
   std::vector<std::string> names = g_.all_names();
@@ -325,7 +327,8 @@ Val Lowerer::lower_name(const ast::Expr& e) {
     for (const auto& [name, slot] : scope) names.push_back(name);
   for (const auto& [name, dim] : ctx_.back().dims) names.push_back(name);
   std::string best = closest_name(n, names);
-  error(e.span, "unknown name '" + n + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
+  error(e.span,
+        "unknown name " + quote_name(n) + (best.empty() ? "" : "; did you mean " + quote_name(best) + "?"));
   return Val::error();
 }
 
@@ -333,7 +336,7 @@ Val Lowerer::lower_member(const ast::Expr& e) {
   Val base = lower_expr(*e.args[0]);
   if (base.is_error()) return base;
   if (base.kind != Val::Kind::WeightPath) {
-    error(e.span, "'." + e.text + "' can only select a member of a weight name");
+    error(e.span, quote_name("." + e.text) + " can only select a member of a weight name");
     return Val::error();
   }
   return weight_path(base.text + "." + e.text, e.span);
@@ -793,7 +796,7 @@ Val Lowerer::lower_index(const ast::Expr& e) {
     }
     auto g = g_.groups.find(base.text);
     if (g != g_.groups.end() && (*k < 0 || *k >= g->second)) {
-      error(e.items[0].span, "weight group '" + base.text + "' has " + std::to_string(g->second) +
+      error(e.items[0].span, "weight group " + quote_name(base.text) + " has " + std::to_string(g->second) +
                                  " entries (valid indices 0.." + std::to_string(g->second - 1) + "); index " +
                                  std::to_string(*k) + " is out of range");
       return Val::error();
@@ -845,7 +848,7 @@ Val Lowerer::lower_call(const ast::Expr& e) {
   auto f = g_.fns.find(e.text);
   if (f != g_.fns.end()) {
     if (!e.kwargs.empty()) {
-      error(e.kwargs[0].name_span, "'" + e.text + "' is a user function and takes no keyword arguments");
+      error(e.kwargs[0].name_span, quote_name(e.text) + " is a user function and takes no keyword arguments");
       return Val::error();
     }
     std::vector<Val> args;
@@ -856,8 +859,8 @@ Val Lowerer::lower_call(const ast::Expr& e) {
   std::vector<std::string> names = builtin_names();
   for (const auto& [n, fn] : g_.fns) names.push_back(n);
   std::string best = closest_name(e.text, names);
-  error(e.callee_span,
-        "unknown function '" + e.text + "'" + (best.empty() ? "" : "; did you mean '" + best + "'?"));
+  error(e.callee_span, "unknown function " + quote_name(e.text) +
+                           (best.empty() ? "" : "; did you mean " + quote_name(best) + "?"));
   for (const auto& a : e.args) lower_expr(*a);
   return Val::error();
 }
@@ -870,8 +873,8 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
   for (size_t ci = 0; ci < ctx_.size(); ++ci) {
     if (ctx_[ci].decl == &fn) {
       std::string chain;
-      for (size_t k = ci; k < ctx_.size(); ++k) chain += ctx_[k].decl->name + " -> ";
-      error(call.span, "recursive call of '" + fn.name + "' (" + chain + fn.name +
+      for (size_t k = ci; k < ctx_.size(); ++k) chain += cut_name(ctx_[k].decl->name) + " -> ";
+      error(call.span, "recursive call of " + quote_name(fn.name) + " (" + chain + cut_name(fn.name) +
                            "); functions are inlined, so recursion is not supported");
       return Val::error();
     }
@@ -882,7 +885,7 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
     return Val::error();
   }
   if (args.size() != fn.params.size()) {
-    error(call.span, "'" + fn.name + "' takes " + std::to_string(fn.params.size()) + " arguments, " +
+    error(call.span, quote_name(fn.name) + " takes " + std::to_string(fn.params.size()) + " arguments, " +
                          std::to_string(args.size()) + " given");
     return Val::error();
   }
@@ -920,7 +923,8 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
     const ast::Param& p = fn.params[i];
     if (p.type.dtype == "int") {
       expr_span_ = call.args[i]->span;
-      auto k = require_int(args[i], "argument '" + p.name + "' of '" + fn.name + "' (declared int)");
+      auto k = require_int(
+          args[i], "argument " + quote_name(p.name) + " of " + quote_name(fn.name) + " (declared int)");
       if (!k) {
         ok = false;
         continue;
@@ -935,16 +939,17 @@ Val Lowerer::call_function(const ast::FnDecl& fn, const ast::Expr& call, std::ve
     }
     const ir::Type& have = type_of(*tensors[i]);
     if (have != *want) {
-      std::string msg = "argument " + std::to_string(i + 1) + " of '" + fn.name + "' has type " + have.str() +
-                        ", but parameter '" + p.name + "' is declared " + type_text(p.type);
+      std::string msg = "argument " + std::to_string(i + 1) + " of " + quote_name(fn.name) + " has type " +
+                        have.str() + ", but parameter " + quote_name(p.name) + " is declared " +
+                        type_text(p.type);
       std::string why;
       for (size_t k = 0; k < have.rank() && k < want->rank(); ++k) {
         const ast::Expr& d = *p.type.dims[k];
         if (have.shape[k] == want->shape[k] || d.kind != ast::ExprKind::Name) continue;
         auto from = bound_from.find(d.text);
         if (from != bound_from.end() && from->second != i)
-          why = " with " + d.text + " = " + want->shape[k].str() + " from argument " +
-                std::to_string(from->second + 1) + " ('" + fn.params[from->second].name + "')";
+          why = " with " + cut_name(d.text) + " = " + want->shape[k].str() + " from argument " +
+                std::to_string(from->second + 1) + " (" + quote_name(fn.params[from->second].name) + ")";
         break;
       }
       if (why.empty() && type_text(p.type) != want->str()) why = " (here " + want->str() + ")";

@@ -52,9 +52,9 @@ std::optional<int64_t> eval_const_int(const ast::Expr& e, const ConstLookup& loo
     case K::Name: {
       auto found = lookup(e.text);
       if (found) return *found;
-      std::string msg = "'" + e.text + "' is not a const; a compile-time integer is required here";
+      std::string msg = quote_name(e.text) + " is not a const; a compile-time integer is required here";
       std::string best = closest_name(e.text, candidates);
-      if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+      if (!best.empty()) msg += " (did you mean " + quote_name(best) + "?)";
       diags.error(e.span, msg);
       return std::nullopt;
     }
@@ -223,8 +223,9 @@ class GlobalsBuilder {
     for (const auto& p : f.params) {
       auto [it, fresh] = seen.emplace(p.name, p.name_span);
       if (fresh) continue;
-      auto& d = diags_.error(p.name_span, "parameter '" + p.name + "' of '" + f.name + "' is declared twice");
-      d.notes.push_back({it->second, "the first '" + p.name + "' is here"});
+      auto& d = diags_.error(p.name_span, "parameter " + quote_name(p.name) + " of " + quote_name(f.name) +
+                                              " is declared twice");
+      d.notes.push_back({it->second, "the first " + quote_name(p.name) + " is here"});
     }
   }
 
@@ -278,8 +279,9 @@ class GlobalsBuilder {
     auto cycle = std::find(resolving_.begin(), resolving_.end(), name);
     if (cycle != resolving_.end()) {
       std::string chain;
-      for (auto it = cycle; it != resolving_.end(); ++it) chain += *it + " -> ";
-      diags_.error(c.name_span, "const '" + name + "' depends on itself (" + chain + name + ")");
+      for (auto it = cycle; it != resolving_.end(); ++it) chain += cut_name(*it) + " -> ";
+      diags_.error(c.name_span,
+                   "const " + quote_name(name) + " depends on itself (" + chain + cut_name(name) + ")");
       for (auto it = cycle; it != resolving_.end(); ++it) g_.poisoned.insert(*it);
       return std::nullopt;
     }
@@ -306,7 +308,7 @@ class GlobalsBuilder {
   bool claim(const std::string& name, Span span, const std::string& kind) {
     auto [it, fresh] = claimed_.emplace(name, std::make_pair(span, kind));
     if (!fresh) {
-      auto& d = diags_.error(span, "'" + name + "' is already declared as a " + it->second.second);
+      auto& d = diags_.error(span, quote_name(name) + " is already declared as a " + it->second.second);
       d.notes.push_back({it->second.first, "previous declaration is here"});
     }
     return fresh;
@@ -346,13 +348,14 @@ class GlobalsBuilder {
     }
     if (!count_weight()) return fail();
     if (g_.weights.count(name)) {
-      diags_.error(e.name_span, "weight '" + name + "' is declared twice");
+      diags_.error(e.name_span, "weight " + quote_name(name) + " is declared twice");
       return;
     }
     const ast::TypeExpr& t = *e.type;
     auto dt = parse_dtype(t.dtype);
     if (!dt) {
-      diags_.error(t.dtype_span, "unknown element type '" + t.dtype + "' (expected f32, f16, bf16, i32, i64 or bool)");
+      diags_.error(t.dtype_span, "unknown element type " + quote_name(t.dtype) +
+                                     " (expected f32, f16, bf16, i32, i64 or bool)");
       return fail();
     }
     ir::Type type{*dt, {}};
@@ -365,7 +368,7 @@ class GlobalsBuilder {
       }
       type.shape.push_back(ir::Dim(*v));
     }
-    if (!check_elements(type.shape, e.span, "weight '" + prefix + name + "'")) return fail();
+    if (!check_elements(type.shape, e.span, "weight " + quote_name(prefix + name))) return fail();
     g_.weights[name] = WeightDecl{prefix + name, type, e.span};
     g_.weight_order.push_back(name);
   }
@@ -374,7 +377,7 @@ class GlobalsBuilder {
     if (!claim(s.name, s.name_span, "state")) return;
     auto dt = parse_dtype(s.type.dtype);
     if (!dt) {
-      diags_.error(s.type.dtype_span, "unknown element type '" + s.type.dtype + "'");
+      diags_.error(s.type.dtype_span, "unknown element type " + quote_name(s.type.dtype));
       return poison(s.name);
     }
     ir::StateInfo info;
@@ -386,7 +389,7 @@ class GlobalsBuilder {
       if (!dim) return poison(s.name);
       info.type.shape.push_back(*dim);
     }
-    if (!check_elements(info.type.shape, s.span, "state '" + s.name + "'")) return poison(s.name);
+    if (!check_elements(info.type.shape, s.span, "state " + quote_name(s.name))) return poison(s.name);
     info.init = s.init == ast::StateDecl::Init::Zeros  ? ir::StateInfo::Init::Zeros
                 : s.init == ast::StateDecl::Init::Ones ? ir::StateInfo::Init::Ones
                                                        : ir::StateInfo::Init::Full;
@@ -394,7 +397,7 @@ class GlobalsBuilder {
       auto v = const_number(*s.fill_value, g_, diags_);
       if (!v) return poison(s.name);
       if (auto why = fill_problem(*dt, *v)) {
-        diags_.error(s.fill_value->span, "state '" + s.name + "' (" + std::string(dtype_name(*dt)) +
+        diags_.error(s.fill_value->span, "state " + quote_name(s.name) + " (" + std::string(dtype_name(*dt)) +
                                              ") cannot be filled with " + number_text(*v) + ": " + *why);
         return poison(s.name);
       }

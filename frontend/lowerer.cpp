@@ -221,8 +221,8 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
   }
   for (const auto& [name, dim] : symbols) {
     if (!alone.count(name)) {
-      error(fn.name_span, "symbolic dimension '" + name + "' of '" + fn.name +
-                              "' only appears inside expressions; some parameter must have it as a whole "
+      error(fn.name_span, "symbolic dimension " + quote_name(name) + " of " + quote_name(fn.name) +
+                              " only appears inside expressions; some parameter must have it as a whole "
                               "dimension so that the inputs bind it");
       continue;
     }
@@ -292,14 +292,14 @@ std::vector<ValueId> Lowerer::check_results(const ast::FnDecl& fn, const Val& re
   };
   if (fn.tuple_result) {
     if (ret.kind != Val::Kind::Tuple || ret.elems.size() != declared.size()) {
-      error(return_span_, "'" + fn.name + "' declares " + std::to_string(declared.size()) +
+      error(return_span_, quote_name(fn.name) + " declares " + std::to_string(declared.size()) +
                               " results but returns " + count(ret));
       return {};
     }
     vals = ret.elems;
   } else {
     if (ret.kind == Val::Kind::Tuple) {
-      error(return_span_, "'" + fn.name + "' declares one result but returns " + count(ret));
+      error(return_span_, quote_name(fn.name) + " declares one result but returns " + count(ret));
       return {};
     }
     vals = {ret};
@@ -310,7 +310,7 @@ std::vector<ValueId> Lowerer::check_results(const ast::FnDecl& fn, const Val& re
     auto t = to_tensor(vals[i], declared[i].dtype, span);
     if (!t) return {};
     if (type_of(*t) != declared[i]) {
-      error(span, "'" + fn.name + "' returns " + type_str(*t) +
+      error(span, quote_name(fn.name) + " returns " + type_str(*t) +
                       (vals.size() > 1 ? " as result " + std::to_string(i + 1) : "") +
                       ", but its signature declares " + declared[i].str());
       return {};
@@ -340,7 +340,7 @@ Val Lowerer::lower_fn_body(const ast::FnDecl& fn, ValueId block_pred) {
     lower_stmt(s);
   }
   if (!returned) {
-    error(fn.name_span, "function '" + fn.name + "' must end with a return statement");
+    error(fn.name_span, "function " + quote_name(fn.name) + " must end with a return statement");
     throw AbortEntry{};
   }
   return ret;
@@ -415,8 +415,8 @@ void Lowerer::lower_var(const ast::Stmt& s) {
     } else {
       auto c = to_tensor(v, t->dtype, s.value->span);
       if (c && type_of(*c) != *t) {
-        error(s.value->span,
-              "var '" + s.names[0] + "' is declared " + t->str() + " but initialised with " + type_str(*c));
+        error(s.value->span, "var " + quote_name(s.names[0]) + " is declared " + t->str() +
+                                 " but initialised with " + type_str(*c));
         v = Val::error();
       } else {
         v = c ? Val::tensor(*c) : Val::error();
@@ -440,13 +440,14 @@ void Lowerer::lower_assign(const ast::Stmt& s) {
   if (!slot) {
     Val what = lower_name(*base);  // reports unknown names with suggestions
     if (!what.is_error())
-      error(base->span, "cannot assign to '" + base->text + "': only vars and states can be assigned");
+      error(base->span,
+            "cannot assign to " + quote_name(base->text) + ": only vars and states can be assigned");
     lower_expr(*s.value);
     return;
   }
   if (!slots_[*slot].is_mutable) {
-    error(base->span, "cannot assign to '" + base->text +
-                          "', which is a let binding or parameter; declare it with `var`");
+    error(base->span, "cannot assign to " + quote_name(base->text) +
+                          ", which is a let binding or parameter; declare it with `var`");
     lower_expr(*s.value);
     return;
   }
@@ -458,8 +459,8 @@ void Lowerer::lower_assign(const ast::Stmt& s) {
     auto t = to_tensor(v, old_type.dtype, s.value->span);
     if (!t) return;
     if (type_of(*t) != old_type) {
-      error(s.value->span, "cannot assign a value of type " + type_str(*t) + " to '" + base->text +
-                               "' of type " + old_type.str());
+      error(s.value->span, "cannot assign a value of type " + type_str(*t) + " to " + quote_name(base->text) +
+                               " of type " + old_type.str());
       return;
     }
     assign_slot(*slot, Val::tensor(*t, v.loop_index), s.span);
@@ -472,8 +473,8 @@ void Lowerer::lower_assign(const ast::Stmt& s) {
   if (!t) return;
   const ir::Type& vt = type_of(*t);
   if (vt.dtype != old_type.dtype) {
-    error(s.value->span,
-          "cannot write " + vt.str() + " into a slice of '" + base->text + "' of type " + old_type.str());
+    error(s.value->span, "cannot write " + vt.str() + " into a slice of " + quote_name(base->text) +
+                             " of type " + old_type.str());
     return;
   }
   bool fits = vt.rank() <= spec.result_shape.size();

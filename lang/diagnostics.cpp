@@ -128,4 +128,21 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
   return best_d <= limit ? best : std::string();
 }
 
+// The first kQuotedNameHead bytes of a long name, cut on a UTF-8 character boundary.
+static std::string_view name_head(std::string_view name) {
+  size_t head = kQuotedNameHead;
+  while (head > 0 && (static_cast<unsigned char>(name[head]) & 0xc0u) == 0x80u) --head;
+  return name.substr(0, head);
+}
+
+std::string quote_name(std::string_view name) {
+  if (name.size() <= kMaxQuotedName) return "'" + std::string(name) + "'";
+  return "'" + std::string(name_head(name)) + "...' (" + std::to_string(name.size()) + " characters)";
+}
+
+std::string cut_name(std::string_view name) {
+  if (name.size() <= kMaxQuotedName) return std::string(name);
+  return std::string(name_head(name)) + "... (" + std::to_string(name.size()) + " characters)";
+}
+
 }  // namespace grape

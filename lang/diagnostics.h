@@ -2,6 +2,7 @@
 // find in one run. Rendering gives `file:line:col: error: message`, the source line and a caret.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lang/source.h"
@@ -43,5 +44,16 @@ std::string render_diagnostic(const SourceManager& sm, const Diagnostic& d);
 // kMaxSuggestLength get no suggestion (the search would only cost time).
 constexpr size_t kMaxSuggestLength = 64;
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
+
+// A name from the user's program, quoted for a message: 'name'. A name longer than kMaxQuotedName
+// bytes shows its first kQuotedNameHead bytes, "..." and its length ('aaaa...' (100000
+// characters)), so that a hostile 100k-character name costs a line in each message quoting it,
+// as a long source line does (render_diagnostic cuts those around the caret). Every diagnostic
+// quoting a user's identifier, keyword, weight path or type name goes through this; cut_name is
+// the same without the quotes, for names listed unquoted (a chain "f -> g -> f").
+constexpr size_t kMaxQuotedName = 64;
+constexpr size_t kQuotedNameHead = 32;
+std::string quote_name(std::string_view name);
+std::string cut_name(std::string_view name);
 
 }  // namespace grape

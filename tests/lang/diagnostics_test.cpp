@@ -45,5 +45,23 @@ TEST(Render, LongLinesAreCutAroundTheCaret) {
   EXPECT_EQ(caret.substr(caret.find('^'), 4), "^~~\n");
 }
 
+TEST(QuoteName, ShortNamesAreQuotedWhole) {
+  EXPECT_EQ(quote_name("x"), "'x'");
+  EXPECT_EQ(quote_name(std::string(kMaxQuotedName, 'a')), "'" + std::string(kMaxQuotedName, 'a') + "'");
+}
+
+TEST(QuoteName, LongNamesShowTheirStartAndLength) {
+  std::string name = "start" + std::string(100000 - 5, 'a');
+  EXPECT_EQ(quote_name(name), "'start" + std::string(kQuotedNameHead - 5, 'a') + "...' (100000 characters)");
+  EXPECT_EQ(quote_name(std::string(kMaxQuotedName + 1, 'b')),
+            "'" + std::string(kQuotedNameHead, 'b') + "...' (" + std::to_string(kMaxQuotedName + 1) +
+                " characters)");
+  // The cut does not split a UTF-8 character (U+00E9 is two bytes).
+  std::string accents;
+  while (accents.size() <= kMaxQuotedName) accents += "\xc3\xa9";
+  std::string q = quote_name("a" + accents);
+  EXPECT_EQ(q.substr(0, q.find("...")), "'a" + accents.substr(0, kQuotedNameHead - 2));
+}
+
 }  // namespace
 }  // namespace grape
