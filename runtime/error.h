@@ -3,6 +3,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace grape {
 
@@ -28,5 +29,37 @@ class Error : public std::runtime_error {
  private:
   ErrorCode code_;
 };
+
+// An error about a position of the program: a compile error (its message: every diagnostic,
+// rendered) or a run-time error of an op (throw_at). The C API reports the position.
+class SourceError : public Error {
+ public:
+  SourceError(ErrorCode code, const std::string& message, std::string file, int line, int column)
+      : Error(code, message), file_(std::move(file)), line_(line), column_(column) {}
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+};
+
+// Where in the program an op came from; an empty file: nowhere known.
+struct SourcePosition {
+  std::string file;
+  int line = 0, column = 0;
+};
+
+// Throws a SourceError whose message reads `FILE:LINE:COL: error: MESSAGE` (`internal error` for
+// ErrorCode::Internal), as the first line of a compile error does; without a position, an Error
+// with `message` alone.
+[[noreturn]] inline void throw_at(ErrorCode code, const SourcePosition& at, const std::string& message) {
+  if (at.file.empty()) throw Error(code, message);
+  throw SourceError(code,
+                    at.file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+                        (code == ErrorCode::Internal ? ": internal error: " : ": error: ") + message,
+                    at.file, at.line, at.column);
+}
 
 }  // namespace grape

@@ -47,9 +47,13 @@ struct Model::Impl {
   ir::Module module;
   mutable std::mutex weights_mu;  // guards `weights` (replaced whole, never mutated)
   std::shared_ptr<const std::map<std::string, Tensor>> weights;
+  SourcePosition position(Span s) const {
+    if (!s.valid() || static_cast<size_t>(s.file) >= sm.size()) return {};
+    return {sm.file(s.file).path, s.begin.line, s.begin.column};
+  }
   std::string locate(Span s) const {
-    if (!s.valid() || static_cast<size_t>(s.file) >= sm.size()) return "";
-    return sm.file(s.file).path + ":" + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column);
+    SourcePosition p = position(s);
+    return p.file.empty() ? "" : p.file + ":" + std::to_string(p.line) + ":" + std::to_string(p.column);
   }
 };
 
@@ -57,6 +61,7 @@ Model::Model() : impl_(std::make_unique<Impl>()) {}
 Model::~Model() = default;
 
 std::string Model::locate(const Span& s) const { return impl_->locate(s); }
+SourcePosition Model::position(const Span& s) const { return impl_->position(s); }
 
 // Files larger than this are not .grp programs (and would only exhaust memory).
 static constexpr size_t kMaxSourceBytes = 64u << 20;
@@ -520,31 +525,36 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
         std::all_of(syms.begin(), syms.end(), [&](const std::string& x) { return dims.count(x) > 0; });
     if (!bound) continue;
     // Errors here are the declaration's: they name the state and point at it.
-    std::string where = impl_->model->locate(s.loc);
-    std::string what = (where.empty() ? "" : where + ": ") + "state '" + s.name + "'";
+    SourcePosition at = impl_->model->position(s.loc);
+    std::string what = "state " + quote_name(s.name);
     Shape shape;
     for (const auto& d : s.type.shape) {
-      shape.push_back(eval_dim(d, dims, what));
+      try {
+        shape.push_back(eval_dim(d, dims, what));
+      } catch (const Error& e) {
+        throw_at(e.code(), at, e.what());
+      }
       if (shape.back() < 0)
-        throw Error(ErrorCode::Type, what + ": dim " + std::to_string(shape.size() - 1) + " is " + d.str() +
-                                         " = " + std::to_string(shape.back()) + ", negative (declared " +
-                                         s.type.str() + ")");
+        throw_at(ErrorCode::Type, at,
+                 what + ": dim " + std::to_string(shape.size() - 1) + " is " + d.str() + " = " +
+                     std::to_string(shape.back()) + ", negative (declared " + s.type.str() + ")");
     }
     auto it = state.find(s.name);
     std::optional<Shape> on_device = impl_->gpu ? impl_->gpu->state_shape(s.name) : std::nullopt;
     if (on_device || it != state.end()) {
       if ((on_device ? *on_device : it->second.shape()) != shape)
-        throw Error(ErrorCode::Type, what + " was created as " + s.type.str() + " = " +
-                                         shape_to_string(on_device ? *on_device : it->second.shape()) +
-                                         " by an earlier call; this call needs " + shape_to_string(shape) +
-                                         " (reset the session's state to change it)");
+        throw_at(ErrorCode::Type, at,
+                 what + " was created as " + s.type.str() + " = " +
+                     shape_to_string(on_device ? *on_device : it->second.shape()) +
+                     " by an earlier call; this call needs " + shape_to_string(shape) +
+                     " (reset the session's state to change it)");
       continue;
     }
     Tensor t;
     try {
       t = Tensor(s.type.dtype, shape);
     } catch (const Error& e) {
-      throw Error(e.code(), what + " (declared " + s.type.str() + "): " + e.what());
+      throw_at(e.code(), at, what + " (declared " + s.type.str() + "): " + e.what());
     }
     double fill = s.init == ir::StateInfo::Init::Zeros ? 0 : s.init == ir::StateInfo::Init::Ones ? 1 : s.fill;
     if (fill != 0)
@@ -565,7 +575,7 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   env.dims = dims;
   env.control = impl_->control.get();
   const Model::Impl& mi = impl_->model->impl();
-  env.locate = [&mi](Span s) { return mi.locate(s); };
+  env.locate = [&mi](Span s) { return mi.position(s); };
   std::vector<Tensor> out = cpu::execute(f, inputs, env);
   // Inputs belong to the caller, who may change their memory after the call (zero-copy and bound
   // inputs of the C API): no state or result may keep aliasing one.

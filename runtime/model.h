@@ -40,20 +40,6 @@ struct TensorSignature {
   std::string to_string() const;  // "f16[B, 768]"
 };
 
-// A source error (syntax or type) with the position of its first diagnostic.
-class SourceError : public Error {
- public:
-  SourceError(ErrorCode code, const std::string& message, std::string file, int line, int column)
-      : Error(code, message), file_(std::move(file)), line_(line), column_(column) {}
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }
-  int column() const { return column_; }
-
- private:
-  std::string file_;
-  int line_, column_;
-};
-
 // Thread safety: a Model's const methods may be called concurrently; setting weights may race
 // with creating sessions (a Session snapshots the weights current at its creation).
 class Model {
@@ -78,6 +64,8 @@ class Model {
   std::vector<TensorSignature> weight_signatures() const;
   // A span of the model's source as "file:line:col" ("" for a synthesized or foreign span).
   std::string locate(const Span& s) const;
+  // The same as file, line and column (an empty file for such a span), for throw_at.
+  SourcePosition position(const Span& s) const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }

@@ -36,7 +36,8 @@ class RunControl {
   void check() const {
     if (interrupted_.load(std::memory_order_relaxed) || (has_deadline_ && Clock::now() >= deadline_)) stop();
   }
-  // The message of a loop without `max` that reached the cap (`where`: "the loop at f:3:5").
+  // The message of a loop without `max` that reached the cap (`where`: "the loop", the position
+  // in front as `f.grp:3:5: error: ` (throw_at); or "the loop while at line 3").
   std::string loop_cap_message(const std::string& where) const;
 
  private:

@@ -115,10 +115,11 @@ GRAPE_API grp_code grp_error_code(const grp_error* e);
  * error is freed. */
 GRAPE_API const char* grp_error_message(const grp_error* e);
 /* The position of the first diagnostic of a source error (GRP_ERR_SYNTAX, GRP_ERR_TYPE from
- * loading a program). Returns 1 and fills the non-NULL out-pointers when the error has a
- * position; returns 0 and leaves them untouched otherwise (and for NULL). `file` is the name the
- * source was loaded under, valid until the error is freed; line and column are 1-based (column
- * in bytes). */
+ * loading a program), or of the op a run-time error of the CPU backend is about (a loop past the
+ * trip cap; its message then reads `file:line:col: error: ...` too). Returns 1 and fills the
+ * non-NULL out-pointers when the error has a position; returns 0 and leaves them untouched
+ * otherwise (and for NULL). `file` is the name the source was loaded under, valid until the error
+ * is freed; line and column are 1-based (column in bytes). */
 GRAPE_API int grp_error_location(const grp_error* e, const char** file, uint32_t* line, uint32_t* column);
 /* NULL is a no-op. */
 GRAPE_API void grp_error_free(grp_error* e);

@@ -32,10 +32,18 @@ class Executor {
   RunControl default_control_{resolve_max_loop_trips(0), 0};
   const RunControl& control_;
 
-  std::string where(Span loc) const { return env_.locate && loc.valid() ? env_.locate(loc) + ": " : ""; }
+  SourcePosition at(Span loc) const {
+    return env_.locate && loc.valid() ? env_.locate(loc) : SourcePosition{};
+  }
+
+  // `FILE:LINE:COL: error: msg` where the op has a position.
+  [[noreturn]] void fail(ErrorCode code, Span loc, const std::string& msg) const {
+    throw_at(code, at(loc), msg);
+  }
 
   [[noreturn]] void internal(Span loc, const std::string& msg) const {
-    throw Error(ErrorCode::Internal, where(loc) + "internal error: " + msg);
+    SourcePosition p = at(loc);
+    throw_at(ErrorCode::Internal, p, p.file.empty() ? "internal error: " + msg : msg);
   }
 
   const Tensor& get(ir::ValueId v, Span loc, const char* what) const {
@@ -48,7 +56,7 @@ class Executor {
     try {
       return d.eval(env_.dims);
     } catch (const std::exception& e) {
-      throw Error(ErrorCode::Type, where(loc) + e.what());
+      fail(ErrorCode::Type, loc, e.what());
     }
   }
 
@@ -93,17 +101,17 @@ class Executor {
           try {
             spec.start = resolve_dynamic_start(idx.get_int(0), x.dim(i), spec.size);
           } catch (const KernelError& e) {
-            throw Error(ErrorCode::Type, where(op.loc) + e.what());
+            fail(ErrorCode::Type, op.loc, e.what());
           }
         } else {
           spec.start = eval(s.start, op.loc);
         }
         if (spec.start < 0 || spec.size < 0 ||
             (spec.size > 0 && spec.start + (spec.size - 1) * spec.step >= x.dim(i)))
-          throw Error(ErrorCode::Type, where(op.loc) + "slice out of range: axis " + std::to_string(i) +
-                                           " of " + shape_to_string(x.shape()) + " starting at " +
-                                           std::to_string(spec.start) + ", " + std::to_string(spec.size) +
-                                           " elements");
+          fail(ErrorCode::Type, op.loc,
+               "slice out of range: axis " + std::to_string(i) + " of " + shape_to_string(x.shape()) +
+                   " starting at " + std::to_string(spec.start) + ", " + std::to_string(spec.size) +
+                   " elements");
         k.slices.push_back(spec);
       }
     }
@@ -126,8 +134,7 @@ class Executor {
       for (size_t i = 0; i < carried.size(); ++i) carried[i] = vals_[static_cast<size_t>(body.yields[i + 1])];
       ++trips;
     }
-    if (go && op.attrs.max_trips < 0)
-      throw Error(ErrorCode::Type, control_.loop_cap_message(where(op.loc) + "the loop"));
+    if (go && op.attrs.max_trips < 0) fail(ErrorCode::Type, op.loc, control_.loop_cap_message("the loop"));
     for (size_t i = 0; i < carried.size(); ++i) vals_[static_cast<size_t>(op.results[i])] = carried[i];
   }
 
@@ -178,9 +185,9 @@ class Executor {
         // Kernel errors usually name their op already ("topk: k = ..."): one prefix, not two.
         std::string msg = e.what(), prefix = std::string(ir::op_name(op.op)) + ": ";
         if (msg.rfind(prefix, 0) != 0) msg = prefix + msg;
-        throw Error(ErrorCode::Type, where(op.loc) + msg);
+        fail(ErrorCode::Type, op.loc, msg);
       } catch (const std::bad_alloc&) {
-        throw Error(ErrorCode::OutOfMemory, where(op.loc) + ir::op_name(op.op) + ": out of memory");
+        fail(ErrorCode::OutOfMemory, op.loc, std::string(ir::op_name(op.op)) + ": out of memory");
       }
       if (out.size() != op.results.size()) internal(op.loc, "kernel returned the wrong number of results");
       for (size_t i = 0; i < out.size(); ++i) set(op, i, std::move(out[i]));

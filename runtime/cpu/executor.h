@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/error.h"
 #include "runtime/run_control.h"
 #include "runtime/tensor.h"
 
@@ -18,7 +19,7 @@ struct ExecEnv {
   const std::map<std::string, Tensor>* weights = nullptr;  // by file name
   std::map<std::string, Tensor>* state = nullptr;          // updated by state_write
   std::map<std::string, int64_t> dims;                     // values of the symbolic dims
-  std::function<std::string(Span)> locate;                 // "file:line:col" for errors
+  std::function<SourcePosition(Span)> locate;              // an op's position, for errors (throw_at)
   // The loop trip cap, deadline and interrupt flag, checked before every op and loop trip
   // (null: the default cap, no deadline, no interrupt).
   const RunControl* control = nullptr;

@@ -149,6 +149,34 @@ TEST(CapiErrors, LocationOfFirstDiagnostic) {
   EXPECT_EQ(line, 5u);
 }
 
+// A run-time error at an op's position reads `FILE:LINE:COL: error: ...`, as a compile error does,
+// and has that position.
+TEST(CapiErrors, RunTimeErrorHasTheLoopsLocation) {
+  const char* src =
+      "fn main(n: i32[]) -> i32[] {\n  var i = 0\n  while i < n {\n    i = i + 1\n  }\n  return i\n}\n";
+  grp_model* m = nullptr;
+  ASSERT_TRUE(Err(grp_model_load_source(src, std::strlen(src), "runaway.grp", nullptr, &m)).ok());
+  grp_session_options o = grp_session_default_options();
+  o.backend = "cpu";
+  o.max_loop_trips = 20;
+  grp_session* s = nullptr;
+  ASSERT_TRUE(Err(grp_session_create(m, &o, &s)).ok());
+  int32_t n = 1000;
+  EXPECT_OK(grp_session_set_input(s, "n", GRP_I32, nullptr, 0, &n, sizeof n));
+  Err e(grp_session_run(s));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.msg().rfind("runaway.grp:3:3: error: the loop has no `max` bound and ran 20 trips", 0), 0u)
+      << e.msg();
+  const char* file = nullptr;
+  uint32_t line = 0, col = 0;
+  ASSERT_EQ(grp_error_location(e.e, &file, &line, &col), 1);
+  EXPECT_STREQ(file, "runaway.grp");
+  EXPECT_EQ(line, 3u);
+  EXPECT_EQ(col, 3u);
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
 // Values outside the grp_dtype enum are tested from C (tests/capi/c_api_test.c): in C++ merely
 // forming one is undefined.
 TEST(CapiDtype, SizesAndNames) {

@@ -341,7 +341,8 @@ fn main(x: f32[C, B, S]) -> f32[C, B, S] {
         }),
         std::make_pair(
             ErrorCode::Type,
-            std::string("test.grp:2:1: state 'buf': dim 0 is S - 8 = -4, negative (declared f32[S - 8])")));
+            std::string(
+                "test.grp:2:1: error: state 'buf': dim 0 is S - 8 = -4, negative (declared f32[S - 8])")));
   }
   {
     Session s(m, "main");
@@ -351,17 +352,18 @@ fn main(x: f32[C, B, S]) -> f32[C, B, S] {
         }),
         std::make_pair(
             ErrorCode::Type,
-            std::string("test.grp:3:1: state 'big': dim B*S = 4611686018427387904 * 16 overflows int64")));
+            std::string(
+                "test.grp:3:1: error: state 'big': dim B*S = 4611686018427387904 * 16 overflows int64")));
   }
   {
     Session s(m, "main");
     s.run({{"x", Tensor(DType::F32, {0, 1, 10})}});
-    EXPECT_EQ(
-        error_of([&] {
-          s.run({{"x", Tensor(DType::F32, {0, 1, 9})}});
-        }).second,
-        "test.grp:2:1: state 'buf' was created as f32[S - 8] = [2] by an earlier call; this call needs [1] "
-        "(reset the session's state to change it)");
+    EXPECT_EQ(error_of([&] {
+                s.run({{"x", Tensor(DType::F32, {0, 1, 9})}});
+              }).second,
+              "test.grp:2:1: error: state 'buf' was created as f32[S - 8] = [2] by an earlier call; this "
+              "call needs [1] "
+              "(reset the session's state to change it)");
   }
   auto counter = load(kCounter);
   Session s(counter, "main");

@@ -210,8 +210,10 @@ fn main(n: i32[]) -> i32[] {
 def max_loop_trips_flag():
     g = write("runaway.grp", RUNAWAY)
     n = npy("n_runaway.npy", np.array(2_000_000_000, dtype=np.int32))
-    expect(["run", g, "--backend", "cpu", "--input", f"n={n}", "--max-loop-trips", "50"], 1,
-           "runaway.grp:4:3", "has no `max` bound and ran 50 trips", "--max-loop-trips")
+    _, err = expect(["run", g, "--backend", "cpu", "--input", f"n={n}", "--max-loop-trips", "50"], 1,
+                    "has no `max` bound and ran 50 trips", "--max-loop-trips")
+    # A run-time error at a position reads like a compile error: FILE:LINE:COL: error: ...
+    assert err.startswith(g + ":4:3: error: the loop has no `max` bound"), err
     small = npy("n_small.npy", np.array(50, dtype=np.int32))
     expect(["run", g, "--backend", "cpu", "--input", f"n={small}", "--max-loop-trips=50"], 0, "out0: i32[] min 50",
            stream="stdout")
@@ -725,7 +727,7 @@ def bench_json_escapes_paths():
 def kernel_errors_have_one_prefix():
     prog = write("topk_rt.grp", "fn main(x: f32[N]) -> f32[3] {\n  let v, i = topk(x, 3)\n  return v\n}\n")
     _, err = expect(["run", prog, "--input", f"x={npy('x2.npy', np.ones(2, np.float32))}"], 1,
-                    f"{prog}:2:14: topk: k = 3 is out of range")
+                    f"{prog}:2:14: error: topk: k = 3 is out of range")
     assert "topk: topk:" not in err, err
 
 

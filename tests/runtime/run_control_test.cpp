@@ -53,10 +53,14 @@ TEST(RunControl, LoopWithoutMaxStopsAtTheSessionCap) {
   try {
     run(s, 1001);
     FAIL() << "no error for a loop past the cap";
-  } catch (const Error& e) {
+  } catch (const SourceError& e) {
+    // The position in front, as a compile error has it; the C API reports it too.
     std::string msg = e.what();
-    EXPECT_NE(msg.find("bounded.grp:7:3: the loop has no `max` bound and ran 1000 trips"), std::string::npos)
+    EXPECT_EQ(msg.rfind("bounded.grp:7:3: error: the loop has no `max` bound and ran 1000 trips", 0), 0u)
         << msg;
+    EXPECT_EQ(e.file(), "bounded.grp");
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.column(), 3);
     EXPECT_NE(msg.find("--max-loop-trips"), std::string::npos) << msg;
   }
   EXPECT_EQ(count(s), 1) << "a capped run must not commit state";
