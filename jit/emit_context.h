@@ -76,7 +76,8 @@ struct Ctx {
 // Matrix products with at most this many rows take the GEMV template (jit/kernels/gemv.cuh).
 constexpr int kGemvMaxRows = 16;
 
-// `extern "C" __global__ void __launch_bounds__(256) name(const KParams* p) {` and the predicate's
+// `extern "C" __global__ void __launch_bounds__(256) name(const __grid_constant__ KParams kp) {`,
+// `const KParams* const p = &kp;` and the predicate's
 // early return (emit_kernels.cpp).
 std::string kernel_header(Ctx& c, const std::string& name);
 // The kernel of a group whose core is a matmul/linear (emit_matmul.cpp) or a fused attention

@@ -17,12 +17,17 @@ using ir::ValueId;
 namespace {
 
 const char* kGridStride =
-    "for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x)";
+    "for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long "
+    "long)gridDim.x * blockDim.x)";
 
 }  // namespace
 
 std::string kernel_header(Ctx& c, const std::string& name) {
-  std::string s = "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const KParams* p) {\n";
+  // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
+  // through the constant cache, no copy), so reading it costs no dependent global load at the
+  // kernel's start; the bodies take `const KParams*` as before.
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(256) " + name +
+                  "(const __grid_constant__ KParams kp) {\n  const KParams* const p = &kp;\n";
   if (c.g.pred != ir::kNoValue) s += "  if (p->pred && !*p->pred) return;\n";
   return s;
 }
@@ -75,8 +80,8 @@ Idx join(const RowSpace& r, const Idx& kept, const Idx& red) {
 }
 
 // x evaluated at (row index vars, j): statements into code, returns the register.
-std::string row_elem(Ctx& c, ValueId x, const RowSpace& r, const Idx& kept, const std::string& j, std::string& code,
-                     const std::string& ind, Idx* full = nullptr) {
+std::string row_elem(Ctx& c, ValueId x, const RowSpace& r, const Idx& kept, const std::string& j,
+                     std::string& code, const std::string& ind, Idx* full = nullptr) {
   Idx red = c.unravel(j, r.red_dims, code, ind);
   Idx ix = join(r, kept, red);
   if (full) *full = ix;
@@ -99,12 +104,31 @@ std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string acc_t = logical ? "int" : fl ? "float" : "long long";
   std::string init, comb;
   switch (op.op) {
-    case Op::Sum: case Op::Mean: init = fl ? "0.0f" : "0LL"; comb = "GrapeAdd()"; break;
-    case Op::Prod: init = fl ? "1.0f" : "1LL"; comb = "GrapeMul()"; break;
-    case Op::Max: init = fl ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)"; comb = "GrapeMax()"; break;
-    case Op::Min: init = fl ? "__int_as_float(0x7f800000)" : "9223372036854775807LL"; comb = "GrapeMin()"; break;
-    case Op::All: init = "1"; comb = "GrapeAnd()"; break;
-    case Op::Any: init = "0"; comb = "GrapeOr()"; break;
+    case Op::Sum:
+    case Op::Mean:
+      init = fl ? "0.0f" : "0LL";
+      comb = "GrapeAdd()";
+      break;
+    case Op::Prod:
+      init = fl ? "1.0f" : "1LL";
+      comb = "GrapeMul()";
+      break;
+    case Op::Max:
+      init = fl ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)";
+      comb = "GrapeMax()";
+      break;
+    case Op::Min:
+      init = fl ? "__int_as_float(0x7f800000)" : "9223372036854775807LL";
+      comb = "GrapeMin()";
+      break;
+    case Op::All:
+      init = "1";
+      comb = "GrapeAnd()";
+      break;
+    case Op::Any:
+      init = "0";
+      comb = "GrapeOr()";
+      break;
     default: throw std::logic_error("not a reduction");
   }
   std::string s = header(c, name);
@@ -119,15 +143,21 @@ std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   s += ind + "acc = grape_block_reduce(acc, " + comb + ", sm);\n";
   s += ind + "if (threadIdx.x == 0) {\n";
   std::string fin;
-  if (logical) fin = "(acc != 0)";
-  else if (op.op == Op::Mean) fin = round_to(ot, "(acc / (float)cnt)");  // mean of nothing: NaN
-  else if (fl) fin = round_to(ot, "acc");
-  else fin = ot == DType::I32 ? "grape_to_i32(acc)" : "acc";
+  if (logical)
+    fin = "(acc != 0)";
+  else if (op.op == Op::Mean)
+    fin = round_to(ot, "(acc / (float)cnt)");  // mean of nothing: NaN
+  else if (fl)
+    fin = round_to(ot, "acc");
+  else
+    fin = ot == DType::I32 ? "grape_to_i32(acc)" : "acc";
   Idx oidx;
   for (size_t d = 0, k = 0; d < c.type(x).rank(); ++d) {
     bool red = std::find(r.red.begin(), r.red.end(), d) != r.red.end();
-    if (!red) oidx.push_back(kept[k++]);
-    else if (op.attrs.keepdims) oidx.push_back("0LL");
+    if (!red)
+      oidx.push_back(kept[k++]);
+    else if (op.attrs.keepdims)
+      oidx.push_back("0LL");
   }
   s += c.emit_output(oidx, fin, ind + "  ");
   s += ind + "}\n  }\n}\n";
@@ -145,21 +175,24 @@ std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string s = header(c, name);
   s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
   std::string cmp = op.op == Op::ArgMax ? "true" : "false";
-  s += "  auto before = [](" + vt + " a, long long ia, " + vt + " b, long long ib) { return grape_arg_first(a, ia, b, ib, " +
-       cmp + "); };\n";
+  s += "  auto before = [](" + vt + " a, long long ia, " + vt +
+       " b, long long ib) { return grape_arg_first(a, ia, b, ib, " + cmp + "); };\n";
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
   s += ind + vt + " bv = 0; long long bi = -1;\n";
   s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
   std::string code;
   std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
-  s += code + ind + "  if (before((" + vt + ")" + v + ", j, bv, bi)) { bv = (" + vt + ")" + v + "; bi = j; }\n" + ind + "}\n";
+  s += code + ind + "  if (before((" + vt + ")" + v + ", j, bv, bi)) { bv = (" + vt + ")" + v +
+       "; bi = j; }\n" + ind + "}\n";
   s += ind + "grape_block_best(bv, bi, before, smv, smi);\n";
   s += ind + "if (threadIdx.x == 0) {\n";
   Idx oidx;
   for (size_t d = 0, k = 0; d < c.type(x).rank(); ++d) {
-    if (static_cast<int64_t>(d) != op.attrs.axis) oidx.push_back(kept[k++]);
-    else if (op.attrs.keepdims) oidx.push_back("0LL");
+    if (static_cast<int64_t>(d) != op.attrs.axis)
+      oidx.push_back(kept[k++]);
+    else if (op.attrs.keepdims)
+      oidx.push_back("0LL");
   }
   s += c.emit_output(oidx, "(int)(bi < 0 ? 0 : bi)", ind + "  ");
   s += ind + "}\n  }\n}\n";
@@ -185,7 +218,8 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
     std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
     std::string u = acc_update;
     for (size_t pos; (pos = u.find("$x")) != std::string::npos;) u.replace(pos, 2, v);
-    s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n" + code + ind + "  " + u + "\n" + ind + "}\n";
+    s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n" + code + ind + "  " + u +
+         "\n" + ind + "}\n";
   };
   if (sm) {
     s += ind + "float mx = -__int_as_float(0x7f800000);\n";
@@ -211,8 +245,10 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   Idx full;
   std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ", &full);
   std::string res;
-  if (op.op == Op::Softmax) res = "expf(" + v + " - mx) / sum";
-  else if (op.op == Op::LogSoftmax) res = "(" + v + " - mx) - logf(sum)";
+  if (op.op == Op::Softmax)
+    res = "expf(" + v + " - mx) / sum";
+  else if (op.op == Op::LogSoftmax)
+    res = "(" + v + " - mx) - logf(sum)";
   else {
     std::string gv = c.value(op.operands[1], {full.back()}, code, ind + "  ");
     res = "(" + v + " - mean) * inv * " + gv;
@@ -243,7 +279,8 @@ std::string cumsum(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ", &full);
   s += ind + "for (long long j = 0; j < cnt; ++j) {\n" + code;
   s += ind + "  acc = grape_plus(acc, (" + std::string(fl ? "float" : "long long") + ")" + v + ");\n";
-  s += c.emit_output(full, fl ? round_to(ot, "acc") : (ot == DType::I32 ? "grape_to_i32(acc)" : "acc"), ind + "  ");
+  s += c.emit_output(full, fl ? round_to(ot, "acc") : (ot == DType::I32 ? "grape_to_i32(acc)" : "acc"),
+                     ind + "  ");
   s += ind + "}\n  }\n}\n";
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
@@ -259,7 +296,8 @@ std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
   RowSpace r = row_space(c, x, {op.attrs.axis});
   std::string s = header(c, name);
   s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
-  s += "  auto before = [](" + vt + " a, long long ia, " + vt + " b, long long ib) { return grape_topk_before(a, ia, b, ib); };\n";
+  s += "  auto before = [](" + vt + " a, long long ia, " + vt +
+       " b, long long ib) { return grape_topk_before(a, ia, b, ib); };\n";
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
   s += ind + vt + " pv = 0; long long pi = -1;\n";
@@ -270,7 +308,8 @@ std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string code;
   std::string v = row_elem(c, x, r, kept, "j", code, ind2 + "  ");
   s += code + ind2 + "  const " + vt + " xv = (" + vt + ")" + v + ";\n";
-  s += ind2 + "  if ((pi < 0 || before(pv, pi, xv, j)) && before(xv, j, bv, bi)) { bv = xv; bi = j; }\n" + ind2 + "}\n";
+  s += ind2 + "  if ((pi < 0 || before(pv, pi, xv, j)) && before(xv, j, bv, bi)) { bv = xv; bi = j; }\n" +
+       ind2 + "}\n";
   s += ind2 + "grape_block_best(bv, bi, before, smv, smi);\n";
   s += ind2 + "pv = bv; pi = bi;\n";
   s += ind2 + "if (threadIdx.x == 0 && bi >= 0) {\n";
@@ -304,7 +343,8 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
     if (sa.dynamic >= 0) {
       std::string raw = c.value(op.operands[static_cast<size_t>(sa.dynamic)], {}, s, "  ");
       std::string st = c.fresh("s");
-      s += "  const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) + ", " + c.dim(sa.size) + ");\n";
+      s += "  const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) + ", " +
+           c.dim(sa.size) + ");\n";
       starts.push_back(st);
     } else {
       starts.push_back(c.dim(sa.start));
@@ -336,7 +376,8 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
       std::string rd = c.fresh("r");
       body += ind + "const long long " + rd + " = " + xi[d] + " - " + starts[d] + ";\n";
       std::string step = std::to_string(sa.step) + "LL";
-      in += " && " + rd + " >= 0 && " + rd + " % " + step + " == 0 && " + rd + " / " + step + " < " + c.dim(sa.size);
+      in += " && " + rd + " >= 0 && " + rd + " % " + step + " == 0 && " + rd + " / " + step + " < " +
+            c.dim(sa.size);
       if (!sa.squeeze) sq.push_back("(" + rd + " / " + step + ")");
     }
     body += ind + "if (" + in + ") {\n";
@@ -350,7 +391,6 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
   return s;
 }
 
-
 }  // namespace
 
 std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L, bool& in_place) {
@@ -359,14 +399,24 @@ std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L, boo
   const ir::Operation* core = c.g.core;
   if (!core) return pointwise(c, name, L);
   switch (core->op) {
-    case Op::Sum: case Op::Mean: case Op::Max: case Op::Min: case Op::Prod: case Op::All: case Op::Any:
-      return reduce(c, name, L);
-    case Op::ArgMax: case Op::ArgMin: return arg_reduce(c, name, L);
-    case Op::Softmax: case Op::LogSoftmax: case Op::LayerNorm: case Op::RmsNorm: return norm(c, name, L);
+    case Op::Sum:
+    case Op::Mean:
+    case Op::Max:
+    case Op::Min:
+    case Op::Prod:
+    case Op::All:
+    case Op::Any: return reduce(c, name, L);
+    case Op::ArgMax:
+    case Op::ArgMin: return arg_reduce(c, name, L);
+    case Op::Softmax:
+    case Op::LogSoftmax:
+    case Op::LayerNorm:
+    case Op::RmsNorm: return norm(c, name, L);
     case Op::CumSum: return cumsum(c, name, L);
     case Op::TopK: return topk(c, name, L);
     case Op::SliceUpdate: return slice_update(c, name, L, in_place);
-    case Op::MatMul: case Op::Linear:
+    case Op::MatMul:
+    case Op::Linear:
       return c.g.attention_scores ? attention_kernel(c, name, L) : matrix_product_kernel(c, name, L);
     default: throw std::logic_error(std::string("no CUDA kernel for ") + ir::op_name(core->op));
   }

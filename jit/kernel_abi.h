@@ -1,4 +1,5 @@
-// The parameter block of every generated kernel: `extern "C" __global__ void k(const KParams* p)`.
+// The parameter block of every generated kernel: `extern "C" __global__ void k(const __grid_constant__ KParams kp)`
+// (passed by value; the kernel bodies read it through `const KParams* p = &kp`).
 // One definition for both sides: the host includes this header (jit/kernel_spec.h) and every
 // kernel source embeds its text (jit/embed.cmake), so the two layouts cannot drift apart.
 // Include guards, not #pragma once: NVRTC sees this text inside the kernel's main file.

@@ -1,7 +1,7 @@
 // The contract between CUDA code generation (jit/codegen.h) and the executors: what one generated
 // kernel reads, writes and how it is launched.
 //
-// Every generated kernel is `extern "C" __global__ void grape_kernel(const KParams* p)`
+// Every generated kernel is `extern "C" __global__ void grape_kernel(const __grid_constant__ KParams kp)`
 // (jit/kernel_source.h), one per module; KParams is jit/kernel_abi.h on both sides. For each KernelSpec the executor must:
 //   1. Allocate a device buffer for every value in `buffers` that is not already bound (weights,
 //      state, inputs, arena slots). Values are laid out contiguously (C order) in their IR dtype;

@@ -2,11 +2,14 @@
 // from the kernel cache), the execution plan, and the device store — weights, states, the arena
 // and the parameter blocks. Executors hold it by shared pointer; nothing is copied between them.
 //
-// Parameter blocks: one KParams per kernel in one device allocation, followed by the i32 values
-// of the plan's dim-value storages. bind(dims) lays out the arena, fills every block on the host
-// and uploads the whole array in one copy, only when something in it changed. Because every
-// storage has a fixed address for a given binding, a block never changes between runs with the
-// same dims, and loop bodies reuse theirs on every trip.
+// Parameter blocks: one KParams per kernel, filled on the host by bind(dims) (which lays out the
+// arena), and passed to the kernels by value (`__grid_constant__`: read through the constant
+// cache, no dependent global load at a kernel's start; jit/emit_kernels.cpp). The array, followed
+// by the i32 values of the plan's dim-value storages, is also kept on the device, uploaded in one
+// copy only when something in it changed: the dim values are read from there, and code that
+// wants the blocks in device memory (persistent kernels) finds them. Because every storage has a
+// fixed address for a given binding, a block never changes between runs with the same dims, and
+// loop bodies reuse theirs on every trip.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -45,6 +48,8 @@ class DeviceProgram {
   // Changes whenever a storage's device address changes (arena regrown, a state reallocated):
   // anything that baked addresses in (a CUDA graph) must be rebuilt.
   uint64_t generation() const { return generation_; }
+  // The host parameter blocks as bound now (what a graph's kernel nodes were built with).
+  const std::vector<unsigned char>& host_blocks() const { return blocks_host_; }
 
   CUdeviceptr address(int storage) const;
   size_t bytes(int storage) const;  // with the bound dims
@@ -52,7 +57,7 @@ class DeviceProgram {
   struct Launch {
     CUfunction function = nullptr;
     unsigned grid = 1, block = 1, shared_bytes = 0;
-    CUdeviceptr params = 0;  // the kernel's parameter block
+    const jit::KParams* params = nullptr;  // the kernel's parameter block (host copy, by value)
   };
   const Launch& launch(size_t kernel) const { return launches_.at(kernel); }
   std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"

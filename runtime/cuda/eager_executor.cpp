@@ -54,8 +54,7 @@ struct EagerExecutor::Impl {
 
   void launch(size_t k) {
     const DeviceProgram::Launch& l = p.launch(k);
-    CUdeviceptr block = l.params;
-    void* args[] = {&block};
+    void* args[] = {const_cast<jit::KParams*>(l.params)};  // by value: the driver copies it now
     jit::launch(l.function, jit::Dim3{l.grid, 1, 1}, jit::Dim3{l.block, 1, 1}, l.shared_bytes, p.stream(),
                 args, p.kernel_label(k));
     ++stats.kernels;

@@ -17,6 +17,7 @@ namespace {
 struct Built {
   std::map<std::string, int64_t> dims;
   uint64_t generation = 0;
+  std::vector<unsigned char> blocks;  // the parameter blocks its kernel nodes hold (by value)
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   int64_t kernel_nodes = 0;  // outside loops (loop bodies are counted per trip after a run)
@@ -87,8 +88,7 @@ struct GraphExecutor::Impl {
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: {
           const DeviceProgram::Launch& l = p.launch(s.index);
-          CUdeviceptr block = l.params;
-          void* args[] = {&block};
+          void* args[] = {const_cast<jit::KParams*>(l.params)};  // by value: copied into the node
           prev = kernel_node(g, prev, l.function, l.grid, l.block, l.shared_bytes, args,
                              p.kernel_label(s.index));
           ++kernels;
@@ -192,6 +192,7 @@ struct GraphExecutor::Impl {
     auto b = std::make_unique<Built>();
     b->dims = p.dims();
     b->generation = p.generation();
+    b->blocks = p.host_blocks();
     const jit::Driver& d = jit::driver();
     jit::check(d.cuGraphCreate(&b->graph, 0), "cuGraphCreate", "the graph of " + p.function().name);
     const auto& steps = p.plan().steps;
@@ -215,7 +216,10 @@ struct GraphExecutor::Impl {
 
   Built& graph_for_binding() {
     for (auto it = graphs.begin(); it != graphs.end(); ++it) {
-      if ((*it)->dims == p.dims() && (*it)->generation == p.generation()) {
+      // The kernel nodes hold their parameter blocks by value, so a graph serves only the blocks it
+      // was built with (a state given a new buffer changes them without changing dims).
+      if ((*it)->dims == p.dims() && (*it)->generation == p.generation() &&
+          (*it)->blocks == p.host_blocks()) {
         graphs.splice(graphs.begin(), graphs, it);
         return *graphs.front();
       }

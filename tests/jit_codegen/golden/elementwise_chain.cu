@@ -1,6 +1,7 @@
 #line 1 "generated"
 // gelu, 4 op(s)
-extern "C" __global__ void __launch_bounds__(256) grape_kernel(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_constant__ KParams kp) {
+  const KParams* const p = &kp;
   const long long n = (p->shape[0][0] * 64LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {
     [[maybe_unused]] long long t0 = gi;

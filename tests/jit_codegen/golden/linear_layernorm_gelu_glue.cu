@@ -63,13 +63,15 @@ struct Ops {
   }
 };
 
-extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
+  const KParams* const p = &kp;
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::N(p) + GRAPE_GEMV_NK_TILE - 1) / GRAPE_GEMV_NK_TILE) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, grape_smem);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
+  const KParams* const p = &kp;
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);

@@ -1,6 +1,7 @@
 #line 1 "generated"
 // add, 3 op(s)
-extern "C" __global__ void __launch_bounds__(256) grape_kernel(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_constant__ KParams kp) {
+  const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   const long long n = (8LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {

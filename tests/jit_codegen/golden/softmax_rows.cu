@@ -1,6 +1,7 @@
 #line 1 "generated"
 // softmax, 3 op(s)
-extern "C" __global__ void __launch_bounds__(256) grape_kernel(const KParams* p) {
+extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_constant__ KParams kp) {
+  const KParams* const p = &kp;
   __shared__ float sm[32];
   const long long rows = (p->shape[0][0] * p->shape[0][1]), cnt = (128LL);
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
