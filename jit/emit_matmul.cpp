@@ -269,7 +269,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   };
   std::string s = ops + two_per_sm(header(c, name));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-  if (scheduler::gemv_uses_tensor_cores()) {
+  const bool gemv_tc = scheduler::gemv_on_tensor_cores(n_dim);
+  if (gemv_tc) {
     s += "  const long long items = ((Ops::R(p) + 15) / 16) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, "
          "1, 3>(p, item, grape_smem);\n";
@@ -294,6 +295,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   L.items = {rows, n_dim, k_dim};
   L.weight_kn = !linear;
   L.gemv_cols = linear ? 128 : tx * 8;
+  L.gemv_tensor_cores = gemv_tc;
   return s;
 }
 

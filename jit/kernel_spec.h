@@ -2,7 +2,8 @@
 // kernel reads, writes and how it is launched.
 //
 // Every generated kernel is `extern "C" __global__ void grape_kernel(const __grid_constant__ KParams kp)`
-// (jit/kernel_source.h), one per module; KParams is jit/kernel_abi.h on both sides. For each KernelSpec the executor must:
+// (jit/kernel_source.h), one per module; KParams is jit/kernel_abi.h on both sides. For each KernelSpec the
+// executor must:
 //   1. Allocate a device buffer for every value in `buffers` that is not already bound (weights,
 //      state, inputs, arena slots). Values are laid out contiguously (C order) in their IR dtype;
 //      bool is one byte (0/1).
@@ -52,11 +53,11 @@ constexpr int kMaxExtra = GRAPE_KMAX_EXTRA;
 // (scheduler::launch_dims does it). `threads` is the block size the kernel was written for.
 struct LaunchRule {
   enum Kind {
-    Elementwise,  // grid-stride over `elements` (product of `items`)
-    Rows,         // one block per row, grid-stride over rows (product of `items`)
-    Tiles,        // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
-                  // with gemv_cols output columns per block, else tile_m x tile_n tiles
-    Single,       // one block
+    Elementwise,    // grid-stride over `elements` (product of `items`)
+    Rows,           // one block per row, grid-stride over rows (product of `items`)
+    Tiles,          // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
+                    // with gemv_cols output columns per block, else tile_m x tile_n tiles
+    Single,         // one block
     MatrixProduct,  // the templates of jit/kernels/gemv.cuh and gemm_mma.cuh: `items` = {R, N, K};
                     // scheduler::launch_dims picks the path, K splits, tile configuration, dynamic
                     // shared memory and scratch size
@@ -64,18 +65,21 @@ struct LaunchRule {
                     // picks the query rows per block and whether scores stay in shared memory
   } kind = Elementwise;
   int threads = 256;
-  int work = -1;                // the output buffer the launch covers (informational)
-  std::vector<ir::Dim> items;   // see Kind
+  int work = -1;               // the output buffer the launch covers (informational)
+  std::vector<ir::Dim> items;  // see Kind
   int gemv_max_m = 16;
   int gemv_cols = 32;
   int tile_m = 64;
   int tile_n = 64;
   bool weight_kn = false;  // MatrixProduct: W is [K][N] (else [N][K])
+  // MatrixProduct: products of at most gemv_max_m rows run on the tensor cores (gemm_mma.cuh,
+  // 16 x 128 tiles) instead of gemv.cuh (scheduler::gemv_on_tensor_cores says when).
+  bool gemv_tensor_cores = false;
 };
 
 struct KernelSpec {
-  std::string name;    // unique within a module, for messages; the symbol is kKernelSymbol
-  std::string source;  // complete CUDA C++ (includes cuda_fp16.h, cuda_bf16.h, mma.h)
+  std::string name;                  // unique within a module, for messages; the symbol is kKernelSymbol
+  std::string source;                // complete CUDA C++ (includes cuda_fp16.h, cuda_bf16.h, mma.h)
   std::vector<ir::ValueId> buffers;  // inputs first, then outputs
   size_t num_inputs = 0;
   std::vector<std::pair<size_t, size_t>> aliases;  // (output buffer index, input buffer index)

@@ -43,7 +43,7 @@ static_assert(kGemvTcSharedBytes <= kMatrixProductMaxSharedBytes);
 
 void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
                     int64_t& blocks) {
-  if (R <= kGemvMaxRows && gemv_uses_tensor_cores()) {
+  if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
     int64_t tiles = ceil_div(N, 128);
     split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
     d.shared_bytes = kGemvTcSharedBytes;
@@ -97,6 +97,10 @@ bool gemv_uses_tensor_cores() {
     return v && std::strcmp(v, "1") == 0;
   }();
   return on;
+}
+
+bool gemv_on_tensor_cores(const ir::Dim& n) {
+  return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }
 
 LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims,

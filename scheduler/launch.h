@@ -29,6 +29,15 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
 // decisions both follow it; it changes the kernel source, so the kernel cache keeps both.
 bool gemv_uses_tensor_cores();
 
+// Products of at most 16 rows with at least this many columns (a compile-time N) run on the tensor
+// cores: there the GEMV template is instruction-bound (GPT-2's lm_head, N = 50257, K = 768, 5
+// rows: 72.3 us on the GEMV, 58.5 us on the tensor cores on an H100, same run), while every
+// product of GPT-2's layers (N <= 3072) is faster on the GEMV (bench/RESULTS.md, 2026-11-23).
+// One measured shape, so the threshold is coarse and high: vocabulary projections, not the
+// 16384-wide MLP products (not measured on the tensor cores).
+constexpr int64_t kGemvTensorCoreMinColumns = 32768;
+bool gemv_on_tensor_cores(const ir::Dim& n);
+
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
 // kernel's limit to this once, at load.
 constexpr unsigned kMatrixProductMaxSharedBytes = 41472;

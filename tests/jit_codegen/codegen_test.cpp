@@ -181,6 +181,30 @@ TEST(CodegenFusion, GemvNarrowsTilesBeforeSplittingK) {
   EXPECT_EQ(tx_of(16384, 4096), 8);  // wide: 256 tiles of 64 x 3 K ranges
 }
 
+// Products of a few rows but very many columns (a vocabulary projection) take the tensor-core
+// path (scheduler::kGemvTensorCoreMinColumns); the layers' products stay on the GEMV template.
+TEST(CodegenFusion, VeryWideFewRowProductsRunOnTensorCores) {
+  auto launch_of = [](int64_t n, int64_t k) {
+    auto c = compile_text("wide.grp", "weights { w: f16[" + std::to_string(n) + ", " + std::to_string(k) +
+                                          "] }\nfn main(x: f16[B, " + std::to_string(k) + "]) -> f16[B, " +
+                                          std::to_string(n) + "] {\n  return linear(x, w)\n}\n");
+    auto ks = kernels_of(*c->mod, "main");
+    EXPECT_EQ(ks.size(), 1u);
+    const bool tc = ks[0].launch.gemv_tensor_cores;
+    EXPECT_EQ(ks[0].source.find("grape_gemm_mma<Ops, 16, 128") != std::string::npos, tc);
+    EXPECT_EQ(ks[0].source.find("grape_gemv_nk<Ops>") != std::string::npos, !tc);
+    return ks[0].launch;
+  };
+  EXPECT_FALSE(launch_of(3072, 768).gemv_tensor_cores);    // GPT-2 mlp.c_fc
+  EXPECT_FALSE(launch_of(16384, 4096).gemv_tensor_cores);  // the mlp benchmark's hidden layer
+  jit::LaunchRule lm = launch_of(50257, 768);              // GPT-2 lm_head
+  EXPECT_TRUE(lm.gemv_tensor_cores);
+  auto d = scheduler::launch_dims(lm, {{"B", 5}}, 132);
+  EXPECT_FALSE(d.tensor_cores);  // the first entry point (at most 16 rows), which is the mma one here
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.grid, 393u);  // 16 x 128 tiles
+}
+
 TEST(CodegenFusion, SliceUpdateIsInPlace) {
   auto c = compile_text("su.grp", R"(
 state kc: f16[4, 16, 8] = zeros
