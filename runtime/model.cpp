@@ -346,7 +346,9 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
     if (options.device >= jit::Device::count())
       throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(options.device) + " does not exist (" +
                                            std::to_string(jit::Device::count()) + " found)");
-    impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device, *impl_->control);
+    std::shared_ptr<const Model> model = impl_->model;
+    impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device, *impl_->control,
+                                     [model](const Span& s) { return model->position(s); });
     impl_->backend = "cuda";
     impl_->executor = impl_->gpu->name();
   }

@@ -86,6 +86,12 @@ std::string DeviceProgram::where(const ir::Operation* op) const {
   return std::string(ir::op_name(op->op)) + " at line " + std::to_string(op->loc.begin.line);
 }
 
+void DeviceProgram::throw_loop_cap(const ir::Operation* op, const RunControl& control) const {
+  const SourcePosition at = position(op);
+  throw_at(ErrorCode::Device, at,
+           control.loop_cap_message(at.file.empty() ? "the loop " + where(op) : "the loop"));
+}
+
 std::string DeviceProgram::kernel_label(size_t k) const {
   return "kernel " + specs_.at(k).name + " (" + where(specs_[k].root) + ")";
 }

@@ -12,6 +12,7 @@
 // loop bodies reuse theirs on every trip.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,15 @@ class DeviceProgram {
   DeviceProgram& operator=(const DeviceProgram&) = delete;
 
   const ir::Function& function() const { return f_; }
+  // Source positions of ops, for run-time errors that point at one (throw_at); without a locator
+  // (a program with no file) the position is empty and throw_at throws a plain Error.
+  void set_locator(std::function<SourcePosition(const Span&)> locate) { locate_ = std::move(locate); }
+  SourcePosition position(const ir::Operation* op) const {
+    return op && locate_ ? locate_(op->loc) : SourcePosition{};
+  }
+  // The trip cap's error for the loop `op`: `FILE:LINE:COL: error: the loop has no `max` bound ...`,
+  // as the CPU executor reports it.
+  [[noreturn]] void throw_loop_cap(const ir::Operation* op, const RunControl& control) const;
   const scheduler::ExecPlan& plan() const { return plan_; }
   const jit::Device& device() const { return dev_; }
   CUstream stream() const { return stream_.handle(); }
@@ -91,6 +101,7 @@ class DeviceProgram {
   void fill_blocks();
 
   const ir::Function& f_;
+  std::function<SourcePosition(const Span&)> locate_;
   jit::Device dev_;
   jit::Stream stream_;
   scheduler::FusionPlan fusion_;

@@ -71,8 +71,7 @@ struct EagerExecutor::Impl {
       ++trips;
       go = read_bool(l.cond, l.op);
     }
-    if (go && l.max_trips < 0)
-      throw Error(ErrorCode::Device, control.loop_cap_message("the loop " + p.where(l.op)));
+    if (go && l.max_trips < 0) p.throw_loop_cap(l.op, control);
   }
 
   void steps(const std::vector<scheduler::Step>& list, size_t begin, size_t end, bool stoppable) {

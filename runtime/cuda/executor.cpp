@@ -9,7 +9,8 @@ namespace grape::cuda {
 
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,
-                                        const RunControl& control) {
+                                        const RunControl& control,
+                                        std::function<SourcePosition(const Span&)> locate) {
   if (kind != "auto" && kind != "eager" && kind != "graph")
     throw Error(ErrorCode::Unsupported,
                 "executor \"" + kind + "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
@@ -19,6 +20,7 @@ std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Funct
                 "newer driver); the driver " +
                     jit::driver().library_path + " lacks " + jit::driver().missing_graph_symbol);
   auto program = std::make_shared<DeviceProgram>(f, weights, device);
+  program->set_locator(std::move(locate));
   if (kind == "graph") return std::make_unique<GraphExecutor>(std::move(program), control);
   return std::make_unique<EagerExecutor>(std::move(program), control);
 }

@@ -6,6 +6,7 @@
 //                                no host synchronisation inside a run.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/error.h"
 #include "runtime/run_control.h"
 #include "runtime/tensor.h"
 
@@ -67,8 +69,10 @@ class Executor {
 // from the kernel cache) every kernel of `f` and uploads the weights. `control` must outlive the
 // executor. Throws grape::Error
 // (NoDevice without a driver, Unsupported for a driver without conditional graph nodes).
+// `locate` gives an op's source position for run-time errors (FILE:LINE:COL: error: ...).
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,
-                                        const RunControl& control);
+                                        const RunControl& control,
+                                        std::function<SourcePosition(const Span&)> locate = {});
 
 }  // namespace grape::cuda

@@ -291,8 +291,7 @@ std::vector<Tensor> GraphExecutor::run(const std::vector<Tensor>& inputs,
   const auto* c = static_cast<const LoopCounters*>(m.counters_host.data());
   for (size_t i = 0; i < loops.size(); ++i) {
     stats_.kernels += static_cast<int64_t>(c[i].trips) * m.body_kernels[i];
-    if (c[i].capped)
-      throw Error(ErrorCode::Device, control_.loop_cap_message("the loop " + p.where(loops[i].op)));
+    if (c[i].capped) p.throw_loop_cap(loops[i].op, control_);
   }
   return out;
 }
