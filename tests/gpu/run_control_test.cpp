@@ -8,25 +8,14 @@
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/jit_codegen/two_states_program.h"
 
 namespace grape {
 namespace {
 
 using namespace gpu_test;
 
-constexpr const char* kTwoStates = R"(
-state a: f32[8] = zeros
-state b: f32[8] = zeros
-fn main(x: f32[64], p: i32[]) -> f32[64] {
-  a[p] = x[0]
-  var y = x
-  for i in 0..2000 {
-    y = cumsum(y) * 0.5 + sum(x[0:i % 60 + 1])
-  }
-  b[p] = x[0]
-  return y
-}
-)";
+using test_programs::kTwoStates;
 
 // The states as host values; an undefined tensor reads as zeros (the declared initial value).
 std::vector<float> values(const Session& s, const std::string& name) {

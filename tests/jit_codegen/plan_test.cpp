@@ -11,10 +11,11 @@
 #include <sstream>
 
 #include "frontend/compile.h"
-#include "tests/jit_codegen/codegen_test_util.h"
 #include "jit/codegen.h"
 #include "scheduler/arena.h"
 #include "scheduler/fusion.h"
+#include "tests/jit_codegen/codegen_test_util.h"
+#include "tests/jit_codegen/two_states_program.h"
 
 namespace grape {
 namespace {
@@ -240,19 +241,7 @@ TEST(Plan, StatesWrittenOnlyInTheCommitPhase) {
 // before `b` is written, so a run stopped anywhere after the commit phase began would leave `a`
 // updated and `b` not.
 TEST(Plan, InPlaceStateUpdateStartsTheCommitPhaseEarly) {
-  auto c = compile_text("two_states.grp", R"(
-state a: f32[8] = zeros
-state b: f32[8] = zeros
-fn main(x: f32[64], p: i32[]) -> f32[64] {
-  a[p] = x[0]
-  var y = x
-  for i in 0..2000 {
-    y = cumsum(y) * 0.5 + sum(x[0:i % 60 + 1])
-  }
-  b[p] = x[0]
-  return y
-}
-)");
+  auto c = compile_text("two_states.grp", test_programs::kTwoStates);
   ASSERT_TRUE(c->mod);
   Planned pl = plan_of(*c->mod->find("main"));
   const scheduler::ExecPlan& p = pl.plan;
