@@ -12,7 +12,8 @@
 
 namespace grape::jit {
 
-std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan, const std::string& prefix) {
+std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan,
+                                     const std::string& prefix) {
   std::vector<KernelSpec> out;
   std::string pre = prefix.empty() ? f.name : prefix;
   for (const auto& bp : plan.blocks) {
@@ -22,6 +23,7 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       detail::Ctx c(f, g);
       bool in_place = false;
       std::string body = detail::emit_kernel_body(c, kKernelSymbol, k.launch, in_place);
+      body = detail::prune_unused_unravels(std::move(body), c.unravels);
       k.source = assemble_kernel_source(c.templates, "// " + std::string(ir::op_name(g.root->op)) + ", " +
                                                          std::to_string(g.ops.size()) + " op(s)\n" + body);
       k.buffers = c.buffers;
@@ -72,8 +74,8 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       for (const auto& arch : archs) {
         auto& [jobs, items] = per_arch[arch];
         jobs.push_back({k.source, k.name});
-        items.push_back({"entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) + " at " +
-                         where(k.root->loc) + "), " + arch + ": "});
+        items.push_back({"entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) +
+                         " at " + where(k.root->loc) + "), " + arch + ": "});
       }
     }
   }
@@ -83,8 +85,10 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     for (size_t i = 0; i < outs.size(); ++i) {
       std::string problem = outs[i].error;
       if (problem.empty() && outs[i].result.has_warnings()) problem = "warnings:\n" + outs[i].result.log;
-      if (problem.empty()) ++rep.compiled;
-      else rep.errors.push_back(items[i].what + problem);
+      if (problem.empty())
+        ++rep.compiled;
+      else
+        rep.errors.push_back(items[i].what + problem);
     }
   }
   return rep;

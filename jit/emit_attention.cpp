@@ -97,7 +97,7 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
             });
   ops += "};\n\n";
 
-  std::string s = ops + kernel_header(c, name);
+  std::string s = ops + kernel_header(name);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +

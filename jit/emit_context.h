@@ -26,8 +26,8 @@ struct Ctx {
   const scheduler::FusionGroup& g;
   std::vector<ir::ValueId> buffers;  // inputs then outputs
   size_t num_inputs = 0;
-  std::map<ir::ValueId, int> buf;                     // value -> buffer slot
-  std::map<ir::ValueId, const ir::Operation*> prod;   // values computed in-kernel -> producer
+  std::map<ir::ValueId, int> buf;                    // value -> buffer slot
+  std::map<ir::ValueId, const ir::Operation*> prod;  // values computed in-kernel -> producer
   std::vector<ir::Dim> extra;
   // The core's rounded result at the current index, substituted for its value in the epilogue.
   ir::ValueId leaf = ir::kNoValue;
@@ -42,19 +42,36 @@ struct Ctx {
   std::vector<FlatHint> flat_hints;
   // The embedded templates (jit/kernels/*.cuh) the kernel's glue instantiates.
   std::vector<std::string> templates;
+  // Each unravel's variables and the exact lines declaring them, for prune_unused_unravels.
+  struct Unravel {
+    std::vector<std::string> names;
+    std::vector<std::string> lines;
+  };
+  std::vector<Unravel> unravels;
 
   std::string fresh(const char* prefix) { return prefix + std::to_string(tmp++); }
+  // Unravel variables (t*, i*) have their own count: an unravel prune_unused_unravels drops must
+  // not shift the numbers of the names after it, or kernels that differ only in a dead unravel
+  // (rows over B, or over B x T) would still differ in text.
+  int unravel_tmp = 0;
+  std::string fresh_unravel(const char* prefix) { return prefix + std::to_string(unravel_tmp++); }
   const ir::Type& type(ir::ValueId v) const { return f.type(v); }
   // A runtime dim as a C expression: a literal, a buffer's shape entry, or an extra[] slot.
   std::string dim(const ir::Dim& d);
+  // A runtime dim as its extra[] slot, even where a buffer's shape entry holds it.
+  std::string extra_dim(const ir::Dim& d);
   std::string dim_of(ir::ValueId v, size_t axis) { return dim(type(v).shape.at(axis)); }
   std::string numel(const std::vector<ir::Dim>& dims);
   std::string ravel(const std::vector<ir::Dim>& dims, const Idx& idx);
+  // The element offset of a buffer of shape `dims` at idx (ravel, or a constant leading index
+  // moved into an extra[] slot; emit_expr.cpp says why).
+  std::string buffer_offset(const std::vector<ir::Dim>& dims, const Idx& idx);
   // Declares the index variables of flat `flat` over `dims` (C order); returns them.
-  Idx unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code, const std::string& ind);
+  Idx unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code,
+              const std::string& ind);
   // The input index of a reshape that splits or merges axes, group by group (emit_expr.cpp).
-  bool reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx, Idx& ix,
-                         std::string& code, const std::string& ind);
+  bool reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx,
+                         Idx& ix, std::string& code, const std::string& ind);
   // Broadcast (right-aligned; constant size-1 axes read index 0) of `idx` into value v's shape.
   Idx broadcast_index(ir::ValueId v, const Idx& idx);
 
@@ -73,13 +90,19 @@ struct Ctx {
   std::string emit_output(const Idx& idx, const std::string& core_val, const std::string& ind);
 };
 
+// Removes the unravels whose variables nothing else in `glue` reads. They are dead code NVRTC would
+// drop anyway, but their text names dims (`t0 % p->shape[0][1]`), so without this two kernels that
+// compile to the same machine code can differ in source and be built twice (kernels are
+// deduplicated and cached by source text).
+std::string prune_unused_unravels(std::string glue, const std::vector<Ctx::Unravel>& unravels);
+
 // Matrix products with at most this many rows take the GEMV template (jit/kernels/gemv.cuh).
 constexpr int kGemvMaxRows = 16;
 
 // `extern "C" __global__ void __launch_bounds__(256) name(const __grid_constant__ KParams kp) {`,
 // `const KParams* const p = &kp;` and the predicate's
 // early return (emit_kernels.cpp).
-std::string kernel_header(Ctx& c, const std::string& name);
+std::string kernel_header(const std::string& name);
 // The kernel of a group whose core is a matmul/linear (emit_matmul.cpp) or a fused attention
 // (emit_attention.cpp).
 std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& launch);

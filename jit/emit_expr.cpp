@@ -1,6 +1,8 @@
 // Pointwise expressions: every op that is computed per output element (elementwise math, casts,
 // where/select, views, gathers, creators), emitted as straight-line CUDA statements at a
 // multi-index. Semantics mirror runtime/cpu/elementwise.cpp, shape.cpp, gather.cpp and create.cpp.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -15,7 +17,9 @@ using ir::ValueId;
 
 const char* reg_type(DType t) {
   switch (t) {
-    case DType::F32: case DType::F16: case DType::BF16: return "float";
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return "float";
     case DType::I32: return "int";
     case DType::I64: return "long long";
     case DType::Bool: return "bool";
@@ -77,10 +81,14 @@ std::string int_literal(DType t, int64_t v) {
   return buf;
 }
 
-std::string literal(DType t, double fv, int64_t iv) { return is_float(t) ? float_literal(t, fv) : int_literal(t, iv); }
+std::string literal(DType t, double fv, int64_t iv) {
+  return is_float(t) ? float_literal(t, fv) : int_literal(t, iv);
+}
 
 // Integer results: computed in int64 with wrapping helpers, i32 truncated modulo 2^32.
-std::string wrap_int(DType t, const std::string& x) { return t == DType::I32 ? "grape_to_i32(" + x + ")" : x; }
+std::string wrap_int(DType t, const std::string& x) {
+  return t == DType::I32 ? "grape_to_i32(" + x + ")" : x;
+}
 
 std::string unary_float(Op op, const std::string& x, bool approx_tanh) {
   switch (op) {
@@ -152,12 +160,15 @@ const char* compare_op(Op op) {
 // ->bool is x != 0; int->int wraps; bool -> 0/1.
 std::string cast_expr(DType from, DType to, const std::string& x) {
   if (to == DType::Bool) return is_float(from) ? "(" + x + " != 0.0f)" : "(" + x + " != 0)";
-  if (from == DType::Bool) return is_float(to) ? "(" + x + " ? 1.0f : 0.0f)" : "(" + std::string(reg_type(to)) + ")(" + x + " ? 1 : 0)";
+  if (from == DType::Bool)
+    return is_float(to) ? "(" + x + " ? 1.0f : 0.0f)"
+                        : "(" + std::string(reg_type(to)) + ")(" + x + " ? 1 : 0)";
   if (is_float(from)) {
     if (is_float(to)) return round_to(to, x);
     return to == DType::I32 ? "grape_f2i32(" + x + ")" : "grape_f2i64(" + x + ")";
   }
-  if (is_float(to)) return round_to(to, from == DType::I32 ? "__int2float_rn(" + x + ")" : "__ll2float_rn(" + x + ")");
+  if (is_float(to))
+    return round_to(to, from == DType::I32 ? "__int2float_rn(" + x + ")" : "__ll2float_rn(" + x + ")");
   if (to == DType::I32) return "grape_to_i32((long long)" + x + ")";
   return "(long long)" + x;
 }
@@ -170,10 +181,12 @@ Ctx::Ctx(const ir::Function& fn, const scheduler::FusionGroup& grp) : f(fn), g(g
   buffers.insert(buffers.end(), g.outputs.begin(), g.outputs.end());
   if (buffers.size() > static_cast<size_t>(kMaxBuffers))
     throw std::runtime_error("kernel for " + std::string(ir::op_name(g.root->op)) + " needs " +
-                             std::to_string(buffers.size()) + " buffers (at most " + std::to_string(kMaxBuffers) + ")");
+                             std::to_string(buffers.size()) + " buffers (at most " +
+                             std::to_string(kMaxBuffers) + ")");
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (type(buffers[i]).rank() > static_cast<size_t>(kMaxRank))
-      throw std::runtime_error("value of rank " + std::to_string(type(buffers[i]).rank()) + " exceeds the kernel limit");
+      throw std::runtime_error("value of rank " + std::to_string(type(buffers[i]).rank()) +
+                               " exceeds the kernel limit");
     if (!buf.count(buffers[i])) buf[buffers[i]] = static_cast<int>(i);
   }
   for (const ir::Operation* op : g.ops) {
@@ -189,6 +202,10 @@ std::string Ctx::dim(const ir::Dim& d) {
     for (size_t a = 0; a < s.size(); ++a)
       if (s[a] == d) return "p->shape[" + std::to_string(i) + "][" + std::to_string(a) + "]";
   }
+  return extra_dim(d);
+}
+
+std::string Ctx::extra_dim(const ir::Dim& d) {
   for (size_t i = 0; i < extra.size(); ++i)
     if (extra[i] == d) return "p->extra[" + std::to_string(i) + "]";
   if (extra.size() >= static_cast<size_t>(kMaxExtra))
@@ -208,8 +225,8 @@ std::string Ctx::numel(const std::vector<ir::Dim>& dims) {
 // (multiplications only), only a merge needs divisions, and only by its own dims. Runtime dims in
 // the flat index of a whole-tensor ravel/unravel would cost a 64-bit division per element read.
 // Size-1 axes on either side are skipped. False (nothing emitted) when the shapes do not decompose.
-bool Ctx::reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx, Idx& ix,
-                            std::string& code, const std::string& ind) {
+bool Ctx::reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx,
+                            Idx& ix, std::string& code, const std::string& ind) {
   constexpr size_t kMaxGroup = 4;
   struct Group {
     size_t i0, i1, o0, o1;
@@ -274,18 +291,140 @@ std::string Ctx::ravel(const std::vector<ir::Dim>& dims, const Idx& idx) {
   return s;
 }
 
-Idx Ctx::unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code, const std::string& ind) {
+namespace {
+
+// s without parentheses around the whole of it ("((a) + b)" -> "(a) + b", "(a) * (b)" unchanged).
+std::string strip_outer_parens(std::string s) {
+  while (s.size() >= 2 && s.front() == '(' && s.back() == ')') {
+    int depth = 0;
+    size_t close = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+      if (depth == 0) {
+        close = i;
+        break;
+      }
+    }
+    if (close != s.size() - 1) break;
+    s = s.substr(1, s.size() - 2);
+  }
+  return s;
+}
+
+// An index whose value is a constant c plus a rest: "12LL" (rest "0LL") or "(12LL + 1LL * t3)"
+// (rest "(0LL + 1LL * t3)", a static slice starting at 12). Index expressions are integer sums
+// and products, so c + rest == c + (0 + rest) whatever rest is. False when the leading term is
+// not an integer literal.
+bool split_constant_index(const std::string& index, int64_t* c, std::string* rest) {
+  const std::string s = strip_outer_parens(index);
+  size_t i = s[0] == '-' ? 1 : 0, digits = i;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  if (digits == i || digits > 18 || s.compare(digits, 2, "LL") != 0) return false;
+  const std::string tail = s.substr(digits + 2);
+  if (tail.empty()) {
+    *rest = "0LL";
+  } else if (tail.rfind(" + ", 0) == 0) {
+    *rest = "(0LL" + tail + ")";
+  } else {
+    return false;
+  }
+  *c = std::stoll(s.substr(0, digits));
+  return true;
+}
+
+}  // namespace
+
+std::string Ctx::buffer_offset(const std::vector<ir::Dim>& dims, const Idx& idx) {
+  // A constant leading index (layer l of a stacked KV cache, `kc[l]` or `kc[l:l+1]`, in an
+  // unrolled loop over layers) becomes an extra[] slot holding l times the stride: the twelve layers' kernels
+  // are then one source, compiled once, instead of twelve differing in one number (layer 0, with no offset,
+  // is a second one: a slot for every slice starting at 0 would cost every kernel a parameter). Two slots are
+  // left for the runtime dims the rest of the kernel may need.
+  int64_t lead = 0;
+  Idx rest = idx;
+  if (dims.size() < 2 || dims[0].is_const(1) || extra.size() + 2 >= static_cast<size_t>(kMaxExtra) ||
+      !split_constant_index(idx[0], &lead, &rest[0]) || lead == 0)
+    return ravel(dims, idx);
+  ir::Dim stride = 1;
+  for (size_t d = 1; d < dims.size(); ++d) stride = stride * dims[d];
+  return "(" + extra_dim(ir::Dim(lead) * stride) + " + " + ravel(dims, rest) + ")";
+}
+
+Idx Ctx::unravel(const std::string& flat, const std::vector<ir::Dim>& dims, std::string& code,
+                 const std::string& ind) {
   Idx out(dims.size());
   if (dims.empty()) return out;
-  std::string t = fresh("t");
-  code += ind + "[[maybe_unused]] long long " + t + " = " + flat + ";\n";
+  std::string t = fresh_unravel("t");
+  Unravel u;
+  u.names.push_back(t);
+  u.lines.push_back(ind + "[[maybe_unused]] long long " + t + " = " + flat + ";\n");
   for (size_t d = dims.size(); d-- > 1;) {
-    out[d] = fresh("i");
+    out[d] = fresh_unravel("i");
     std::string n = dim(dims[d]);
-    code += ind + "[[maybe_unused]] const long long " + out[d] + " = " + t + " % " + n + "; " + t + " /= " + n + ";\n";
+    u.names.push_back(out[d]);
+    u.lines.push_back(ind + "[[maybe_unused]] const long long " + out[d] + " = " + t + " % " + n + "; " + t +
+                      " /= " + n + ";\n");
   }
+  for (const std::string& line : u.lines) code += line;
+  unravels.push_back(std::move(u));
   out[0] = t;
   return out;
+}
+
+namespace {
+
+bool identifier_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }
+
+// Occurrences of identifier `name` in `text` (whole words only: t1 is not in t12).
+size_t count_identifier(const std::string& text, const std::string& name) {
+  size_t n = 0;
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + name.size())) {
+    bool starts = at == 0 || !identifier_char(text[at - 1]);
+    bool ends = at + name.size() == text.size() || !identifier_char(text[at + name.size()]);
+    if (starts && ends) ++n;
+  }
+  return n;
+}
+
+size_t count_substring(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+void erase_all(std::string& text, const std::string& part) {
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at))
+    text.erase(at, part.size());
+}
+
+}  // namespace
+
+std::string prune_unused_unravels(std::string glue, const std::vector<Ctx::Unravel>& unravels) {
+  // An unravel is dead when every use of its variables is inside its own lines (wherever those
+  // lines were copied). Dropping one can make an earlier one dead (its variable fed this one's
+  // flat index), hence the loop.
+  std::vector<bool> gone(unravels.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t u = unravels.size(); u-- > 0;) {
+      if (gone[u]) continue;
+      const Ctx::Unravel& un = unravels[u];
+      bool dead = true;
+      for (const std::string& name : un.names) {
+        size_t own = 0;
+        for (const std::string& line : un.lines)
+          own += count_substring(glue, line) * count_identifier(line, name);
+        if (count_identifier(glue, name) != own) {
+          dead = false;
+          break;
+        }
+      }
+      if (!dead) continue;
+      for (const std::string& line : un.lines) erase_all(glue, line);
+      gone[u] = changed = true;
+    }
+  }
+  return glue;
 }
 
 Idx Ctx::broadcast_index(ValueId v, const Idx& idx) {
@@ -298,14 +437,17 @@ Idx Ctx::broadcast_index(ValueId v, const Idx& idx) {
 
 std::string Ctx::load(ValueId v, const Idx& idx) {
   auto it = buf.find(v);
-  if (it == buf.end()) throw std::logic_error("value %" + std::to_string(v) + " is neither in a buffer nor computed");
+  if (it == buf.end())
+    throw std::logic_error("value %" + std::to_string(v) + " is neither in a buffer nor computed");
   std::string i = std::to_string(it->second);
-  return "grape_ld_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " + ravel(type(v).shape, idx) + ")";
+  return "grape_ld_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " +
+         buffer_offset(type(v).shape, idx) + ")";
 }
 
 std::string Ctx::store(ValueId v, const Idx& idx, const std::string& val) {
   std::string i = std::to_string(buf.at(v));
-  return "grape_st_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " + ravel(type(v).shape, idx) + ", " + val + ");";
+  return "grape_st_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " +
+         buffer_offset(type(v).shape, idx) + ", " + val + ");";
 }
 
 // The index of a view's operand (expand, permute, reshape, slice) read at the view's `idx`.
@@ -337,14 +479,16 @@ Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, 
         if (s.dynamic >= 0) {
           // runtime/cpu/dispatch.cpp resolve_dynamic_start: wrap once, clamp so `size` fits.
           std::string raw = value(op.operands[static_cast<size_t>(s.dynamic)], {}, code, ind);
-          start = fresh("s");
-          code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " + dim(xs[d]) +
-                  ", " + dim(s.size) + ");\n";
+          start = fresh("ds");  // not s0/s1: the row statistics of Ops::a are named so
+          code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " +
+                  dim(xs[d]) + ", " + dim(s.size) + ");\n";
         } else {
           start = dim(s.start);
         }
-        if (s.squeeze) ix[d] = start;
-        else ix[d] = "(" + start + " + " + std::to_string(s.step) + "LL * " + idx[j++] + ")";
+        if (s.squeeze)
+          ix[d] = start;
+        else
+          ix[d] = "(" + start + " + " + std::to_string(s.step) + "LL * " + idx[j++] + ")";
       }
       return ix;
     }
@@ -360,14 +504,16 @@ std::string Ctx::address(ValueId v, const Idx& idx, std::string& code, const std
     auto b = buf.find(v);
     if (b == buf.end() || v == leaf) return "";
     const std::string T = storage_type(type(v).dtype), r = fresh("a");
-    code += ind + "const " + T + "* " + r + " = (const " + T + "*)p->buf[" + std::to_string(b->second) + "] + " +
-            ravel(type(v).shape, idx) + ";\n";
+    code += ind + "const " + T + "* " + r + " = (const " + T + "*)p->buf[" + std::to_string(b->second) +
+            "] + " + buffer_offset(type(v).shape, idx) + ";\n";
     return r;
   }
   const ir::Operation& op = *it->second;
   switch (op.op) {
-    case Op::Expand: case Op::Permute: case Op::Reshape: case Op::Slice:
-      return address(op.operands[0], view_index(op, idx, code, ind), code, ind);
+    case Op::Expand:
+    case Op::Permute:
+    case Op::Reshape:
+    case Op::Slice: return address(op.operands[0], view_index(op, idx, code, ind), code, ind);
     default: return "";
   }
 }
@@ -431,8 +577,21 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
       code += ind + "  " + r + " = " + y + ";\n" + ind + "}\n";
       return r;
     }
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Mod: case Op::Pow: case Op::Maximum:
-    case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::And:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Mod:
+    case Op::Pow:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+    case Op::And:
     case Op::Or: {
       DType ot = type(op.operands[0]).dtype;
       std::string x = operand(0, broadcast_index(op.operands[0], idx));
@@ -444,8 +603,10 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
       if (is_float(ot)) return def(round_to(rt, binary_float(op.op, x, y)));
       return def(wrap_int(rt, binary_int(op.op, x, y)));
     }
-    case Op::Expand: case Op::Permute: case Op::Reshape: case Op::Slice:
-      return value(op.operands[0], view_index(op, idx, code, ind), code, ind);
+    case Op::Expand:
+    case Op::Permute:
+    case Op::Reshape:
+    case Op::Slice: return value(op.operands[0], view_index(op, idx, code, ind), code, ind);
     case Op::Concat: {
       size_t ax = static_cast<size_t>(a.axis);
       code += ind + reg_type(rt) + " " + r + ";\n";
@@ -495,13 +656,13 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
     case Op::Arange:
       if (is_float(rt)) return def(round_to(rt, "__ll2float_rn(" + idx[0] + ")"));
       return def("(" + std::string(reg_type(rt)) + ")" + idx[0]);
-    case Op::Full: case Op::Constant: return literal(rt, a.fvalue, a.ivalue);
+    case Op::Full:
+    case Op::Constant: return literal(rt, a.fvalue, a.ivalue);
     case Op::CausalMask: {
       std::string off = operand(0, {});
       return def("(" + idx[1] + " - " + idx[0] + " <= (long long)" + off + ")");  // j <= i + offset
     }
-    default:
-      throw std::logic_error(std::string("op ") + ir::op_name(op.op) + " is not pointwise");
+    default: throw std::logic_error(std::string("op ") + ir::op_name(op.op) + " is not pointwise");
   }
 }
 

@@ -22,19 +22,21 @@ const char* kGridStride =
 
 }  // namespace
 
-std::string kernel_header(Ctx& c, const std::string& name) {
+std::string kernel_header(const std::string& name) {
   // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
   // through the constant cache, no copy), so reading it costs no dependent global load at the
   // kernel's start; the bodies take `const KParams*` as before.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(256) " + name +
                   "(const __grid_constant__ KParams kp) {\n  const KParams* const p = &kp;\n";
-  if (c.g.pred != ir::kNoValue) s += "  if (p->pred && !*p->pred) return;\n";
+  // Every kernel checks the predicate, not only predicated ones: p->pred is null for the others
+  // (DeviceProgram::fill_blocks), and the same source in a predicated and an unpredicated position
+  // (a layer inside and outside an `if`) is then one kernel, built once. The cost is one uniform
+  // branch on a parameter.
+  s += "  if (p->pred && !*p->pred) return;\n";
   return s;
 }
 
 namespace {
-
-std::string header(Ctx& c, const std::string& name) { return kernel_header(c, name); }
 
 std::vector<ir::Dim> dims_of(Ctx& c, ValueId v) { return c.type(v).shape; }
 
@@ -47,7 +49,7 @@ std::string pointwise(Ctx& c, const std::string& name, LaunchRule& L) {
   Idx idx = c.unravel("gi", dims, body, ind);
   std::string v = c.compute(*c.g.root, idx, body, ind);
   body += ind + c.store(out, idx, v) + "\n";
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   s += "  const long long n = " + c.numel(dims) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
   L.kind = LaunchRule::Elementwise;
   L.items = dims;
@@ -131,7 +133,7 @@ std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
       break;
     default: throw std::logic_error("not a reduction");
   }
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   s += "  __shared__ " + acc_t + " sm[32];\n";
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
@@ -172,7 +174,7 @@ std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   bool fl = is_float(c.type(x).dtype);
   std::string vt = fl ? "float" : "long long";
   RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
   std::string cmp = op.op == Op::ArgMax ? "true" : "false";
   s += "  auto before = [](" + vt + " a, long long ia, " + vt +
@@ -209,7 +211,7 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   bool sm = op.op == Op::Softmax || op.op == Op::LogSoftmax;
   int64_t axis = sm ? op.attrs.axis : static_cast<int64_t>(c.type(x).rank()) - 1;
   RowSpace r = row_space(c, x, {axis});
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   s += "  __shared__ float sm[32];\n";
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
@@ -269,7 +271,7 @@ std::string cumsum(Ctx& c, const std::string& name, LaunchRule& L) {
   DType ot = c.type(out).dtype;
   bool fl = is_float(ot);
   RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
   s += ind + "if (threadIdx.x != 0) continue;\n";
@@ -294,7 +296,7 @@ std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
   bool fl = is_float(c.type(x).dtype);
   std::string vt = fl ? "float" : "long long";
   RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
   s += "  auto before = [](" + vt + " a, long long ia, " + vt +
        " b, long long ib) { return grape_topk_before(a, ia, b, ib); };\n";
@@ -335,14 +337,14 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
   for (const ir::Operation* m : c.g.ops)
     if (m != &op)
       for (ValueId u : m->operands) in_place = in_place && u != x;
-  std::string s = header(c, name);
+  std::string s = kernel_header(name);
   std::string body, ind = "    ";
   std::vector<std::string> starts;
   for (size_t d = 0; d < xs.size(); ++d) {
     const ir::SliceAxis& sa = op.attrs.slices[d];
     if (sa.dynamic >= 0) {
       std::string raw = c.value(op.operands[static_cast<size_t>(sa.dynamic)], {}, s, "  ");
-      std::string st = c.fresh("s");
+      std::string st = c.fresh("ds");
       s += "  const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) + ", " +
            c.dim(sa.size) + ");\n";
       starts.push_back(st);
@@ -357,8 +359,16 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
     Idx xi, sq;
     std::string ok = "true";
     for (size_t d = 0; d < xs.size(); ++d) {
-      xi.push_back("(" + starts[d] + " + " + std::to_string(op.attrs.slices[d].step) + "LL * " + ri[d] + ")");
-      ok += " && " + xi.back() + " < " + c.dim(xs[d]);
+      const ir::SliceAxis& sa = op.attrs.slices[d];
+      xi.push_back("(" + starts[d] + " + " + std::to_string(sa.step) + "LL * " + ri[d] + ")");
+      // A static axis whose whole range is known to fit needs no test (and a layer's number in
+      // the test would keep the layers' kernels apart; Ctx::buffer_offset).
+      const bool fits =
+          sa.dynamic < 0 && sa.start.is_const() && sa.size.is_const() && xs[d].is_const() && sa.step > 0 &&
+          sa.start.const_value() >= 0 &&
+          (sa.size.const_value() == 0 ||
+           sa.start.const_value() + (sa.size.const_value() - 1) * sa.step < xs[d].const_value());
+      if (!fits) ok += " && " + xi.back() + " < " + c.dim(xs[d]);
       if (!op.attrs.slices[d].squeeze) sq.push_back(ri[d]);
     }
     std::string v = c.value(val, c.broadcast_index(val, sq), body, ind);

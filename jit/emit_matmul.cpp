@@ -18,8 +18,6 @@ using ir::ValueId;
 
 namespace {
 
-std::string header(Ctx& c, const std::string& name) { return kernel_header(c, name); }
-
 // The statements of a row prologue's statistics (runtime/cpu/norm.cpp) over k < K, computed by one
 // warp (every lane gets them): s0/s1 are (max, sum of exp) for softmax, (mean, 1/std) for the
 // norms. `gx` is the call reading the prologue's input at k ("gx(p, r, k)"). When K is a constant
@@ -97,7 +95,13 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   std::vector<ir::Dim> lead(as.begin(), as.end() - 1);
   ir::Dim k_dim = as.back();
   ir::Dim n_dim = linear ? c.type(b).shape[0] : c.type(b).shape[1];
-  const std::string R = c.numel(lead), N = c.dim(n_dim), K = c.dim(k_dim);
+  ir::Dim rows = 1;
+  for (const auto& d : lead) rows = rows * d;
+  // A runtime row count is an extra[] slot, not a product of shape entries: `B * T` in a prefill,
+  // `B` in a decode step and `5 * T` in a beam are then one source (the same machine code),
+  // compiled once. A constant stays a literal: the template may specialise on it.
+  const std::string R = rows.is_const() ? c.dim(rows) : c.extra_dim(rows);
+  const std::string N = c.dim(n_dim), K = c.dim(k_dim);
   const std::string T = storage_type(dt);
   const bool a_direct = !rp && c.buf.count(a) && !c.prod.count(a);
 
@@ -267,7 +271,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     const std::string lb = "__launch_bounds__(256)";
     return h.replace(h.find(lb), lb.size(), "__launch_bounds__(256, 2)");
   };
-  std::string s = ops + two_per_sm(header(c, name));
+  std::string s = ops + two_per_sm(kernel_header(name));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   const bool gemv_tc = scheduler::gemv_on_tensor_cores(n_dim);
   if (gemv_tc) {
@@ -280,7 +284,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
          "(p, item, grape_smem);\n";
   }
   s += "}\n\n";
-  s += two_per_sm(header(c, name + kTensorCoreSuffix));
+  s += two_per_sm(kernel_header(name + kTensorCoreSuffix));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   // One tile configuration: a 128 x 128 one measured only ~30% faster at M = 2048 and doubled
   // the NVRTC/ptxas time of every matrix-product kernel (bench/RESULTS.md).
@@ -290,8 +294,6 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "}\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
-  ir::Dim rows = 1;
-  for (const auto& d : lead) rows = rows * d;
   L.items = {rows, n_dim, k_dim};
   L.weight_kn = !linear;
   L.gemv_cols = linear ? 128 : tx * 8;
@@ -419,7 +421,7 @@ std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string aargs_t = rp ? ", s_st[r][0], s_st[r][1]" : "";
   size_t smem = linear ? 64 : 8 * 16 * 33 * (fl ? 4 : 8);
   smem = std::max<size_t>(smem, tc ? 64 * 68 * 4 : 2 * 16 * 64 * (fl ? 4 : 8));
-  s += header(c, name);
+  s += kernel_header(name);
   s += "  __shared__ __align__(128) unsigned char smem[" + std::to_string(smem) + "];\n";
   if (rp) s += "  __shared__ float s_st[64][2];\n";
   s += "  const long long M = " + M + ", N = " + N + ", K = " + K + ", NB = " + NB + ";\n";

@@ -6,15 +6,14 @@ struct Ops {
   static constexpr bool kRowStats = true;
   static constexpr bool kWKN = false;
   static constexpr bool kADirect = false;
-  __device__ static long long R(const KParams* p) { return (p->shape[0][0]); }
+  __device__ static long long R(const KParams* p) { return p->extra[0]; }
   __device__ static long long N(const KParams* p) { return 256LL; }
   __device__ static long long K(const KParams* p) { return 64LL; }
   __device__ static const W* w(const KParams* p) { return (const W*)p->buf[3]; }
   __device__ static const T* a_ptr(const KParams* p) { return nullptr; }
   __device__ static float gx(const KParams* p, long long r, long long k) {
-    [[maybe_unused]] long long t0 = r;
-    const float v1 = grape_ld_f16(p->buf[0], (r * 64LL + k));
-    return v1;
+    const float v0 = grape_ld_f16(p->buf[0], (r * 64LL + k));
+    return v0;
   }
   __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {
     const int lane = threadIdx.x & 31;
@@ -36,11 +35,10 @@ struct Ops {
     *s1 = 1.0f / sqrtf(sq / (float)K + 1e-05f);
   }
   __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {
-    [[maybe_unused]] long long t2 = r;
-    const float v3 = grape_ld_f16(p->buf[0], (r * 64LL + k));
-    const float v4 = grape_ld_f16(p->buf[1], k);
-    const float v5 = grape_ld_f16(p->buf[2], k);
-    return grape_r_f16(((v3 - s0) * s1 * v4 + v5));
+    const float v1 = grape_ld_f16(p->buf[0], (r * 64LL + k));
+    const float v2 = grape_ld_f16(p->buf[1], k);
+    const float v3 = grape_ld_f16(p->buf[2], k);
+    return grape_r_f16(((v1 - s0) * s1 * v2 + v3));
   }
   static constexpr bool kAVec = true;
   __device__ static bool a_vec_ok(const KParams* p) { return true && (reinterpret_cast<unsigned long long>((const T*)p->buf[0]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[1]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[2]) & 15) == 0; }
@@ -55,16 +53,16 @@ struct Ops {
     for (int e = 0; e < 8; ++e) out[e] = grape_r_f16(((x[e] - s0) * s1 * g[e] + b[e]));
   }
   __device__ static void store(const KParams* p, long long r, long long n, float acc) {
-    [[maybe_unused]] long long t6 = r;
-    const float v7 = grape_ld_f16(p->buf[4], n);
-    acc = acc + v7;
-    const float v8 = grape_r_f16(grape_gelu(grape_r_f16(acc)));
-    grape_st_f16(p->buf[5], (r * 256LL + n), v8);
+    const float v4 = grape_ld_f16(p->buf[4], n);
+    acc = acc + v4;
+    const float v5 = grape_r_f16(grape_gelu(grape_r_f16(acc)));
+    grape_st_f16(p->buf[5], (r * 256LL + n), v5);
   }
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
   const KParams* const p = &kp;
+  if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::N(p) + GRAPE_GEMV_NK_TILE - 1) / GRAPE_GEMV_NK_TILE) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, grape_smem);
@@ -72,6 +70,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_c
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
   const KParams* const p = &kp;
+  if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);

@@ -6,9 +6,9 @@ extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_cons
   const long long n = (8LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {
     [[maybe_unused]] long long t0 = gi;
-    const float v3 = grape_ld_f32(p->buf[0], t0);
-    const float v2 = expf(v3);
-    const float v1 = (v2 + __int_as_float(0x3f800000));
-    grape_st_f32(p->buf[1], t0, v1);
+    const float v2 = grape_ld_f32(p->buf[0], t0);
+    const float v1 = expf(v2);
+    const float v0 = (v1 + __int_as_float(0x3f800000));
+    grape_st_f32(p->buf[1], t0, v0);
   }
 }
