@@ -6,7 +6,8 @@
 #      LeakSanitizer on; ctest runs every test (GPU tests, label `gpu`, only when a GPU is present)
 #   3. build-fuzz/: the libraries, the CLI and the libFuzzer targets with clang (so the code is also
 #      compiled warning-free by a second compiler); each fuzzer runs briefly from a copy of its seed
-#      corpus tests/fuzz/corpus/<name>/ and any crash, leak, timeout or sanitizer report fails
+#      corpus tests/fuzz/corpus/<name>/ and any crash, leak, timeout or sanitizer report fails;
+#      build-clang-tests/ (configured, not built): every test source through clang -fsyntax-only
 #   4. build-go/: every target (tests included) built optimized, -O2 with g++ and warnings as
 #      errors, as the README's Release build is: some warnings (-Warray-bounds, -Wrestrict, ...)
 #      appear only when optimizing. Built, not run (the tests ran in 2.); then the Rust and Go
@@ -187,6 +188,17 @@ if phase "build (clang, libFuzzer, build-fuzz/)" build_fuzz; then
 else
   skip "fuzzers" "build failed"
 fi
+
+# The tests' sources with clang too (the fuzz build has GRAPE_TESTS=OFF): front-end checks with the
+# flags CMake gives them, from a configured (not built) tree.
+clang_tests_syntax() {
+  mkdir -p build-clang-tests
+  cmake -S . -B build-clang-tests -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DGRAPE_TESTS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPython3_EXECUTABLE="$PYTHON" \
+    >build-clang-tests/configure.log 2>&1 || { cat build-clang-tests/configure.log; return 1; }
+  "$PYTHON" scripts/clang_syntax_check.py build-clang-tests . "$JOBS"
+}
+phase "clang -fsyntax-only, test sources (build-clang-tests/)" clang_tests_syntax
 
 # --- 4. optimized build, and the bindings against it --------------------------------------------
 # Every target at -O2 with -Werror (CMakeLists.txt), in build-go/, where the Go package's cgo flags
