@@ -30,18 +30,18 @@ struct Err {
   std::string msg() const { return grp_error_message(e); }
 };
 
-#define EXPECT_OK(call)                      \
-  do {                                       \
-    Err err_(call);                          \
-    EXPECT_TRUE(err_.ok()) << err_.msg();    \
+#define EXPECT_OK(call)                   \
+  do {                                    \
+    Err err_(call);                       \
+    EXPECT_TRUE(err_.ok()) << err_.msg(); \
   } while (0)
 
-#define EXPECT_ERR(call, want_code, fragment)                                            \
-  do {                                                                                   \
-    Err err_(call);                                                                      \
-    ASSERT_FALSE(err_.ok()) << #call " succeeded";                                       \
-    EXPECT_EQ(err_.code(), want_code) << err_.msg();                                     \
-    EXPECT_NE(err_.msg().find(fragment), std::string::npos) << err_.msg();               \
+#define EXPECT_ERR(call, want_code, fragment)                              \
+  do {                                                                     \
+    Err err_(call);                                                        \
+    ASSERT_FALSE(err_.ok()) << #call " succeeded";                         \
+    EXPECT_EQ(err_.code(), want_code) << err_.msg();                       \
+    EXPECT_NE(err_.msg().find(fragment), std::string::npos) << err_.msg(); \
   } while (0)
 
 grp_model* load(const char* src = kTestModel, bool weights = true) {
@@ -196,10 +196,12 @@ TEST(CapiModel, NullArguments) {
   EXPECT_ERR(grp_model_load_file(nullptr, nullptr, &m), GRP_ERR_INVALID_ARGUMENT, "path is NULL");
   EXPECT_ERR(grp_model_load_file("x.grp", nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
   EXPECT_ERR(grp_model_load_source(nullptr, 3, "n", nullptr, &m), GRP_ERR_INVALID_ARGUMENT, "src is NULL");
-  EXPECT_ERR(grp_model_load_source(kTestModel, 3, "n", nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_ERR(grp_model_load_source(kTestModel, 3, "n", nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT,
+             "out is NULL");
   EXPECT_EQ(m, reinterpret_cast<grp_model*>(0x1));
   EXPECT_ERR(grp_model_set_weights_file(nullptr, "w"), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
-  EXPECT_ERR(grp_model_set_weights_memory(nullptr, "", 0, nullptr), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_ERR(grp_model_set_weights_memory(nullptr, "", 0, nullptr), GRP_ERR_INVALID_ARGUMENT,
+             "model is NULL");
   EXPECT_ERR(grp_model_set_random_weights(nullptr, 0), GRP_ERR_INVALID_ARGUMENT, "model is NULL");
   EXPECT_ERR(grp_model_weight_info(nullptr, 0, nullptr, nullptr, nullptr), GRP_ERR_INVALID_ARGUMENT, "model");
   char* text = reinterpret_cast<char*>(0x1);
@@ -240,21 +242,21 @@ TEST(CapiModel, Options) {
 
   o.num_defines = 3;
   o.defines = nullptr;
-  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
-             "defines is NULL");
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "defines is NULL");
   const char* nulls[] = {nullptr};
   o.defines = nulls;
   o.num_defines = 1;
-  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
-             "defines[0] is NULL");
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "defines[0] is NULL");
   const char* bad_value[] = {"K=four"};
   o.defines = bad_value;
-  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
-             "expected an integer, got 'four'");
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "expected an integer, got 'four'");
   const char* unknown[] = {"KK=4"};
   o.defines = unknown;
-  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m), GRP_ERR_INVALID_ARGUMENT,
-             "did you mean 'K'");
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", &o, &m),
+             GRP_ERR_INVALID_ARGUMENT, "did you mean 'K'");
   EXPECT_EQ(m, nullptr);
 
   // struct_size: the v1 core (struct_size, defines, num_defines) is the minimum; a zero tail
@@ -264,13 +266,13 @@ TEST(CapiModel, Options) {
     const char* const* defines;
     size_t num_defines;
   } core = {sizeof(Core), nullptr, 0};
-  EXPECT_OK(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", reinterpret_cast<grp_model_options*>(&core),
-                                  &m));
+  EXPECT_OK(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t",
+                                  reinterpret_cast<grp_model_options*>(&core), &m));
   grp_model_destroy(m);
   m = nullptr;
   core.struct_size = sizeof(Core) - 1;
-  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t", reinterpret_cast<grp_model_options*>(&core),
-                                   &m),
+  EXPECT_ERR(grp_model_load_source(kTestModel, std::strlen(kTestModel), "t",
+                                   reinterpret_cast<grp_model_options*>(&core), &m),
              GRP_ERR_INVALID_ARGUMENT, "struct_size");
   struct Bigger {
     grp_model_options o;
@@ -322,7 +324,8 @@ TEST(CapiModel, WeightsFromMemoryAndFile) {
   EXPECT_ERR(grp_model_set_weights_memory(m, nullptr, 5, nullptr), GRP_ERR_INVALID_ARGUMENT, "data is NULL");
   EXPECT_ERR(grp_model_set_weights_memory(m, "garbage", 7, nullptr), GRP_ERR_FORMAT, "<memory>");
   auto other = safetensors_f32("v", {1, 2, 3});
-  EXPECT_ERR(grp_model_set_weights_memory(m, other.data(), other.size(), "o"), GRP_ERR_FORMAT, "missing tensor 'w'");
+  EXPECT_ERR(grp_model_set_weights_memory(m, other.data(), other.size(), "o"), GRP_ERR_FORMAT,
+             "missing tensor 'w'");
 
   // The failed calls kept the good weights.
   s = open(m, "main");
@@ -339,10 +342,12 @@ TEST(CapiModel, WeightsFromMemoryAndFile) {
   // From a file; a session created before keeps its snapshot.
   std::string path = temp_path("w.safetensors");
   auto file_bytes = safetensors_f32("w", {2, 20, 200});
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(file_bytes.data()),
-                                              static_cast<std::streamsize>(file_bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file_bytes.data()),
+             static_cast<std::streamsize>(file_bytes.size()));
   EXPECT_OK(grp_model_set_weights_file(m, path.c_str()));
-  EXPECT_ERR(grp_model_set_weights_file(m, "/nonexistent.safetensors"), GRP_ERR_IO, "/nonexistent.safetensors");
+  EXPECT_ERR(grp_model_set_weights_file(m, "/nonexistent.safetensors"), GRP_ERR_IO,
+             "/nonexistent.safetensors");
   EXPECT_ERR(grp_model_set_weights_file(m, nullptr), GRP_ERR_INVALID_ARGUMENT, "safetensors_path");
   EXPECT_OK(grp_session_run(s));
   EXPECT_OK(grp_session_get_output(s, 0, nullptr, nullptr, nullptr, &data, nullptr));
@@ -357,6 +362,49 @@ TEST(CapiModel, WeightsFromMemoryAndFile) {
   grp_session_destroy(s);
   grp_model_destroy(m);
   std::filesystem::remove(path);
+}
+
+// A 100,000-character entry, state or dim name is cut in run-time messages (runtime/error.h), not
+// echoed (issue 10).
+TEST(CapiSession, LongNamesInRunTimeErrorsAreCut) {
+  grp_model* m = load();
+  const std::string name(100000, 'q');
+  grp_session_options o = grp_session_default_options();
+  o.entry = name.c_str();
+  grp_session* s = nullptr;
+  {
+    Err e(grp_session_create(m, &o, &s));
+    ASSERT_FALSE(e.ok());
+    EXPECT_LT(e.msg().size(), 400u) << e.msg().substr(0, 400);
+    EXPECT_NE(e.msg().find("(100000 characters)"), std::string::npos) << e.msg().substr(0, 400);
+  }
+  s = open(m, "accumulate");
+  const int64_t shape[2] = {1, 3};
+  const float v[3] = {1, 2, 3};
+  {
+    Err e(grp_session_set_state(s, name.c_str(), GRP_F32, shape, 2, v, sizeof v));
+    ASSERT_FALSE(e.ok());
+    EXPECT_LT(e.msg().size(), 400u) << e.msg().substr(0, 400);
+    EXPECT_NE(e.msg().find("no state 'qqqq"), std::string::npos) << e.msg().substr(0, 400);
+  }
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+
+  // A symbolic dim with a long name, in the shape a wrong input is told to have.
+  const std::string dim(3000, 'D');
+  const std::string src = "fn main(x: f32[" + dim + "]) -> f32[" + dim + "] { return x * 2.0 }\n";
+  grp_model* lm = nullptr;
+  ASSERT_TRUE(Err(grp_model_load_source(src.data(), src.size(), "long_dim.grp", nullptr, &lm)).ok());
+  grp_session* ls = open(lm);
+  const int64_t two[2] = {1, 3};
+  {
+    Err e(grp_session_set_input(ls, "x", GRP_F32, two, 2, v, sizeof v));
+    ASSERT_FALSE(e.ok());
+    EXPECT_LT(e.msg().size(), 400u) << e.msg().substr(0, 400);
+    EXPECT_NE(e.msg().find("(3000 characters)"), std::string::npos) << e.msg().substr(0, 400);
+  }
+  grp_session_destroy(ls);
+  grp_model_destroy(lm);
 }
 
 TEST(CapiSession, CreateErrors) {
@@ -438,24 +486,31 @@ TEST_F(Fixture, Introspection) {
   EXPECT_STREQ(exprs[0], "B");
   EXPECT_OK(grp_session_input_info(s, 1, nullptr, nullptr, nullptr, nullptr));
   rank = 42;
-  EXPECT_ERR(grp_session_input_info(s, 2, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "out of range");
-  EXPECT_ERR(grp_session_output_info(s, 2, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "out of range");
-  EXPECT_ERR(grp_session_input_info(nullptr, 0, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "session");
-  EXPECT_ERR(grp_session_output_info(nullptr, 0, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_ERR(grp_session_input_info(s, 2, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT,
+             "out of range");
+  EXPECT_ERR(grp_session_output_info(s, 2, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT,
+             "out of range");
+  EXPECT_ERR(grp_session_input_info(nullptr, 0, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT,
+             "session");
+  EXPECT_ERR(grp_session_output_info(nullptr, 0, &dt, &rank, &dims, &exprs), GRP_ERR_INVALID_ARGUMENT,
+             "session");
   EXPECT_EQ(rank, 42u);
 }
 
 TEST_F(Fixture, SetInputRejectsAndStaysUsable) {
   const int64_t bad_dim[2] = {2, 4};
   const int64_t negative[2] = {-2, 3};
-  EXPECT_ERR(grp_session_set_input(nullptr, "x", GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT, "session");
-  EXPECT_ERR(grp_session_set_input(s, nullptr, GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT, "name");
+  EXPECT_ERR(grp_session_set_input(nullptr, "x", GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
+             "session");
+  EXPECT_ERR(grp_session_set_input(s, nullptr, GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
+             "name");
   EXPECT_ERR(grp_session_set_input(s, "y", GRP_F32, shape23, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
              "unknown input 'y' for entry 'main'");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_I32, shape23, 2, x, sizeof x), GRP_ERR_TYPE,
              "input 'x': expected f32[B, 3], got i32[2, 3]");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, shape23, 1, x, 8), GRP_ERR_TYPE, "got f32[2]");
-  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, bad_dim, 2, x, 32), GRP_ERR_TYPE, "dim 1 is 4, expected 3");
+  EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, bad_dim, 2, x, 32), GRP_ERR_TYPE,
+             "dim 1 is 4, expected 3");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, negative, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
              "shape[0] is -2");
   EXPECT_ERR(grp_session_set_input(s, "x", GRP_F32, nullptr, 2, x, sizeof x), GRP_ERR_INVALID_ARGUMENT,
@@ -511,13 +566,14 @@ TEST_F(Fixture, RunErrorsKeepPreviousOutputs) {
 TEST_F(Fixture, ZeroCopyInputBuffer) {
   void* buf = nullptr;
   size_t nbytes = 0;
-  EXPECT_ERR(grp_session_input_buffer(s, "x", GRP_F32, shape23, 2, nullptr, &nbytes), GRP_ERR_INVALID_ARGUMENT,
-             "data is NULL");
-  EXPECT_ERR(grp_session_input_buffer(s, "x", GRP_I64, shape23, 2, &buf, &nbytes), GRP_ERR_TYPE, "expected f32");
+  EXPECT_ERR(grp_session_input_buffer(s, "x", GRP_F32, shape23, 2, nullptr, &nbytes),
+             GRP_ERR_INVALID_ARGUMENT, "data is NULL");
+  EXPECT_ERR(grp_session_input_buffer(s, "x", GRP_I64, shape23, 2, &buf, &nbytes), GRP_ERR_TYPE,
+             "expected f32");
   EXPECT_ERR(grp_session_input_buffer(s, "q", GRP_F32, shape23, 2, &buf, &nbytes), GRP_ERR_INVALID_ARGUMENT,
              "unknown input 'q'");
-  EXPECT_ERR(grp_session_input_buffer(nullptr, "x", GRP_F32, shape23, 2, &buf, &nbytes), GRP_ERR_INVALID_ARGUMENT,
-             "session");
+  EXPECT_ERR(grp_session_input_buffer(nullptr, "x", GRP_F32, shape23, 2, &buf, &nbytes),
+             GRP_ERR_INVALID_ARGUMENT, "session");
   EXPECT_EQ(buf, nullptr);
   EXPECT_OK(grp_session_input_buffer(s, "x", GRP_F32, shape23, 2, &buf, &nbytes));
   ASSERT_NE(buf, nullptr);
@@ -548,10 +604,12 @@ TEST_F(Fixture, ZeroCopyInputBuffer) {
 
 TEST_F(Fixture, BoundInputIsNotCopied) {
   std::vector<float> mine(x, x + 6);
-  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, mine.data(), 4), GRP_ERR_INVALID_ARGUMENT, "4 bytes");
-  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, nullptr, 24), GRP_ERR_INVALID_ARGUMENT, "NULL");
-  EXPECT_ERR(grp_session_bind_input(nullptr, "x", GRP_F32, shape23, 2, mine.data(), 24), GRP_ERR_INVALID_ARGUMENT,
-             "session");
+  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, mine.data(), 4), GRP_ERR_INVALID_ARGUMENT,
+             "4 bytes");
+  EXPECT_ERR(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, nullptr, 24), GRP_ERR_INVALID_ARGUMENT,
+             "NULL");
+  EXPECT_ERR(grp_session_bind_input(nullptr, "x", GRP_F32, shape23, 2, mine.data(), 24),
+             GRP_ERR_INVALID_ARGUMENT, "session");
   EXPECT_ERR(grp_session_bind_input(s, "x", GRP_BF16, shape23, 2, mine.data(), 12), GRP_ERR_TYPE, "got bf16");
   EXPECT_OK(grp_session_bind_input(s, "x", GRP_F32, shape23, 2, mine.data(), 24));
   EXPECT_OK(grp_session_set_input(s, "scale", GRP_F32, nullptr, 0, &scale, sizeof scale));
@@ -577,7 +635,8 @@ TEST_F(Fixture, BoundOutput) {
   EXPECT_ERR(grp_session_bind_output(nullptr, 0, dst.data(), 24), GRP_ERR_INVALID_ARGUMENT, "session");
   EXPECT_ERR(grp_session_bind_output(s, 0, nullptr, 24), GRP_ERR_INVALID_ARGUMENT, "data is NULL");
   EXPECT_OK(grp_session_bind_output(s, 0, small.data(), 8));
-  EXPECT_ERR(grp_session_run(s), GRP_ERR_INVALID_ARGUMENT, "needs 24 bytes, but the memory bound to it holds 8");
+  EXPECT_ERR(grp_session_run(s), GRP_ERR_INVALID_ARGUMENT,
+             "needs 24 bytes, but the memory bound to it holds 8");
   EXPECT_EQ(small[0], -1.0f);
   EXPECT_OK(grp_session_bind_output(s, 0, dst.data(), 24));
   EXPECT_OK(grp_session_run(s));
@@ -615,12 +674,12 @@ TEST(CapiState, GetSetAndReset) {
   EXPECT_EQ(grp_session_num_states(nullptr), 0u);
   EXPECT_EQ(grp_session_state_name(nullptr, 0), nullptr);
   const void* data = reinterpret_cast<const void*>(0x1);
-  EXPECT_ERR(grp_session_get_state(s, "acc", nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
-             "does not exist yet");
-  EXPECT_ERR(grp_session_get_state(s, "acx", nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
-             "did you mean 'acc'");
-  EXPECT_ERR(grp_session_get_state(s, nullptr, nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
-             "name");
+  EXPECT_ERR(grp_session_get_state(s, "acc", nullptr, nullptr, nullptr, &data, nullptr),
+             GRP_ERR_INVALID_ARGUMENT, "does not exist yet");
+  EXPECT_ERR(grp_session_get_state(s, "acx", nullptr, nullptr, nullptr, &data, nullptr),
+             GRP_ERR_INVALID_ARGUMENT, "did you mean 'acc'");
+  EXPECT_ERR(grp_session_get_state(s, nullptr, nullptr, nullptr, nullptr, &data, nullptr),
+             GRP_ERR_INVALID_ARGUMENT, "name");
   EXPECT_ERR(grp_session_get_state(nullptr, "acc", nullptr, nullptr, nullptr, &data, nullptr),
              GRP_ERR_INVALID_ARGUMENT, "session");
   EXPECT_EQ(data, reinterpret_cast<const void*>(0x1));
@@ -642,11 +701,14 @@ TEST(CapiState, GetSetAndReset) {
 
   const float preset[3] = {100, 200, 300};
   const int32_t count = 41;
-  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_I32, shape, 2, preset, 12), GRP_ERR_TYPE, "expected f32[M, 3]");
+  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_I32, shape, 2, preset, 12), GRP_ERR_TYPE,
+             "expected f32[M, 3]");
   const int64_t wrong[2] = {1, 4};
   EXPECT_ERR(grp_session_set_state(s, "acc", GRP_F32, wrong, 2, preset, 16), GRP_ERR_TYPE, "dim 1 is 4");
-  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_F32, shape, 2, preset, 11), GRP_ERR_INVALID_ARGUMENT, "11 bytes");
-  EXPECT_ERR(grp_session_set_state(s, "nope", GRP_F32, shape, 2, preset, 12), GRP_ERR_INVALID_ARGUMENT, "no state");
+  EXPECT_ERR(grp_session_set_state(s, "acc", GRP_F32, shape, 2, preset, 11), GRP_ERR_INVALID_ARGUMENT,
+             "11 bytes");
+  EXPECT_ERR(grp_session_set_state(s, "nope", GRP_F32, shape, 2, preset, 12), GRP_ERR_INVALID_ARGUMENT,
+             "no state");
   EXPECT_ERR(grp_session_set_state(nullptr, "acc", GRP_F32, shape, 2, preset, 12), GRP_ERR_INVALID_ARGUMENT,
              "session");
   EXPECT_OK(grp_session_set_state(s, "acc", GRP_F32, shape, 2, preset, sizeof preset));
@@ -704,8 +766,8 @@ TEST(CapiState, OnlyEntriesUsingAStateBindItsDims) {
     EXPECT_OK(grp_session_run(s));
   }
   const void* data = nullptr;
-  EXPECT_ERR(grp_session_get_state(s, "cache", nullptr, nullptr, nullptr, &data, nullptr), GRP_ERR_INVALID_ARGUMENT,
-             "does not exist yet");
+  EXPECT_ERR(grp_session_get_state(s, "cache", nullptr, nullptr, nullptr, &data, nullptr),
+             GRP_ERR_INVALID_ARGUMENT, "does not exist yet");
   grp_session_destroy(s);
   s = open(m, "push");
   int64_t n = 2;
@@ -751,7 +813,8 @@ TEST(CapiTensor, NpyRoundTrip) {
   EXPECT_EQ(untouched, reinterpret_cast<grp_tensor*>(0x1));
   EXPECT_ERR(grp_npy_write(nullptr, GRP_I32, shape, 2, v, sizeof v), GRP_ERR_INVALID_ARGUMENT, "path");
   EXPECT_ERR(grp_npy_write(path.c_str(), GRP_I32, shape, 2, v, 3), GRP_ERR_INVALID_ARGUMENT, "3 bytes");
-  EXPECT_ERR(grp_npy_write("/nonexistent/dir/x.npy", GRP_I32, shape, 2, v, sizeof v), GRP_ERR_IO, "/nonexistent");
+  EXPECT_ERR(grp_npy_write("/nonexistent/dir/x.npy", GRP_I32, shape, 2, v, sizeof v), GRP_ERR_IO,
+             "/nonexistent");
   std::filesystem::remove(path);
 }
 
@@ -803,7 +866,6 @@ TEST(CapiModel, NoWeightsModelRunsWithoutWeights) {
   grp_model_destroy(m);
 }
 
-
 // Sets an environment variable for one test and restores it afterwards.
 struct ScopedEnv {
   std::string name;
@@ -817,8 +879,10 @@ struct ScopedEnv {
     setenv(n, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (had) setenv(name.c_str(), old.c_str(), 1);
-    else unsetenv(name.c_str());
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
   }
 };
 
@@ -873,7 +937,8 @@ TEST(CapiCompile, NullArgumentsAndBadArchs) {
   // The form of the list is checked before NVRTC is loaded.
   EXPECT_ERR(grp_model_compile_kernels(m, "", &report), GRP_ERR_INVALID_ARGUMENT, "empty target name");
   EXPECT_ERR(grp_model_compile_kernels(m, "sm_80,", &report), GRP_ERR_INVALID_ARGUMENT, "empty target name");
-  EXPECT_ERR(grp_model_compile_kernels(m, "sm80", &report), GRP_ERR_INVALID_ARGUMENT, "'sm80' is not a target name");
+  EXPECT_ERR(grp_model_compile_kernels(m, "sm80", &report), GRP_ERR_INVALID_ARGUMENT,
+             "'sm80' is not a target name");
   EXPECT_ERR(grp_model_compile_kernels(m, "sm_80,gfx90a", &report), GRP_ERR_INVALID_ARGUMENT, "'gfx90a'");
   {
     Err e(grp_model_compile_kernels(m, "sm_1", &report));
@@ -902,17 +967,19 @@ TEST(CapiCompile, EveryKernelCompiles) {
   std::string r = report;
   grp_free(report);
   EXPECT_NE(r.find("targets: sm_80, sm_90\n"), std::string::npos) << r;
-  for (const char* entry : {"main: ", "accumulate: ", "ident: "}) EXPECT_NE(r.find(entry), std::string::npos) << r;
+  for (const char* entry : {"main: ", "accumulate: ", "ident: "})
+    EXPECT_NE(r.find(entry), std::string::npos) << r;
   EXPECT_NE(r.find("no errors or warnings"), std::string::npos) << r;
   grp_model_destroy(m);
 }
 
 TEST(CapiCache, InfoAndClear) {
   EXPECT_ERR(grp_cache_info(nullptr), GRP_ERR_INVALID_ARGUMENT, "out is NULL");
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("grape_capi_cache_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-                      std::to_string(reinterpret_cast<uintptr_t>(&dir))))
-                        .string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() /
+       ("grape_capi_cache_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+        std::to_string(reinterpret_cast<uintptr_t>(&dir))))
+          .string();
   std::filesystem::remove_all(dir);
   {
     ScopedEnv env("GRAPE_CACHE_DIR", dir);
