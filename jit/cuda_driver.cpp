@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "jit/shared_library.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "jit/emit_context.h"
-#include "runtime/half.h"
+#include "base/half.h"
 
 namespace grape::jit::detail {
 

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 #ifndef GRAPE_JIT_GRAPE_VERSION
 #error "GRAPE_JIT_GRAPE_VERSION must be defined by the build (jit/CMakeLists.txt)"

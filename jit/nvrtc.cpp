@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "jit/shared_library.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape {
 

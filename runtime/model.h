@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "frontend/limits.h"
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/tensor.h"
 
 namespace grape {

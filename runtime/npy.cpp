@@ -8,9 +8,9 @@
 #include <optional>
 #include <string_view>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/file_io.h"
-#include "runtime/half.h"
+#include "base/half.h"
 
 namespace grape {
 

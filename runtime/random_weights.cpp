@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "runtime/error.h"
-#include "runtime/half.h"
+#include "base/error.h"
+#include "base/half.h"
 
 namespace grape {
 

@@ -12,7 +12,7 @@
 //     (GPT-2's initialisation scale): the sum of four 16-bit uniform integers, centred and scaled
 //     (Irwin-Hall; bounded to about +-3.5 std, so never extreme). Exception: 1-D tensors whose name
 //     ends in "weight" (normalisation gains such as "ln_1.weight") are 1 + that noise. The f32
-//     value is rounded to f16/bf16 with runtime/half.h (round to nearest even).
+//     value is rounded to f16/bf16 with base/half.h (round to nearest even).
 //   i32/i64: uniform in [0, 16).
 //   bool: true or false with probability 1/2.
 #pragma once

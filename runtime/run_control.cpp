@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/file_io.h"
 
 namespace grape {

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "runtime/error.h"
-#include "runtime/half.h"
+#include "base/error.h"
+#include "base/half.h"
 
 namespace grape {
 

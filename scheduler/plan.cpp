@@ -5,7 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::scheduler {
 

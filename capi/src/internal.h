@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "grape.h"
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/model.h"
 #include "runtime/tensor.h"
 

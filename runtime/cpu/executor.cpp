@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "runtime/cpu/kernels.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::cpu {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runtime/cpu/kernels.h"
-#include "runtime/half.h"
+#include "base/half.h"
 
 namespace grape::cpu::detail {
 

@@ -11,7 +11,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/kernel_source.h"
 #include "jit/parallel_compile.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::cuda {
 

@@ -4,7 +4,7 @@
 
 #include "jit/cuda_driver.h"
 #include "runtime/cuda/device_program.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::cuda {
 

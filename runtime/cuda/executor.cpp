@@ -3,7 +3,7 @@
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/eager_executor.h"
 #include "runtime/cuda/graph_executor.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::cuda {
 

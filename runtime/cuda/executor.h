@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ir/ir.h"
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/run_control.h"
 #include "runtime/tensor.h"
 

@@ -364,7 +364,7 @@ TEST(CapiModel, WeightsFromMemoryAndFile) {
   std::filesystem::remove(path);
 }
 
-// A 100,000-character entry, state or dim name is cut in run-time messages (runtime/error.h), not
+// A 100,000-character entry, state or dim name is cut in run-time messages (base/error.h), not
 // echoed (issue 10).
 TEST(CapiSession, LongNamesInRunTimeErrorsAreCut) {
   grp_model* m = load();

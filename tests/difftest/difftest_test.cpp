@@ -19,7 +19,7 @@
 #include <sstream>
 
 #include "lang/parse.h"
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/model.h"
 #include "tests/difftest/interpreter.h"
 #include "tests/difftest/program_gen.h"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/model.h"
 #include "runtime/tensor.h"
 

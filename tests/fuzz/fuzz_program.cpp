@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/model.h"
 #include "tests/fuzz/program_mutator.h"
 

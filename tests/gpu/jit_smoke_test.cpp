@@ -11,7 +11,7 @@
 #include "jit/cuda_driver.h"
 #include "jit/kernel_cache.h"
 #include "jit/nvrtc.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {

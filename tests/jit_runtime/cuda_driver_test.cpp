@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {

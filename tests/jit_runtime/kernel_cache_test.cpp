@@ -8,7 +8,7 @@
 
 #include "jit/hash.h"
 #include "jit_test_util.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {

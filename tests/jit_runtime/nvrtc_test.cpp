@@ -6,7 +6,7 @@
 
 #include "jit/kernel_cache.h"
 #include "jit_test_util.h"
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {

@@ -1,7 +1,7 @@
 // Hand-checked cases for the elementwise kernels: unary math, cast, binary ops, where.
 #include "tests/kernels/kernel_test_util.h"
 
-#include "runtime/half.h"
+#include "base/half.h"
 
 namespace grape::cpu::test {
 namespace {

@@ -1,7 +1,7 @@
 // Hand-checked cases for take, take_along_axis, topk, one_hot and the creation ops.
 #include "tests/kernels/kernel_test_util.h"
 
-#include "runtime/half.h"
+#include "base/half.h"
 
 namespace grape::cpu::test {
 namespace {

@@ -1,10 +1,10 @@
-// Error messages cut runs of name characters longer than kMaxMessageWord (runtime/error.h), so a
+// Error messages cut runs of name characters longer than kMaxMessageWord (base/error.h), so a
 // hostile name, dim or number cannot make a message as long as itself (issue 10).
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape {
 namespace {

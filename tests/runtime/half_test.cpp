@@ -1,5 +1,5 @@
-// runtime/half.h against numpy (f16) and against an independent arithmetic reference (f16, bf16).
-#include "runtime/half.h"
+// base/half.h against numpy (f16) and against an independent arithmetic reference (f16, bf16).
+#include "base/half.h"
 
 #include <gtest/gtest.h>
 

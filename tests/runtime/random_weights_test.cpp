@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/error.h"
+#include "base/error.h"
 #include "runtime/model.h"
 #include "runtime/npy.h"
 #include "tests/runtime/rt_test_util.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/error.h"
+#include "base/error.h"
 
 namespace grape::testing {
 

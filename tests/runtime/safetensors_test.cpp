@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/half.h"
+#include "base/half.h"
 #include "tests/runtime/rt_test_util.h"
 
 namespace grape {

@@ -1,4 +1,5 @@
-// The one exception type of Grape's library code. Its code maps 1:1 onto the C API's grp_code; its
+// The one exception type of Grape's library code (base/: included by every folder, so that jit/
+// and scheduler/ need nothing from runtime/). Its code maps 1:1 onto the C API's grp_code; its
 // message is complete and user-facing (it names the file, position, argument or tensor).
 #pragma once
 #include <cstddef>
