@@ -42,6 +42,7 @@
 
 #include "ir/ir.h"
 #include "jit/kernel_abi.h"
+#include "scheduler/launch_rule.h"
 
 namespace grape::jit {
 
@@ -49,33 +50,9 @@ constexpr int kMaxBuffers = GRAPE_KMAX_BUFFERS;
 constexpr int kMaxRank = GRAPE_KMAX_RANK;
 constexpr int kMaxExtra = GRAPE_KMAX_EXTRA;
 
-// How to size a launch. All sizes are symbolic dims: evaluate them with the current bindings
-// (scheduler::launch_dims does it). `threads` is the block size the kernel was written for.
-struct LaunchRule {
-  enum Kind {
-    Elementwise,    // grid-stride over `elements` (product of `items`)
-    Rows,           // one block per row, grid-stride over rows (product of `items`)
-    Tiles,          // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
-                    // with gemv_cols output columns per block, else tile_m x tile_n tiles
-    Single,         // one block
-    MatrixProduct,  // the templates of jit/kernels/gemv.cuh and gemm_mma.cuh: `items` = {R, N, K};
-                    // scheduler::launch_dims picks the path, K splits, tile configuration, dynamic
-                    // shared memory and scratch size
-    Attention,      // jit/kernels/attention.cuh: `items` = {batch, S, KV, DK, DV}; launch_dims
-                    // picks the query rows per block and whether scores stay in shared memory
-  } kind = Elementwise;
-  int threads = 256;
-  int work = -1;               // the output buffer the launch covers (informational)
-  std::vector<ir::Dim> items;  // see Kind
-  int gemv_max_m = 16;
-  int gemv_cols = 32;
-  int tile_m = 64;
-  int tile_n = 64;
-  bool weight_kn = false;  // MatrixProduct: W is [K][N] (else [N][K])
-  // MatrixProduct: products of at most gemv_max_m rows run on the tensor cores (gemm_mma.cuh,
-  // 16 x 128 tiles) instead of gemv.cuh (scheduler::gemv_on_tensor_cores says when).
-  bool gemv_tensor_cores = false;
-};
+// How a kernel is launched: scheduler/launch_rule.h (the scheduler sizes launches; code
+// generation fills the rule in).
+using LaunchRule = scheduler::LaunchRule;
 
 struct KernelSpec {
   std::string name;                  // unique within a module, for messages; the symbol is kKernelSymbol

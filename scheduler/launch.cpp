@@ -41,7 +41,7 @@ static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
 constexpr unsigned kGemvTcSharedBytes = 2 * 3 * (16 * 40 + 128 * 40) + 16 * 8;
 static_assert(kGemvTcSharedBytes <= kMatrixProductMaxSharedBytes);
 
-void matrix_product(const jit::LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
+void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
                     int64_t& blocks) {
   if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
     int64_t tiles = ceil_div(N, 128);
@@ -103,7 +103,7 @@ bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }
 
-LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims,
+LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims,
                        int sm_count) {
   LaunchDims d;
   d.block = static_cast<unsigned>(rule.threads);
@@ -112,29 +112,29 @@ LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, 
     return i < rule.items.size() ? std::max<int64_t>(0, rule.items[i].eval(dims)) : 1;
   };
   switch (rule.kind) {
-    case jit::LaunchRule::Elementwise: {
+    case LaunchRule::Elementwise: {
       int64_t n = 1;
       for (size_t i = 0; i < rule.items.size(); ++i) n *= item(i);
       blocks = ceil_div(n, rule.threads);
       break;
     }
-    case jit::LaunchRule::Rows: {
+    case LaunchRule::Rows: {
       int64_t n = 1;
       for (size_t i = 0; i < rule.items.size(); ++i) n *= item(i);
       blocks = n;
       break;
     }
-    case jit::LaunchRule::Tiles: {
+    case LaunchRule::Tiles: {
       int64_t batch = item(0), m = item(1), n = item(2);
       blocks = m <= rule.gemv_max_m ? batch * ceil_div(n, rule.gemv_cols)
                                     : batch * ceil_div(m, rule.tile_m) * ceil_div(n, rule.tile_n);
       break;
     }
-    case jit::LaunchRule::Single: blocks = 1; break;
-    case jit::LaunchRule::MatrixProduct:
+    case LaunchRule::Single: blocks = 1; break;
+    case LaunchRule::MatrixProduct:
       matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks);
       break;
-    case jit::LaunchRule::Attention: attention(item(1), item(2), item(3), d, item(0), blocks); break;
+    case LaunchRule::Attention: attention(item(1), item(2), item(3), d, item(0), blocks); break;
   }
   d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
   return d;

@@ -1,10 +1,10 @@
-// Launch geometry of a generated kernel for the current symbol bindings (see jit/kernel_spec.h).
+// Launch geometry of a generated kernel for the current symbol bindings (see scheduler/launch_rule.h).
 #pragma once
 #include <cstdint>
 #include <map>
 #include <string>
 
-#include "jit/kernel_spec.h"
+#include "scheduler/launch_rule.h"
 
 namespace grape::scheduler {
 
@@ -21,7 +21,7 @@ struct LaunchDims {
 // Evaluates the rule's dims with `dims` (symbol -> value). The grid is capped (kernels grid-stride),
 // and at least 1 even for empty work (the kernel then exits at once). `sm_count` sizes the
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).
-LaunchDims launch_dims(const jit::LaunchRule& rule, const std::map<std::string, int64_t>& dims,
+LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims,
                        int sm_count = 132);
 
 // Experiment (GRAPE_GEMV_TC=1, read once): products of at most 16 rows run on the tensor cores

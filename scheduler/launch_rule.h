@@ -1,0 +1,39 @@
+// How to size the launch of one generated kernel: filled in by code generation (jit/emit_*.cpp),
+// evaluated by scheduler::launch_dims (scheduler/launch.h) for the current symbol bindings. Here,
+// not in jit/, so that the scheduler includes nothing from jit/ (jit/ depends on the scheduler).
+#pragma once
+#include <vector>
+
+#include "ir/dim.h"
+
+namespace grape::scheduler {
+
+// How to size a launch. All sizes are symbolic dims: evaluate them with the current bindings
+// (scheduler::launch_dims does it). `threads` is the block size the kernel was written for.
+struct LaunchRule {
+  enum Kind {
+    Elementwise,    // grid-stride over `elements` (product of `items`)
+    Rows,           // one block per row, grid-stride over rows (product of `items`)
+    Tiles,          // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
+                    // with gemv_cols output columns per block, else tile_m x tile_n tiles
+    Single,         // one block
+    MatrixProduct,  // the templates of jit/kernels/gemv.cuh and gemm_mma.cuh: `items` = {R, N, K};
+                    // scheduler::launch_dims picks the path, K splits, tile configuration, dynamic
+                    // shared memory and scratch size
+    Attention,      // jit/kernels/attention.cuh: `items` = {batch, S, KV, DK, DV}; launch_dims
+                    // picks the query rows per block and whether scores stay in shared memory
+  } kind = Elementwise;
+  int threads = 256;
+  int work = -1;               // the output buffer the launch covers (informational)
+  std::vector<ir::Dim> items;  // see Kind
+  int gemv_max_m = 16;
+  int gemv_cols = 32;
+  int tile_m = 64;
+  int tile_n = 64;
+  bool weight_kn = false;  // MatrixProduct: W is [K][N] (else [N][K])
+  // MatrixProduct: products of at most gemv_max_m rows run on the tensor cores (gemm_mma.cuh,
+  // 16 x 128 tiles) instead of gemv.cuh (scheduler::gemv_on_tensor_cores says when).
+  bool gemv_tensor_cores = false;
+};
+
+}  // namespace grape::scheduler
