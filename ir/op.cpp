@@ -3,7 +3,7 @@
 namespace grape::ir {
 
 static const OpInfo kOpTable[] = {
-#define GRAPE_OP(e, name, mn, mx, res, flags) {name, mn, mx, res, flags},
+#define GRAPE_OP(e, name, mn, mx, res, flags, pattern) {name, mn, mx, res, flags, pattern},
 #include "ir/ops.def"
 #undef GRAPE_OP
 };

@@ -16,8 +16,11 @@ enum : uint32_t {
 };
 }
 
+// The ops.def column that fusion and the emitters query (its header comment says what each means).
+enum class FusionPattern : uint8_t { kExecutor, kCreator, kPointwise, kView, kReduce, kRow, kContraction, kOwn };
+
 enum class Op : uint16_t {
-#define GRAPE_OP(e, name, mn, mx, res, flags) e,
+#define GRAPE_OP(e, name, mn, mx, res, flags, pattern) e,
 #include "ir/ops.def"
 #undef GRAPE_OP
 };
@@ -28,6 +31,7 @@ struct OpInfo {
   int max_operands;  // -1: unbounded
   int num_results;   // -1: variable (Loop)
   uint32_t flags;
+  FusionPattern pattern;
 };
 
 const OpInfo& op_info(Op op);
@@ -36,6 +40,7 @@ inline bool is_elementwise(Op op) { return op_info(op).flags & OpFlag::kElementw
 inline bool is_reduction(Op op) { return op_info(op).flags & OpFlag::kReduction; }
 inline bool has_side_effect(Op op) { return op_info(op).flags & OpFlag::kSideEffect; }
 inline bool is_loop(Op op) { return op_info(op).flags & OpFlag::kLoop; }
+inline FusionPattern fusion_pattern(Op op) { return op_info(op).pattern; }
 int num_ops();
 
 }  // namespace grape::ir

@@ -24,11 +24,8 @@ const char* role_name(OpRole r) {
 }
 
 bool is_pointwise(Op op) {
-  if (ir::is_elementwise(op)) return true;
-  switch (op) {
-    case Op::Select: case Op::Expand: case Op::Permute: case Op::Reshape: case Op::Slice:
-    case Op::Concat: case Op::Take: case Op::TakeAlongAxis: case Op::OneHot: case Op::CausalMask:
-    case Op::Arange: case Op::Full: case Op::Constant:
+  switch (ir::fusion_pattern(op)) {
+    case ir::FusionPattern::kPointwise: case ir::FusionPattern::kView: case ir::FusionPattern::kCreator:
       return true;
     default: return false;
   }
@@ -36,22 +33,13 @@ bool is_pointwise(Op op) {
 
 namespace {
 
-bool is_executor(Op op) {
-  switch (op) {
-    case Op::Param: case Op::Weight: case Op::StateRead: case Op::StateWrite: case Op::Loop:
-    case Op::DimValue:
-      return true;
-    default: return false;
-  }
-}
+bool is_executor(Op op) { return ir::fusion_pattern(op) == ir::FusionPattern::kExecutor; }
 
-bool is_free_creator(Op op) { return op == Op::Constant || op == Op::Full || op == Op::Arange; }
+bool is_free_creator(Op op) { return ir::fusion_pattern(op) == ir::FusionPattern::kCreator; }
 
 bool can_be_core(Op op) {
-  switch (op) {
-    case Op::MatMul: case Op::Linear: case Op::Sum: case Op::Mean: case Op::Max: case Op::Min:
-    case Op::Prod: case Op::All: case Op::Any: case Op::ArgMax: case Op::ArgMin: case Op::Softmax:
-    case Op::LogSoftmax: case Op::LayerNorm: case Op::RmsNorm: case Op::CumSum:
+  switch (ir::fusion_pattern(op)) {
+    case ir::FusionPattern::kReduce: case ir::FusionPattern::kRow: case ir::FusionPattern::kContraction:
       return true;
     default: return false;
   }
