@@ -53,6 +53,8 @@ ModelPtr load_with_weights(const Options& o, const char* cmd) {
 }
 
 SessionPtr open_session(grp_model* model, const Options& o, int device, bool announce) {
+  // --bundle: kernels from the file before the cache or NVRTC (once per process; repeats are no-ops).
+  if (!o.bundle.empty()) check(grp_kernel_bundle_use(o.bundle.c_str()));
   grp_session_options so = grp_session_default_options();
   so.entry = o.entry.empty() ? nullptr : o.entry.c_str();
   so.backend = o.backend.c_str();

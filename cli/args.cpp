@@ -130,6 +130,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.json = flag();
       else if (a == "--arch")
         o.arch = nonempty(next());
+      else if (a == "--bundle")
+        o.bundle = nonempty(next());
       else if (a == "--requests")
         o.requests = nonempty(next());
       else if (a == "--max-batch") {

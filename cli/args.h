@@ -34,6 +34,7 @@ struct Options {
   int64_t max_loop_trips = 0;  // run, bench: the session's trip cap for loops without `max` (0: default)
   double timeout = 0;          // run, bench: seconds per run (0: none)
   std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
+  std::string bundle;  // compile: the kernel bundle to write; run, bench, batch: the one to use
   // batch (docs/batch.md)
   std::string requests;                      // request file, "-" for standard input
   int64_t max_batch = 32;                    // most rows in one call

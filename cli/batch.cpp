@@ -29,7 +29,7 @@ const char* kBatchUsage =
     "                   [--devices all|0,1,...] [--threads N|auto] [--shard I/N] [--resume | --overwrite]\n"
     "                   [--outputs auto|inline|npy|npy-rows] [--quiet] [--json] [--max-loop-trips N] "
     "[--timeout S]\n"
-    "                   [--limit NAME=N]...\n"
+    "                   [--limit NAME=N]... [--bundle F]\n"
     "Runs the entry once for every line of the request file (JSONL: {\"id\": ..., \"inputs\": {NAME: nested\n"
     "array | scalar | {\"npy\": PATH}}}) and appends one result line per request to DIR/results.jsonl\n"
     "(id, line, status ok with its outputs or error with the reason, the call's size and time).\n"
@@ -39,14 +39,15 @@ const char* kBatchUsage =
     "--shard I/N takes the requests whose id hashes (FNV-1a) to I. Re-running skips the ids\n"
     "already in results.jsonl (--overwrite starts over). Outputs of at most 1024 elements are\n"
     "written inline, larger ones as DIR/outputs/*.npy (--outputs). Ctrl-C stops after the calls in\n"
-    "flight. Exit status 1 if any request failed. --limit NAME=N as for `grape check`.\n"
+    "flight. Exit status 1 if any request failed. --limit NAME=N as for `grape check`; --bundle F\n"
+    "as for `grape run`.\n"
     "See docs/batch.md.\n";
 
 const std::vector<std::string> kBatchFlags = {
     "-D",        "--entry",          "--weights",   "--random-weights", "--input",   "--output",
     "--backend", "--executor",       "--requests",  "--max-batch",      "--devices", "--threads",
     "--shard",   "--resume",         "--overwrite", "--outputs",        "--quiet",   "-q",
-    "--json",    "--max-loop-trips", "--timeout",   "--limit"};
+    "--json",    "--max-loop-trips", "--timeout",   "--limit", "--bundle"};
 
 namespace {
 

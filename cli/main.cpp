@@ -62,19 +62,20 @@ const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
     "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
     "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
-    "                   [--limit NAME=N]...\n"
+    "                   [--limit NAME=N]... [--bundle F]\n"
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
     "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
     "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n"
-    "--max-loop-trips and --timeout bound each run as for `grape run`; --limit as for `grape check`.\n";
+    "--max-loop-trips and --timeout bound each run as for `grape run`; --limit as for `grape check`;\n"
+    "--bundle as for `grape run`.\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
     "                 [--executor eager|graph|auto] [--max-loop-trips N] [--timeout SECONDS]\n"
-    "                 [--limit NAME=N]...\n"
+    "                 [--limit NAME=N]... [--bundle F]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order, and any other outN.npy in DIR (from an earlier run) is\n"
@@ -85,14 +86,19 @@ const char* kRunUsage =
     "executor: checked only before the graph is launched). The first Ctrl-C stops the run (exit\n"
     "status 1), a second one kills the process.\n"
     "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
-    "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
+    "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n"
+    "--bundle F takes the CUDA kernels from F, written by `grape compile FILE --bundle F`, before the\n"
+    "kernel cache or NVRTC (a bad file is an error; kernels F lacks are compiled as usual).\n";
 
 const char* kCompileUsage =
-    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90] [--limit NAME=N]...\n"
+    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90] [--bundle OUT] [--limit NAME=N]...\n"
     "Generates the CUDA kernels of every entry point and compiles each with NVRTC for every target\n"
     "of --arch (comma-separated sm_NN or compute_NN; default sm_80,sm_90). Needs NVRTC, not a GPU;\n"
     "the kernel cache is not used. Prints the kernels of each entry; exits 1 if any kernel fails to\n"
     "compile or compiles with warnings, naming the entry, kernel, op and source position.\n"
+    "--bundle OUT also writes every compiled kernel to the file OUT, an ahead-of-time kernel bundle:\n"
+    "`grape run|bench|batch FILE --bundle OUT` (same -D values) then takes its kernels from it, with\n"
+    "no NVRTC (docs/kernels.md, \"Kernel bundles\").\n"
     "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
     "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
 
@@ -349,7 +355,10 @@ int cmd_compile(const Options& o) {
   if (o.files.size() != 1) throw UsageError("compile needs exactly one FILE");
   ModelPtr m = load(o.files[0], o);
   char* report = nullptr;
-  check(grp_model_compile_kernels(m.get(), o.arch.c_str(), &report), o.files[0] + ": ");
+  if (o.bundle.empty())
+    check(grp_model_compile_kernels(m.get(), o.arch.c_str(), &report), o.files[0] + ": ");
+  else
+    check(grp_kernel_bundle_write(m.get(), o.arch.c_str(), o.bundle.c_str(), &report), o.files[0] + ": ");
   std::cout << o.files[0] << ": ok\n";
   print_owned(report);
   return 0;
@@ -402,12 +411,14 @@ int main_impl(int argc, char** argv) {
   } else if (cmd == "bench") {
     usage = kBenchUsage;
     allowed = {"-D",       "--entry", "--weights", "--random-weights", "--input",   "--backend", "--executor",
-               "--warmup", "--iters", "--json",    "--max-loop-trips", "--timeout", "--limit"};
+               "--warmup", "--iters", "--json",    "--max-loop-trips", "--timeout", "--limit",
+               "--bundle"};
     fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
     allowed = {"-D",        "--entry",    "--weights",        "--random-weights", "--input", "--output",
-               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit"};
+               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit",
+               "--bundle"};
     fn = cmd_run;
   } else if (cmd == "batch") {
     usage = kBatchUsage;
@@ -415,7 +426,7 @@ int main_impl(int argc, char** argv) {
     fn = cmd_batch;
   } else if (cmd == "compile") {
     usage = kCompileUsage;
-    allowed = {"-D", "--arch", "--limit"};
+    allowed = {"-D", "--arch", "--limit", "--bundle"};
     fn = cmd_compile;
   } else if (cmd == "cache") {
     usage = kCacheUsage;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "jit/emit_context.h"
@@ -49,7 +50,8 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
 }
 
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
-                             const std::function<std::string(Span)>& locate) {
+                             const std::function<std::string(Span)>& locate, std::vector<BundledKernel>* bundle,
+                             const std::vector<std::string>& extra_sources) {
   CompileReport rep;
   rep.archs = archs;
   auto where = [&](Span s) {
@@ -81,14 +83,22 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
   }
   for (const auto& arch : archs) {
     auto& [jobs, items] = per_arch[arch];
+    for (size_t i = 0; i < extra_sources.size() && bundle; ++i) {
+      jobs.push_back({extra_sources[i], "executor kernels"});
+      items.push_back({"the executors' own kernels, " + arch + ": "});
+    }
     std::vector<CompileOutcome> outs = compile_parallel(jobs, arch, nullptr);
+    std::set<std::string> bundled;
     for (size_t i = 0; i < outs.size(); ++i) {
       std::string problem = outs[i].error;
       if (problem.empty() && outs[i].result.has_warnings()) problem = "warnings:\n" + outs[i].result.log;
-      if (problem.empty())
-        ++rep.compiled;
-      else
+      if (!problem.empty()) {
         rep.errors.push_back(items[i].what + problem);
+        continue;
+      }
+      ++rep.compiled;
+      if (bundle && bundled.insert(jobs[i].source).second)
+        bundle->push_back({bundle_key(jobs[i].source, arch, {}), arch, outs[i].result.cubin, outs[i].result.ptx});
     }
   }
   return rep;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "jit/kernel_bundle.h"
 #include "jit/kernel_spec.h"
 #include "scheduler/fusion.h"
 
@@ -31,7 +32,12 @@ struct CompileReport {
 // Emits and NVRTC-compiles every kernel of every entry for each arch ("sm_80", "sm_90"). A kernel
 // that fails to compile or compiles with warnings is an error. `locate` turns a span into
 // "file:line:col" (default: "line L:C").
+// With `bundle`, every distinct kernel that compiled cleanly is also appended to it (for
+// write_bundle, jit/kernel_bundle.h), and so are `extra_sources` (the executors' own kernels),
+// compiled for every arch as well.
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
-                             const std::function<std::string(Span)>& locate = nullptr);
+                             const std::function<std::string(Span)>& locate = nullptr,
+                             std::vector<BundledKernel>* bundle = nullptr,
+                             const std::vector<std::string>& extra_sources = {});
 
 }  // namespace grape::jit

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "jit/kernel_bundle.h"
 
 #ifndef GRAPE_JIT_GRAPE_VERSION
 #error "GRAPE_JIT_GRAPE_VERSION must be defined by the build (jit/CMakeLists.txt)"
@@ -317,6 +318,8 @@ void KernelCache::clear() {
 
 CompileResult compile_cached(const std::string& source, const std::string& name, const std::string& arch,
                              const std::vector<std::string>& options, KernelCache* cache) {
+  // An ahead-of-time bundle in use (jit/kernel_bundle.h) wins: no NVRTC is needed for its kernels.
+  if (std::optional<CompileResult> bundled = find_bundled(source, arch, options)) return *std::move(bundled);
   if (!cache) return compile_cuda(source, name, arch, options);
   const std::string version = nvrtc_version();
   const Hash128 key = cache_key(KeyInputs::for_compile(source, version, arch, options));

@@ -96,6 +96,7 @@ class KernelCache {
 
 // compile_cuda through `cache` (nullptr: no cache): a hit returns the stored cubin, PTX and log
 // (from_cache set); a miss compiles and stores. A failed store is reported as a warning, never fatal.
+// Kernel bundles in use (use_bundle, jit/kernel_bundle.h) are looked in first, cache or not.
 CompileResult compile_cached(const std::string& source, const std::string& name, const std::string& arch,
                              const std::vector<std::string>& options, KernelCache* cache);
 

@@ -390,6 +390,19 @@ GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_st
  *                             NVRTC's log. */
 GRAPE_API grp_error* grp_model_compile_kernels(const grp_model* m, const char* archs, GRP_OWN char** report);
 
+/* Ahead-of-time kernel bundles (docs/kernels.md, "Kernel bundles"). grp_kernel_bundle_write compiles
+ * as grp_model_compile_kernels does (same archs, report and errors) and writes every kernel, with
+ * the executors' own kernels, to the file `path` (a temporary file beside it, renamed into place;
+ * GRP_ERR_IO when it cannot be written). grp_kernel_bundle_use reads and checks a bundle and makes
+ * every later session of this process take its kernels from it before the kernel cache or NVRTC,
+ * so a machine without the CUDA toolkit can run a model whose kernels are all in the bundle. A
+ * kernel the bundle lacks (other -D values, another target) is compiled as usual. Errors:
+ * GRP_ERR_IO (cannot be read, not a regular file), GRP_ERR_FORMAT (not a bundle, corrupt, written
+ * by another Grape version); the message names the file. Thread-safe. */
+GRAPE_API grp_error* grp_kernel_bundle_write(const grp_model* m, const char* archs, const char* path,
+                                             GRP_OWN char** report);
+GRAPE_API grp_error* grp_kernel_bundle_use(const char* path);
+
 /* The on-disk kernel cache lives in the folder "kernels" of $GRAPE_CACHE_DIR, else of
  * $XDG_CACHE_HOME/grape, else of $HOME/.cache/grape (created, mode 0700, when missing).
  * *out is "directory: DIR\nentries: N\nbytes: B\n" (B: the entries' size on disk); free it with

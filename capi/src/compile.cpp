@@ -1,5 +1,5 @@
-// grp_model_compile_kernels (every kernel of a model through NVRTC, ahead of time) and grp_cache_*
-// (the on-disk kernel cache).
+// grp_model_compile_kernels (every kernel of a model through NVRTC, ahead of time), grp_kernel_bundle_*
+// (the same kernels in one file a session loads with no NVRTC) and grp_cache_* (the on-disk kernel cache).
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -8,9 +8,11 @@
 
 #include "capi/src/internal.h"
 #include "jit/codegen.h"
+#include "jit/kernel_bundle.h"
 #include "jit/kernel_cache.h"
 #include "jit/nvrtc.h"
 #include "lang/source.h"
+#include "runtime/cuda/control_kernels.h"
 
 using namespace grape;
 using namespace grape::capi;
@@ -50,48 +52,78 @@ std::vector<std::string> parse_archs(const std::string& list) {
   return out;
 }
 
+// Checks `archs` against NVRTC, compiles every kernel of the model (and, with `bundle`, collects
+// them and the executors' own kernels) and returns the report text.
+std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::BundledKernel>* bundle) {
+  require(m, "model");
+  require(archs, "archs");
+  std::vector<std::string> targets = parse_archs(archs);
+  std::string why;
+  if (!jit::nvrtc_available(&why)) throw Error(ErrorCode::NoDevice, "cannot compile kernels: " + why);
+  std::vector<int> supported = jit::nvrtc_supported_archs();
+  for (const auto& a : targets) {
+    if (std::find(supported.begin(), supported.end(), arch_number(a)) != supported.end()) continue;
+    std::string list;
+    for (int n : supported) list += (list.empty() ? "" : ", ") + ("sm_" + std::to_string(n));
+    invalid("archs: NVRTC " + jit::nvrtc_version() + " cannot compile for '" + a + "'; it supports " +
+            (list.empty() ? "(none reported)" : list));
+  }
+
+  const Model& model = *m->model;
+  std::vector<std::string> extra;
+  if (bundle) extra.push_back(cuda::control_kernels_source());
+  jit::CompileReport rep = jit::compile_module(
+      model.module(), targets, [&model](Span s) { return model.locate(s); }, bundle, extra);
+
+  std::string target_list;
+  for (const auto& a : targets) target_list += (target_list.empty() ? "" : ", ") + a;
+  size_t kernels = 0;
+  for (const auto& e : rep.entries) kernels += e.kernels;
+  if (!rep.ok()) {
+    std::string msg = "kernel compilation failed for " + target_list + ": " + std::to_string(rep.errors.size()) +
+                      " error" + (rep.errors.size() == 1 ? "" : "s") + " (" + std::to_string(rep.compiled) +
+                      " compiles clean)\n";
+    for (const auto& e : rep.errors) msg += e + (e.empty() || e.back() != '\n' ? "\n" : "");
+    throw Error(ErrorCode::Internal, msg);
+  }
+  std::string text = "targets: " + target_list + "\n";
+  for (const auto& e : rep.entries)
+    text += "  " + e.name + ": " + std::to_string(e.kernels) + " kernel" + (e.kernels == 1 ? "" : "s") + "\n";
+  text += "total: " + std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") + " in " +
+          std::to_string(rep.entries.size()) + " entr" + (rep.entries.size() == 1 ? "y" : "ies") + ", " +
+          std::to_string(rep.compiled) + " kernel/target pairs compiled, no errors or warnings\n";
+  return text;
+}
+
 }  // namespace
 
 extern "C" {
 
 grp_error* grp_model_compile_kernels(const grp_model* m, const char* archs, char** report) {
   return guard([&] {
-    require(m, "model");
-    require(archs, "archs");
     require(report, "report");
-    std::vector<std::string> targets = parse_archs(archs);
-    std::string why;
-    if (!jit::nvrtc_available(&why)) throw Error(ErrorCode::NoDevice, "cannot compile kernels: " + why);
-    std::vector<int> supported = jit::nvrtc_supported_archs();
-    for (const auto& a : targets) {
-      if (std::find(supported.begin(), supported.end(), arch_number(a)) != supported.end()) continue;
-      std::string list;
-      for (int n : supported) list += (list.empty() ? "" : ", ") + ("sm_" + std::to_string(n));
-      invalid("archs: NVRTC " + jit::nvrtc_version() + " cannot compile for '" + a + "'; it supports " +
-              (list.empty() ? "(none reported)" : list));
-    }
+    *report = dup_string(compile_all(m, archs, nullptr));
+  });
+}
 
-    const Model& model = *m->model;
-    jit::CompileReport rep = jit::compile_module(model.module(), targets, [&model](Span s) { return model.locate(s); });
-
-    std::string target_list;
-    for (const auto& a : targets) target_list += (target_list.empty() ? "" : ", ") + a;
-    size_t kernels = 0;
-    for (const auto& e : rep.entries) kernels += e.kernels;
-    if (!rep.ok()) {
-      std::string msg = "kernel compilation failed for " + target_list + ": " + std::to_string(rep.errors.size()) +
-                        " error" + (rep.errors.size() == 1 ? "" : "s") + " (" + std::to_string(rep.compiled) +
-                        " compiles clean)\n";
-      for (const auto& e : rep.errors) msg += e + (e.empty() || e.back() != '\n' ? "\n" : "");
-      throw Error(ErrorCode::Internal, msg);
-    }
-    std::string text = "targets: " + target_list + "\n";
-    for (const auto& e : rep.entries)
-      text += "  " + e.name + ": " + std::to_string(e.kernels) + " kernel" + (e.kernels == 1 ? "" : "s") + "\n";
-    text += "total: " + std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") + " in " +
-            std::to_string(rep.entries.size()) + " entr" + (rep.entries.size() == 1 ? "y" : "ies") + ", " +
-            std::to_string(rep.compiled) + " kernel/target pairs compiled, no errors or warnings\n";
+grp_error* grp_kernel_bundle_write(const grp_model* m, const char* archs, const char* path, char** report) {
+  return guard([&] {
+    require(path, "path");
+    require(report, "report");
+    if (!*path) invalid("path: empty");
+    std::vector<jit::BundledKernel> bundle;
+    std::string text = compile_all(m, archs, &bundle);
+    jit::write_bundle(path, bundle, jit::nvrtc_version());
+    text += "bundle: " + std::string(path) + " (" + std::to_string(bundle.size()) + " kernels)\n";
     *report = dup_string(text);
+  });
+}
+
+grp_error* grp_kernel_bundle_use(const char* path) {
+  return guard([&] {
+    require(path, "path");
+    if (!*path) invalid("path: empty");
+    jit::use_bundle(jit::KernelBundle::load(path));
   });
 }
 

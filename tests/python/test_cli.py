@@ -934,6 +934,34 @@ def compile_usage_errors():
     expect(["compile", path("nope.grp")], 1, "nope.grp")
 
 
+@test
+def compile_writes_a_kernel_bundle_that_run_reads():
+    bundle = path("mlp.grpkb")
+    mlp = os.path.join(EXAMPLES, "mlp.grp")
+    rc, out, err = grape("compile", mlp, "--arch", "sm_90", "--bundle", bundle, timeout=300)
+    if nvrtc_missing("compile_writes_a_kernel_bundle_that_run_reads", rc, err):
+        return
+    assert rc == 0, f"exit {rc}\n{out}{err}"
+    assert f"bundle: {bundle} (" in out and os.path.getsize(bundle) > 1000, out
+    assert not os.path.exists(bundle + ".partial.tmp")
+    # A good bundle is accepted (on the CPU backend its kernels go unused); a bad one is an error
+    # naming the file, never ignored.
+    args = ["run", mlp, "-D", "D=8", "-D", "H=16", "-D", "C=4", "--random-weights", "1", "--backend", "cpu"]
+    x = path("bundle_x.npy")
+    np.save(x, np.zeros((2, 8), dtype=np.float16))
+    expect(args + ["--input", f"x={x}", "--bundle", bundle], 0, "out0", stream="stdout")
+    with open(bundle, "rb") as f:
+        data = bytearray(f.read())
+    data[-5] ^= 0xFF
+    corrupt = path("corrupt.grpkb")
+    with open(corrupt, "wb") as f:
+        f.write(data)
+    expect(args + ["--input", f"x={x}", "--bundle", corrupt], 1, f"kernel bundle {corrupt}: corrupt")
+    expect(args + ["--input", f"x={x}", "--bundle", PROG], 1, "not a Grape kernel bundle")
+    expect(args + ["--input", f"x={x}", "--bundle", path("none.grpkb")], 1, "none.grpkb: cannot be opened")
+    expect(["compile", mlp, "--bundle"], 2, "--bundle needs a value")
+
+
 def cache_env(d):
     return dict(os.environ, GRAPE_CACHE_DIR=d)
 
