@@ -21,6 +21,7 @@ constexpr std::size_t kHeaderSize = 40;  // magic, u32 version, u32 0, u64 paylo
 // A bundle of every kernel of GPT-2 for two targets is about 30 MB uncompressed; the limit only
 // keeps a hostile header from asking for an absurd allocation.
 constexpr std::uint64_t kMaxPayload = std::uint64_t{4} << 30;
+constexpr std::uint64_t kMaxRatio = 1000;
 constexpr int kZstdLevel = 3;
 
 void put_u64(std::string& out, std::uint64_t v) {
@@ -163,10 +164,14 @@ std::shared_ptr<const KernelBundle> KernelBundle::parse(const std::string& file,
   if (version != kBundleFormatVersion)
     throw bad("format version " + std::to_string(version & 0xffffffffu) + ", this Grape reads version " +
               std::to_string(kBundleFormatVersion) + "; write it again with this Grape");
-  if (size > kMaxPayload) throw bad("corrupt (payload size " + std::to_string(size) + ")");
   if (compressed != file.size() - kHeaderSize)
     throw bad("truncated or padded (" + std::to_string(file.size() - kHeaderSize) + " bytes of payload, the header says " +
               std::to_string(compressed) + ")");
+  // Nothing is allocated for a size the file cannot back: the zstd frame must declare the same
+  // size, and kernels do not compress 1000-fold (a hostile header could otherwise ask for 4 GiB).
+  const unsigned long long declared = ZSTD_getFrameContentSize(file.data() + kHeaderSize, compressed);
+  if (size > kMaxPayload || size > compressed * kMaxRatio + (1u << 20) || declared != size)
+    throw bad("corrupt (payload size " + std::to_string(size) + ")");
   std::string payload(size, '\0');
   std::size_t got = ZSTD_decompress(payload.data(), payload.size(), file.data() + kHeaderSize, compressed);
   if (ZSTD_isError(got)) throw bad(std::string("corrupt (") + ZSTD_getErrorName(got) + ")");

@@ -137,6 +137,9 @@ TEST_F(BundleTest, BadFilesAreErrorsNamingTheFile) {
       {"padded", good + "xx", "truncated or padded"},
       {"flipped", flipped, "corrupt"},
       {"version", bad_version, "format version 9"},
+      // 4 GiB claimed by a file of a few hundred bytes: refused before anything is allocated.
+      {"huge size", good.substr(0, 16) + u64s(std::uint64_t{4} << 30) + good.substr(24),
+       "corrupt (payload size 4294967296)"},
       {"other grape", framed(str("0.0.0-other") + str("13.0") + u64s(0)), "written by Grape 0.0.0-other"},
       {"huge count", framed(str(version) + str("13.0") + u64s(std::uint64_t{1} << 40)), "corrupt (kernel count"},
       {"lying length", framed(str(version) + str("13.0") + u64s(1) + u64s(1) + u64s(2) + u64s(1000) + "sm"),
