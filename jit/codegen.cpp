@@ -83,8 +83,8 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
   }
   for (const auto& arch : archs) {
     auto& [jobs, items] = per_arch[arch];
-    for (size_t i = 0; i < extra_sources.size() && bundle; ++i) {
-      jobs.push_back({extra_sources[i], "executor kernels"});
+    for (const std::string& source : extra_sources) {
+      jobs.push_back({source, "executor kernels"});
       items.push_back({"the executors' own kernels, " + arch + ": "});
     }
     std::vector<CompileOutcome> outs = compile_parallel(jobs, arch, nullptr);

@@ -32,9 +32,9 @@ struct CompileReport {
 // Emits and NVRTC-compiles every kernel of every entry for each arch ("sm_80", "sm_90"). A kernel
 // that fails to compile or compiles with warnings is an error. `locate` turns a span into
 // "file:line:col" (default: "line L:C").
-// With `bundle`, every distinct kernel that compiled cleanly is also appended to it (for
-// write_bundle, jit/kernel_bundle.h), and so are `extra_sources` (the executors' own kernels),
-// compiled for every arch as well.
+// `extra_sources` (the executors' own kernels) are compiled for every arch too. With `bundle`,
+// every distinct source that compiled cleanly is appended to it (for write_bundle,
+// jit/kernel_bundle.h).
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
                              const std::function<std::string(Span)>& locate = nullptr,
                              std::vector<BundledKernel>* bundle = nullptr,
