@@ -20,6 +20,7 @@
 #include "cli/api.h"
 #include "cli/args.h"
 #include "cli/batch.h"
+#include "cli/build_progress.h"
 #include "cli/interrupt.h"
 #include "cli/values.h"
 #include "grape.h"
@@ -442,6 +443,9 @@ int main_impl(int argc, char** argv) {
       std::cout << usage;
       return 0;
     }
+    // Commands that may build CUDA kernels show a progress line for builds over a second.
+    bool builds = cmd == "run" || cmd == "bench" || cmd == "batch" || cmd == "compile";
+    BuildProgressLine build_line(builds && !o.quiet);
     return fn(o);
   } catch (const UsageError& e) {
     std::cerr << "grape " << cmd << ": " << e.what() << "\n\n" << usage;

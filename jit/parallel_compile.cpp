@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
+
+#include "jit/build_progress.h"
 
 namespace grape::jit {
 
 std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs, const std::string& arch,
-                                             KernelCache* cache, unsigned threads,
-                                             const std::function<void(size_t, size_t)>& progress) {
+                                             KernelCache* cache, unsigned threads) {
   // Distinct sources, each with the first job that has it.
   std::map<std::string, size_t> first;
   std::vector<size_t> distinct, slot(jobs.size());
@@ -31,8 +30,7 @@ std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs
   });
   std::vector<CompileOutcome> built(distinct.size());
   std::atomic<size_t> next{0};
-  std::mutex progress_mutex;
-  size_t done = 0;
+  BuildTicket ticket(distinct.size());
   auto worker = [&] {
     for (size_t n; (n = next.fetch_add(1)) < distinct.size();) {
       const size_t d = order[n];
@@ -43,10 +41,7 @@ std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs
         built[d].error = e.what();
         built[d].failure = std::current_exception();
       }
-      if (progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(++done, distinct.size());
-      }
+      ticket.finished_one();
     }
   };
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());

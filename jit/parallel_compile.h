@@ -22,11 +22,9 @@ struct CompileOutcome {
   std::exception_ptr failure;  // what compile_cached threw (its grape::Error keeps its code)
 };
 
-// One outcome per job, in job order. `threads` 0: one per hardware thread. `progress`, when set,
-// is called after each distinct source finishes with (done, total), from the calling thread's
-// pool workers, serialised.
+// One outcome per job, in job order. `threads` 0: one per hardware thread. Progress goes to the
+// process's build observer (jit/build_progress.h), one report per distinct source.
 std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs, const std::string& arch,
-                                             KernelCache* cache, unsigned threads = 0,
-                                             const std::function<void(size_t, size_t)>& progress = nullptr);
+                                             KernelCache* cache, unsigned threads = 0);
 
 }  // namespace grape::jit

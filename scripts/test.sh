@@ -10,7 +10,8 @@
 #      build-clang-tests/ (configured, not built): every test source through clang -fsyntax-only
 #   4. build-go/: every target (tests included) built optimized, -O2 with g++ and warnings as
 #      errors, as the README's Release build is: some warnings (-Warray-bounds, -Wrestrict, ...)
-#      appear only when optimizing. Its tests labelled nvrtc run there (the others ran in 2.); then
+#      appear only when optimizing. Its tests labelled nvrtc run there (the others ran in 2.), and
+#      3,000 random differential programs (2. runs 200 of them under the sanitizers); then
 #      the Rust and Go bindings (cargo test --offline, go test and go test -race) against its
 #      libgrape.so
 #   5. a summary with the time of each phase; exit status non-zero if anything failed
@@ -118,7 +119,9 @@ run_ctest() {
     echo "skipping GPU tests: no GPU on this machine"
     args+=(-LE 'gpu|nvrtc')
   fi
-  ctest "${args[@]}"
+  # 200 of the 1,000 random differential programs under the sanitizers (44 times slower there:
+  # 154 s of CPU for all 1,000); phase 4 runs 3,000 in the optimized build.
+  GRAPE_DIFFTEST_SEEDS=200 ctest "${args[@]}"
 }
 
 if phase "build (ASan+UBSan, build-test/)" build_asan; then
@@ -180,12 +183,32 @@ run_fuzzer() {
   return $rc
 }
 
+# Every fuzzer, JOBS at a time (each uses one core); their reports in order once all have ended.
+run_fuzzers() {
+  local bins=() bin i rc=0 out
+  for bin in build-fuzz/tests/fuzz/fuzz_*; do
+    [[ -x $bin && -f $bin ]] && bins+=("$bin")
+  done
+  out=$(mktemp -d)
+  for i in "${!bins[@]}"; do
+    while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
+    (run_fuzzer "${bins[$i]}" >"$out/$i.log" 2>&1; echo $? >"$out/$i.rc") &
+  done
+  wait
+  for i in "${!bins[@]}"; do
+    local r
+    r=$(cat "$out/$i.rc" 2>/dev/null || echo 1)
+    echo "--- $(basename "${bins[$i]}"): $( ((r == 0)) && echo ok || echo "FAILED (exit $r)")"
+    cat "$out/$i.log"
+    ((r == 0)) || rc=1
+  done
+  rm -rf "$out"
+  return $rc
+}
+
 if phase "build (clang, libFuzzer, build-fuzz/)" build_fuzz; then
   if ((FUZZ_SECONDS > 0)); then
-    for bin in build-fuzz/tests/fuzz/fuzz_*; do
-      [[ -x $bin && -f $bin ]] || continue
-      phase "fuzz $(basename "$bin") (${FUZZ_SECONDS}s)" run_fuzzer "$bin"
-    done
+    phase "fuzzers, ${FUZZ_SECONDS}s each, $JOBS at a time" run_fuzzers
   else
     skip "fuzzers" "GRAPE_FUZZ_SECONDS=0"
   fi
@@ -194,11 +217,11 @@ else
 fi
 
 # The tests' sources with clang too (the fuzz build has GRAPE_TESTS=OFF): front-end checks with the
-# flags CMake gives them, from a configured (not built) tree.
+# flags CMake gives them, from a configured (not built) tree (no precompiled header: none is built).
 clang_tests_syntax() {
   mkdir -p build-clang-tests
   cmake -S . -B build-clang-tests -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DGRAPE_TESTS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DPython3_EXECUTABLE="$PYTHON" \
+    -DGRAPE_TESTS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DPython3_EXECUTABLE="$PYTHON" \
     >build-clang-tests/configure.log 2>&1 || { cat build-clang-tests/configure.log; return 1; }
   "$PYTHON" scripts/clang_syntax_check.py build-clang-tests . "$JOBS"
 }
@@ -226,6 +249,9 @@ if phase "build -O2, all targets (build-go/)" build_o2; then
   else
     phase "ctest -L nvrtc: NVRTC compiles of the examples (build-go/)" \
       ctest --test-dir build-go --output-on-failure -j"$JOBS" --timeout 600 --no-tests=error -L nvrtc
+    phase "ctest: 3000 random differential programs (build-go/)" \
+      env GRAPE_DIFFTEST_SEEDS=3000 ctest --test-dir build-go --output-on-failure -j"$JOBS" --timeout 600 \
+      --no-tests=error -R '^Shards/RandomPrograms'
   fi
   if [ "${GRAPE_SKIP_BINDINGS:-0}" = 1 ]; then
     skip "bindings (Rust, Go)" "GRAPE_SKIP_BINDINGS=1"

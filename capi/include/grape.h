@@ -403,6 +403,17 @@ GRAPE_API grp_error* grp_kernel_bundle_write(const grp_model* m, const char* arc
                                              GRP_OWN char** report);
 GRAPE_API grp_error* grp_kernel_bundle_use(const char* path);
 
+/* Progress of kernel builds (NVRTC), for a person waiting on them: once set, `fn` is called with
+ * `user`, the kernels finished and the kernels to build, as each kernel of a build finishes
+ * (grp_session_create on the CUDA backend, grp_model_compile_kernels, grp_kernel_bundle_write);
+ * kernels found in the kernel cache or a bundle count too. Builds running at the same time add up
+ * into one count; when the last one ends, `fn` sees done == total and the count restarts. Calls
+ * are serialised and made from the building threads while a lock is held: `fn` must return
+ * quickly and must not call into Grape. Process-wide; NULL removes it (the default). The grape
+ * command uses it for its progress line on a terminal. Thread-safe. */
+typedef void (*grp_build_progress_fn)(void* user, size_t done, size_t total);
+GRAPE_API void grp_set_build_progress(grp_build_progress_fn fn, void* user);
+
 /* The on-disk kernel cache lives in the folder "kernels" of $GRAPE_CACHE_DIR, else of
  * $XDG_CACHE_HOME/grape, else of $HOME/.cache/grape (created, mode 0700, when missing).
  * *out is "directory: DIR\nentries: N\nbytes: B\n" (B: the entries' size on disk); free it with

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capi/src/internal.h"
+#include "jit/build_progress.h"
 #include "jit/codegen.h"
 #include "jit/kernel_bundle.h"
 #include "jit/kernel_cache.h"
@@ -125,6 +126,17 @@ grp_error* grp_kernel_bundle_use(const char* path) {
     if (!*path) invalid("path: empty");
     jit::use_bundle(jit::KernelBundle::load(path));
   });
+}
+
+void grp_set_build_progress(grp_build_progress_fn fn, void* user) {
+  if (!fn) {
+    jit::set_build_observer(nullptr);
+    return;
+  }
+  try {
+    jit::set_build_observer([fn, user](size_t done, size_t total) { fn(user, done, total); });
+  } catch (...) {  // std::function's allocation: no progress reports is the only consequence
+  }
 }
 
 grp_error* grp_cache_info(char** out) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grape.h"
@@ -971,6 +972,42 @@ TEST(CapiCompile, EveryKernelCompiles) {
     EXPECT_NE(r.find(entry), std::string::npos) << r;
   EXPECT_NE(r.find("no errors or warnings"), std::string::npos) << r;
   grp_model_destroy(m);
+}
+
+void record_progress(void* user, size_t done, size_t total) {
+  static_cast<std::vector<std::pair<size_t, size_t>>*>(user)->emplace_back(done, total);
+}
+
+TEST(CapiCompile, BuildProgressCountsEveryBuild) {
+  grp_model* m = load(kTestModel, false);
+  std::vector<std::pair<size_t, size_t>> seen;
+  grp_set_build_progress(record_progress, &seen);
+  char* report = nullptr;
+  Err e(grp_model_compile_kernels(m, "compute_80,compute_90", &report));
+  grp_set_build_progress(nullptr, nullptr);
+  grp_model_destroy(m);
+  if (e.code() == GRP_ERR_NO_DEVICE) GTEST_SKIP() << "NVRTC cannot be loaded: " << e.msg();
+  ASSERT_TRUE(e.ok()) << e.msg();
+  grp_free(report);
+  // One build per target, one after the other: each counts from 0 of N up to N of N.
+  ASSERT_FALSE(seen.empty());
+  size_t total = seen[0].second, builds = 0;
+  ASSERT_GT(total, 0u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].second, total) << i;
+    EXPECT_EQ(seen[i].first, i % (total + 1)) << i;
+    builds += seen[i].first == total;
+  }
+  EXPECT_EQ(builds, 2u);
+  EXPECT_EQ(seen.size(), 2 * (total + 1));
+  // Removed: a later build reports nothing.
+  seen.clear();
+  m = load(kTestModel, false);
+  Err again(grp_model_compile_kernels(m, "compute_80", &report));
+  ASSERT_TRUE(again.ok()) << again.msg();
+  grp_free(report);
+  grp_model_destroy(m);
+  EXPECT_TRUE(seen.empty());
 }
 
 TEST(CapiCache, InfoAndClear) {

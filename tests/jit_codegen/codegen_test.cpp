@@ -1,5 +1,5 @@
-// CUDA code generation: golden sources of a few kernels, fusion counts, and NVRTC compiles of every
-// kernel of every example and differential-test program (no GPU needed).
+// CUDA code generation: golden sources of a few kernels and fusion counts (no GPU needed; the NVRTC
+// compiles of every program are in tests/jit_nvrtc/).
 #include "jit/codegen.h"
 
 #include <gtest/gtest.h>
@@ -336,44 +336,6 @@ TEST(CodegenFusion, Gpt2DecodeKernelCount) {
   EXPECT_LT(n, 110u);
   for (const auto& f : c->mod->functions)
     std::cout << "  gpt2 " << f.name << ": " << count_kernels(*c->mod, f.name) << " kernels\n";
-}
-
-// ---- NVRTC: every kernel of every program (compute_80; GRAPE_NVRTC_ARCHS for more) -------------
-
-void compile_all(const std::string& what, const ir::Module& m) {
-  std::string why;
-  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
-  // PTX for compute_80 by default (the strictest target; ptxas is most of the time, and the GPU
-  // tests build cubins for the device), as compile.examples does: GRAPE_NVRTC_ARCHS=sm_80,sm_90
-  // builds cubins for both.
-  std::vector<std::string> archs;
-  std::stringstream list(std::getenv("GRAPE_NVRTC_ARCHS") ? std::getenv("GRAPE_NVRTC_ARCHS") : "compute_80");
-  for (std::string a; std::getline(list, a, ',');)
-    if (!a.empty()) archs.push_back(a);
-  jit::CompileReport r = jit::compile_module(m, archs);
-  size_t total = 0;
-  for (const auto& e : r.entries) total += e.kernels;
-  std::cout << what << ": " << total << " kernels, " << r.compiled << " compiles OK";
-  for (const auto& e : r.entries) std::cout << " [" << e.name << " " << e.kernels << "]";
-  std::cout << "\n";
-  for (const auto& e : r.errors) ADD_FAILURE() << what << ": " << e.substr(0, 6000);
-}
-
-// mlp, bert and gpt2 at tiny sizes are compiled for sm_80 and sm_90 by the compile.examples ctest
-// (tests/compile/compile_examples.sh), through the CLI; compiling them here too doubled CI's time.
-// Slow (every entry at real size, sm_80 and sm_90); real sizes change only constants in the
-// kernels that compile.examples compiles at tiny size, so CI runs it only with GRAPE_SLOW_TESTS=1.
-TEST(CodegenNvrtc, Gpt2Real) {
-  if (!std::getenv("GRAPE_SLOW_TESTS")) GTEST_SKIP() << "slow (about 3 min): set GRAPE_SLOW_TESTS=1 to run";
-  auto c = compile_file("examples/gpt2.grp");
-  compile_all("gpt2", *c->mod);
-}
-TEST(CodegenNvrtc, DifftestCases) {
-  for (const auto& e : fs::directory_iterator(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases")) {
-    if (e.path().extension() != ".grp") continue;
-    auto c = compile_text(e.path().string(), read(e.path()));
-    if (c->mod) compile_all(e.path().filename().string(), *c->mod);
-  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ Every test checks the exit status AND a fragment of the message.
 """
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -913,6 +914,50 @@ def compile_reports_kernels_for_both_archs():
     out, _ = expect(["compile", PROG, "-D", "H=5", "--arch", "sm_90"], 0, "targets: sm_90\n", "main: ", "pair: ",
                     stream="stdout", timeout=300)
     assert "sm_80" not in out, out
+
+
+def run_on_a_terminal(args, env):
+    """Runs grape with its standard error on a pseudo-terminal: (exit status, stdout, stderr)."""
+    import pty
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen([GRAPE] + args, stdout=subprocess.PIPE, stderr=slave, env=env)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:  # the other end closed
+                break
+            if not b:
+                break
+            chunks.append(b)
+        out = p.stdout.read().decode()
+        rc = p.wait(timeout=300)
+    finally:
+        os.close(master)
+    return rc, out, b"".join(chunks).decode(errors="replace")
+
+
+@test
+def compile_shows_build_progress_on_a_terminal_only():
+    # GRAPE_PROGRESS_AFTER_MS=0: the line shows at once instead of after a second of building.
+    env = dict(os.environ, GRAPE_PROGRESS_AFTER_MS="0")
+    mlp = os.path.join(EXAMPLES, "mlp.grp")
+    args = ["compile", mlp, "--arch", "sm_90", "-D", "D=32", "-D", "H=64", "-D", "C=10"]
+    rc, out, err = run_on_a_terminal(args, env)
+    if nvrtc_missing("compile_shows_build_progress_on_a_terminal_only", rc, err):
+        return
+    assert rc == 0, f"exit {rc}\n{out}{err}"
+    kernels = int(out.split("main: ")[1].split()[0])
+    counts = [(int(a), int(b)) for a, b in re.findall(r"\r\x1b\[Kgrape: building kernels (\d+)/(\d+)  ", err)]
+    assert counts, repr(err[:300])
+    assert counts[0][0] == 0 and all(d <= t and 0 < t <= kernels + 1 for d, t in counts), counts
+    assert err.endswith("\r\x1b[K"), repr(err[-100:])  # erased when the build ended
+    assert "building kernels" not in out, out  # on standard error only
+    # Not a terminal: nothing.
+    rc, out, err = grape(*args, env=env, timeout=300)
+    assert rc == 0 and "building kernels" not in err and "\x1b" not in err, repr(err)
 
 
 @test
