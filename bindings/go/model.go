@@ -252,6 +252,36 @@ func (m *Model) IRText(entry string) (string, error) {
 	return text, err
 }
 
+// WriteKernelBundle compiles every CUDA kernel of the model with NVRTC for archs ("sm_90" or
+// "sm_80,sm_90") and writes them to the file path, an ahead-of-time kernel bundle
+// (docs/kernels.md, "Kernel bundles"); it returns the compile report. Needs NVRTC, not a GPU.
+func (m *Model) WriteKernelBundle(archs, path string) (string, error) {
+	carchs := C.CString(archs)
+	defer C.free(unsafe.Pointer(carchs))
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var text string
+	err := m.use(func(p *C.grp_model) error {
+		var out *C.char
+		if err := check(C.grp_kernel_bundle_write(p, carchs, cpath, &out)); err != nil {
+			return err
+		}
+		text = C.GoString(out)
+		C.grp_free(unsafe.Pointer(out))
+		return nil
+	})
+	return text, err
+}
+
+// UseKernelBundle reads and checks the kernel bundle at path; every session created afterwards in
+// this process takes its kernels from it before the kernel cache or NVRTC. Errors: CodeIO (cannot
+// be read), CodeFormat (not a bundle, corrupt, or from another Grape version).
+func UseKernelBundle(path string) error {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	return check(C.grp_kernel_bundle_use(cpath))
+}
+
 // goShape copies a C shape array.
 func goShape(shape *C.int64_t, rank C.size_t) []int64 {
 	out := make([]int64, int(rank))

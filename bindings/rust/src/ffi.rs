@@ -143,6 +143,15 @@ extern "C" {
     pub fn grp_model_has_weights(m: *const grp_model) -> c_int;
     pub fn grp_model_ir_text(m: *const grp_model, entry: *const c_char, out: *mut *mut c_char) -> *mut grp_error;
 
+    // ahead-of-time kernel bundles
+    pub fn grp_kernel_bundle_write(
+        m: *const grp_model,
+        archs: *const c_char,
+        path: *const c_char,
+        report: *mut *mut c_char,
+    ) -> *mut grp_error;
+    pub fn grp_kernel_bundle_use(path: *const c_char) -> *mut grp_error;
+
     // sessions
     pub fn grp_session_default_options() -> grp_session_options;
     pub fn grp_session_create(

@@ -55,6 +55,15 @@ pub fn backend_available(backend: &str) -> bool {
     }
 }
 
+/// Reads and checks the kernel bundle at `path` (written by [`Model::write_kernel_bundle`] or
+/// `grape compile --bundle`); every session created afterwards in this process takes its kernels
+/// from it before the kernel cache or NVRTC. Errors: [`Code::Io`] (cannot be read),
+/// [`Code::Format`] (not a bundle, corrupt, or from another Grape version).
+pub fn use_kernel_bundle(path: &str) -> Result<()> {
+    let path = error::c_string(path, "path")?;
+    unsafe { check(ffi::grp_kernel_bundle_use(path.as_ptr())) }
+}
+
 pub(crate) fn path_c_string(path: &Path) -> Result<CString> {
     #[cfg(unix)]
     let bytes = {

@@ -214,6 +214,21 @@ impl Model {
         }
     }
 
+    /// Compiles every CUDA kernel of the model with NVRTC for `archs` ("sm_90", "sm_80,sm_90") and
+    /// writes them to the file `path`, an ahead-of-time kernel bundle (docs/kernels.md, "Kernel
+    /// bundles"); returns the compile report. Needs NVRTC, not a GPU.
+    pub fn write_kernel_bundle(&self, archs: &str, path: &str) -> Result<String> {
+        let archs = c_string(archs, "archs")?;
+        let path = c_string(path, "path")?;
+        let mut out: *mut c_char = ptr::null_mut();
+        unsafe {
+            check(ffi::grp_kernel_bundle_write(self.as_ptr(), archs.as_ptr(), path.as_ptr(), &mut out))?;
+            let text = lossy(out);
+            ffi::grp_free(out.cast());
+            Ok(text)
+        }
+    }
+
     /// A session of one entry point (shorthand for [`Session::new`]).
     pub fn session(&self, opts: &SessionOptions) -> Result<Session> {
         Session::new(self, opts)

@@ -1,0 +1,47 @@
+//! Ahead-of-time kernel bundles: written through a model, read back, and the errors of bad files.
+
+mod common;
+
+use common::load;
+use grape::Code;
+
+const ADD: &str = "fn main(x: f32[4]) -> f32[4] {\n  return x * 2.0 + 1.0\n}\n";
+
+fn temp_path(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("grape_rust_bundle_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn write_then_use() {
+    let m = load(ADD);
+    let path = temp_path("add.grpkb");
+    let report = match m.write_kernel_bundle("compute_80", &path) {
+        Err(e) if e.code == Code::NoDevice => {
+            eprintln!("skipped: NVRTC cannot be loaded: {e}");
+            return;
+        }
+        r => r.unwrap_or_else(|e| panic!("{e}")),
+    };
+    assert!(report.contains(&format!("bundle: {path}")), "{report}");
+    assert!(std::fs::metadata(&path).unwrap().len() > 0);
+    grape::use_kernel_bundle(&path).unwrap_or_else(|e| panic!("{e}"));
+    let e = m.write_kernel_bundle("sm80", &path).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+}
+
+#[test]
+fn bad_files_are_errors_naming_the_file() {
+    let missing = temp_path("missing.grpkb");
+    let e = grape::use_kernel_bundle(&missing).unwrap_err();
+    assert_eq!(e.code, Code::Io, "{e}");
+    assert!(e.message.contains("missing.grpkb"), "{e}");
+    let text = temp_path("text.grpkb");
+    std::fs::write(&text, b"not a bundle at all, just text").unwrap();
+    let e = grape::use_kernel_bundle(&text).unwrap_err();
+    assert_eq!(e.code, Code::Format, "{e}");
+    assert!(e.message.contains("text.grpkb"), "{e}");
+    let e = grape::use_kernel_bundle("bad\0path").unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+}
