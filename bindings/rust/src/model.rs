@@ -222,7 +222,12 @@ impl Model {
         let path = c_string(path, "path")?;
         let mut out: *mut c_char = ptr::null_mut();
         unsafe {
-            check(ffi::grp_kernel_bundle_write(self.as_ptr(), archs.as_ptr(), path.as_ptr(), &mut out))?;
+            check(ffi::grp_kernel_bundle_write(
+                self.as_ptr(),
+                archs.as_ptr(),
+                path.as_ptr(),
+                &mut out,
+            ))?;
             let text = lossy(out);
             ffi::grp_free(out.cast());
             Ok(text)
