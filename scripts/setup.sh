@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Grape's build and tests need, and only what is missing:
-#   Debian packages  cmake g++ make re2c bison libzstd-dev libxxhash-dev googletest libgtest-dev
+#   Debian packages  cmake g++ make ninja-build re2c bison libzstd-dev libxxhash-dev googletest libgtest-dev
 #                    clang libclang-rt-14-dev (libFuzzer and the sanitizers with clang) python3 python3-pip
 #                    nlohmann-json3-dev (header-only JSON: grape batch's requests, safetensors headers)
 #   Python modules   numpy safetensors (the numpy references and safetensors interop tests)
@@ -20,6 +20,7 @@ need_deb() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install
 need_cmd cmake cmake
 need_cmd g++ g++
 need_cmd make make
+need_cmd ninja ninja-build
 need_cmd re2c re2c
 need_cmd bison bison
 need_cmd clang++ clang
