@@ -29,6 +29,7 @@ except ImportError as e:  # pragma: no cover
     sys.exit(77)
 
 from grape_cli import Grape  # noqa: E402
+from pty_run import run_with_stderr_on_a_terminal  # noqa: E402
 
 MLP = os.path.join(REPO, "examples", "mlp.grp")
 GPT2 = os.path.join(REPO, "examples", "gpt2.grp")
@@ -520,26 +521,11 @@ def test_ctrl_c_stops_cleanly_and_resumes():
 
 
 def test_progress_line_on_a_terminal_only():
-    import pty
     d = tmpdir()
     req = slow_mlp_requests(d, 800)
-    master, slave = pty.openpty()
-    try:
-        p = subprocess.Popen(slow_args(req, os.path.join(d, "out"))[:-1], stdout=subprocess.DEVNULL, stderr=slave)
-        os.close(slave)
-        chunks = []
-        while True:
-            try:
-                b = os.read(master, 4096)
-            except OSError:  # the other end closed
-                break
-            if not b:
-                break
-            chunks.append(b)
-        assert p.wait(timeout=120) == 0
-    finally:
-        os.close(master)
-    text = b"".join(chunks).decode(errors="replace")
+    rc, _, text = run_with_stderr_on_a_terminal(slow_args(req, os.path.join(d, "out"))[:-1],
+                                                stdout=subprocess.DEVNULL, timeout=120)
+    assert rc == 0, text[-500:]
     assert "\r\x1b[K" in text and "requests" in text and "req/s" in text, text[:500]
     assert "/800" in text, text[:500]  # done/total
     assert "grape batch: 800 requests (800 ok, 0 failed)" in text, text[-500:]

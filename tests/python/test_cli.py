@@ -17,6 +17,8 @@ import sys
 import tempfile
 import traceback
 
+from pty_run import run_with_stderr_on_a_terminal
+
 try:
     import numpy as np
     from safetensors.numpy import save_file
@@ -916,36 +918,13 @@ def compile_reports_kernels_for_both_archs():
     assert "sm_80" not in out, out
 
 
-def run_on_a_terminal(args, env):
-    """Runs grape with its standard error on a pseudo-terminal: (exit status, stdout, stderr)."""
-    import pty
-    master, slave = pty.openpty()
-    try:
-        p = subprocess.Popen([GRAPE] + args, stdout=subprocess.PIPE, stderr=slave, env=env)
-        os.close(slave)
-        chunks = []
-        while True:
-            try:
-                b = os.read(master, 4096)
-            except OSError:  # the other end closed
-                break
-            if not b:
-                break
-            chunks.append(b)
-        out = p.stdout.read().decode()
-        rc = p.wait(timeout=300)
-    finally:
-        os.close(master)
-    return rc, out, b"".join(chunks).decode(errors="replace")
-
-
 @test
 def compile_shows_build_progress_on_a_terminal_only():
     # GRAPE_PROGRESS_AFTER_MS=0: the line shows at once instead of after a second of building.
     env = dict(os.environ, GRAPE_PROGRESS_AFTER_MS="0")
     mlp = os.path.join(EXAMPLES, "mlp.grp")
     args = ["compile", mlp, "--arch", "sm_90", "-D", "D=32", "-D", "H=64", "-D", "C=10"]
-    rc, out, err = run_on_a_terminal(args, env)
+    rc, out, err = run_with_stderr_on_a_terminal([GRAPE] + args, env=env)
     if nvrtc_missing("compile_shows_build_progress_on_a_terminal_only", rc, err):
         return
     assert rc == 0, f"exit {rc}\n{out}{err}"
