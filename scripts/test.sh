@@ -75,8 +75,8 @@ PYTHON=$(command -v python3)
 
 # Ninja for a new build tree: it starts the test binaries' compiles while other targets still
 # build, where make waits for the precompiled header's owner target (ASan build 170 s against
-# 206 s on 2 cores). A tree configured before keeps the generator it has.
-generator() { [[ -f $1/CMakeCache.txt ]] || echo "-GNinja"; }
+# 206 s on 2 cores). A tree configured before keeps the generator it has; without ninja, make.
+generator() { [[ -f $1/CMakeCache.txt ]] || ! command -v ninja >/dev/null 2>&1 || echo "-GNinja"; }
 
 # --- 2. sanitizer build and ctest ----------------------------------------------------------------
 # -O0 and line tables only: with the sanitizers, -O2 -g takes 2.5 to 6 times longer to compile
