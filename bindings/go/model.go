@@ -87,7 +87,7 @@ func (o *LoadOptions) toC() (*C.grp_model_options, func()) {
 		return nil, func() {}
 	}
 	opts := (*C.grp_model_options)(C.malloc(C.sizeof_grp_model_options))
-	*opts = C.grp_model_default_options()
+	C.grp_model_options_init(opts, C.sizeof_grp_model_options)
 	if o.NoOptimize {
 		opts.no_optimize = 1
 	}

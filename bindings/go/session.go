@@ -51,7 +51,8 @@ type Session struct {
 // NewSession creates a session of one entry of the model. It fails with CodeInvalidArgument when
 // the entry does not exist or the model declares weights but none are set. opts may be nil.
 func (m *Model) NewSession(opts *SessionOptions) (*Session, error) {
-	copts := C.grp_session_default_options()
+	var copts C.grp_session_options
+	C.grp_session_options_init(&copts, C.sizeof_grp_session_options)
 	if opts != nil {
 		for _, f := range []struct {
 			s   string

@@ -32,10 +32,13 @@
  * grp_error objects are independent values usable from any thread.
  *
  * ABI. Option structs begin with `size_t struct_size` and only ever grow at the end: initialise
- * them with the matching *_default_options() function (which sets struct_size to the size this
- * header knows) and then change fields. The library reads only the first struct_size bytes;
- * fields beyond them take their defaults, and every field added later has zero/NULL as its
- * default, so a zero-initialised tail is always the default. Functions are only ever appended,
+ * them with the matching *_default_options() function and then change fields. Those functions are
+ * defined inline in this header: they pass sizeof the struct as *this header* knows it to the
+ * library's *_options_init(), which writes only that many bytes, so a program built against an
+ * older grape.h never gets (or makes the library read) more than its own struct. Bindings that
+ * mirror a struct call *_options_init() with the size of their mirror. The library reads only
+ * the first struct_size bytes; fields beyond them take their defaults, and every field added
+ * later has zero/NULL as its default, so a zero-initialised tail is always the default. Functions are only ever appended,
  * never removed or changed. GRAPE_VERSION_NUMBER is the version of this header;
  * grp_version_number() is the version of the library actually loaded: a program may refuse to run
  * when grp_version_number() < GRAPE_VERSION_NUMBER (the library predates the header).
@@ -161,7 +164,22 @@ typedef struct grp_model_options {
   size_t num_limits;
 } grp_model_options;
 
+/* Sets the first `struct_size` bytes of *opts to the defaults, and opts->struct_size to
+ * `struct_size`: the size of the caller's grp_model_options (a larger size than this library
+ * knows gets a zero, i.e. default, tail). Nothing is written when opts is NULL or struct_size is
+ * less than sizeof(size_t). */
+GRAPE_API void grp_model_options_init(grp_model_options* opts, size_t struct_size);
+#if defined(GRAPE_BUILDING_LIBRARY)
+/* Kept for programs linked before grp_model_options_init existed: returns the library's size. */
 GRAPE_API grp_model_options grp_model_default_options(void);
+#else
+/* The defaults, struct_size = sizeof(grp_model_options) of this header. */
+static inline grp_model_options grp_model_default_options(void) {
+  grp_model_options o;
+  grp_model_options_init(&o, sizeof o);
+  return o;
+}
+#endif
 
 /* Loads, checks and compiles a .grp file. opts NULL: defaults. */
 GRAPE_API grp_error* grp_model_load_file(const char* path, const grp_model_options* opts,
@@ -225,7 +243,22 @@ typedef struct grp_session_options {
   double timeout_seconds;
 } grp_session_options;
 
+/* Sets the first `struct_size` bytes of *opts to the defaults, and opts->struct_size to
+ * `struct_size`: the size of the caller's grp_session_options (a larger size than this library
+ * knows gets a zero, i.e. default, tail). Nothing is written when opts is NULL or struct_size is
+ * less than sizeof(size_t). */
+GRAPE_API void grp_session_options_init(grp_session_options* opts, size_t struct_size);
+#if defined(GRAPE_BUILDING_LIBRARY)
+/* Kept for programs linked before grp_session_options_init existed: returns the library's size. */
 GRAPE_API grp_session_options grp_session_default_options(void);
+#else
+/* The defaults, struct_size = sizeof(grp_session_options) of this header. */
+static inline grp_session_options grp_session_default_options(void) {
+  grp_session_options o;
+  grp_session_options_init(&o, sizeof o);
+  return o;
+}
+#endif
 
 /* A session of one entry point. opts NULL: defaults. Fails with GRP_ERR_INVALID_ARGUMENT when
  * the entry does not exist or the model declares weights but none are set. */

@@ -34,8 +34,15 @@ void parse_define(const char* d, size_t i, std::map<std::string, int64_t>& out) 
   out[name] = v;
 }
 
+grp_model_options library_defaults() {
+  grp_model_options o;
+  std::memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  return o;
+}
+
 ModelOptions model_options(const grp_model_options* given) {
-  grp_model_options o = read_options(given, grp_model_default_options(),
+  grp_model_options o = read_options(given, library_defaults(),
                                      offsetof(grp_model_options, num_defines) + sizeof(size_t), "grp_model_options");
   ModelOptions mo;
   if (o.num_defines > 0 && o.defines == nullptr)
@@ -65,11 +72,10 @@ grp_model* wrap(std::shared_ptr<Model> m) {
 
 extern "C" {
 
-grp_model_options grp_model_default_options(void) {
-  grp_model_options o;
-  std::memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  return o;
+grp_model_options grp_model_default_options(void) { return library_defaults(); }
+
+void grp_model_options_init(grp_model_options* opts, size_t struct_size) {
+  init_options(opts, struct_size, library_defaults());
 }
 
 grp_error* grp_model_load_file(const char* path, const grp_model_options* opts, grp_model** out) {

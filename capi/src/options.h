@@ -9,6 +9,18 @@
 
 namespace grape::capi {
 
+// The *_options_init() of grape.h: the defaults' first `size` bytes (a zero, i.e. default, tail
+// beyond the struct this library knows) and struct_size = size. A size below the first version's
+// is written too, so that read_options() reports it.
+template <class T>
+void init_options(T* opts, size_t size, const T& defaults) {
+  if (opts == nullptr || size < sizeof(size_t)) return;
+  unsigned char* out = reinterpret_cast<unsigned char*>(opts);
+  std::memcpy(out, static_cast<const void*>(&defaults), size < sizeof(T) ? size : sizeof(T));
+  if (size > sizeof(T)) std::memset(out + sizeof(T), 0, size - sizeof(T));
+  opts->struct_size = size;
+}
+
 template <class T>
 T read_options(const T* given, const T& defaults, size_t min_size, const char* what) {
   if (given == nullptr) return defaults;

@@ -73,9 +73,20 @@ Shape check_tensor(const char* kind, const TensorSignature& sig, const grp_dtype
   return sh;
 }
 
+grp_session_options library_defaults() {
+  grp_session_options o;
+  std::memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.entry = nullptr;
+  o.backend = "auto";
+  o.executor = "auto";
+  o.device = 0;
+  return o;
+}
+
 grp_session_options session_options(const grp_session_options* given) {
-  return read_options(given, grp_session_default_options(),
-                      offsetof(grp_session_options, device) + sizeof(int), "grp_session_options");
+  return read_options(given, library_defaults(), offsetof(grp_session_options, device) + sizeof(int),
+                      "grp_session_options");
 }
 
 void check_output_index(const grp_session* s, size_t i) {
@@ -122,15 +133,10 @@ void fill_tensor(const Tensor& t, const void* data, grp_dtype* dtype, const int6
 
 extern "C" {
 
-grp_session_options grp_session_default_options(void) {
-  grp_session_options o;
-  std::memset(&o, 0, sizeof o);
-  o.struct_size = sizeof o;
-  o.entry = nullptr;
-  o.backend = "auto";
-  o.executor = "auto";
-  o.device = 0;
-  return o;
+grp_session_options grp_session_default_options(void) { return library_defaults(); }
+
+void grp_session_options_init(grp_session_options* opts, size_t struct_size) {
+  init_options(opts, struct_size, library_defaults());
 }
 
 grp_error* grp_session_create(grp_model* m, const grp_session_options* opts, grp_session** out) {

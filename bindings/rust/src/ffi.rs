@@ -107,7 +107,7 @@ extern "C" {
     pub fn grp_dtype_name(dtype: grp_dtype) -> *const c_char;
 
     // models
-    pub fn grp_model_default_options() -> grp_model_options;
+    pub fn grp_model_options_init(opts: *mut grp_model_options, struct_size: usize);
     pub fn grp_model_load_file(
         path: *const c_char,
         opts: *const grp_model_options,
@@ -153,7 +153,7 @@ extern "C" {
     pub fn grp_kernel_bundle_use(path: *const c_char) -> *mut grp_error;
 
     // sessions
-    pub fn grp_session_default_options() -> grp_session_options;
+    pub fn grp_session_options_init(opts: *mut grp_session_options, struct_size: usize);
     pub fn grp_session_create(
         m: *mut grp_model,
         opts: *const grp_session_options,
@@ -272,6 +272,27 @@ extern "C" {
     ) -> *mut grp_error;
 }
 
+/// grape.h's inline grp_model_default_options(): the defaults, `struct_size` being the size of
+/// this mirror of the struct (the library writes exactly that many bytes).
+pub fn model_default_options() -> grp_model_options {
+    let mut o = std::mem::MaybeUninit::<grp_model_options>::zeroed();
+    // SAFETY: the library writes size_of::<grp_model_options>() bytes; all-zero is a valid value.
+    unsafe {
+        grp_model_options_init(o.as_mut_ptr(), std::mem::size_of::<grp_model_options>());
+        o.assume_init()
+    }
+}
+
+/// grape.h's inline grp_session_default_options(), as model_default_options().
+pub fn session_default_options() -> grp_session_options {
+    let mut o = std::mem::MaybeUninit::<grp_session_options>::zeroed();
+    // SAFETY: as in model_default_options.
+    unsafe {
+        grp_session_options_init(o.as_mut_ptr(), std::mem::size_of::<grp_session_options>());
+        o.assume_init()
+    }
+}
+
 #[cfg(test)]
 mod layout {
     use super::*;
@@ -296,12 +317,9 @@ mod layout {
 
     #[test]
     fn default_options_report_this_layout() {
-        unsafe {
-            assert_eq!(grp_model_default_options().struct_size, size_of::<grp_model_options>());
-            assert_eq!(
-                grp_session_default_options().struct_size,
-                size_of::<grp_session_options>()
-            );
-        }
+        assert_eq!(model_default_options().struct_size, size_of::<grp_model_options>());
+        assert_eq!(session_default_options().struct_size, size_of::<grp_session_options>());
+        assert!(model_default_options().limits.is_null());
+        assert!(!session_default_options().backend.is_null());
     }
 }

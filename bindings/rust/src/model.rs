@@ -51,8 +51,7 @@ impl ModelOptions {
             .map(|(name, value)| c_string(&format!("{name}={value}"), "define"))
             .collect::<Result<Vec<CString>>>()?;
         let pointers: Vec<*const c_char> = defines.iter().map(|d| d.as_ptr()).collect();
-        // SAFETY: returns a struct by value.
-        let mut raw = unsafe { ffi::grp_model_default_options() };
+        let mut raw = ffi::model_default_options();
         raw.defines = if pointers.is_empty() {
             ptr::null()
         } else {

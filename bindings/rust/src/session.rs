@@ -126,8 +126,8 @@ impl Session {
         let backend = opt(&opts.backend, "backend")?;
         let executor = opt(&opts.executor, "executor")?;
         let p = |s: &Option<CString>| s.as_ref().map_or(ptr::null(), |s| s.as_ptr());
-        // SAFETY: returns a struct by value; the strings outlive the create call.
-        let mut raw = unsafe { ffi::grp_session_default_options() };
+        // The strings outlive the create call.
+        let mut raw = ffi::session_default_options();
         raw.entry = p(&entry);
         if backend.is_some() {
             raw.backend = p(&backend);
