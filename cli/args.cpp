@@ -7,12 +7,24 @@
 
 namespace grape::cli {
 
+std::string head_of(const std::string& value) {
+  if (value.size() <= kMaxQuotedValue) return value;
+  size_t head = kMaxQuotedValue / 2;
+  while (head > 0 && (static_cast<unsigned char>(value[head]) & 0xc0u) == 0x80u) --head;
+  return value.substr(0, head);
+}
+
+std::string quoted(const std::string& value) {
+  if (value.size() <= kMaxQuotedValue) return "'" + value + "'";
+  return "'" + head_of(value) + "...' (" + std::to_string(value.size()) + " characters)";
+}
+
 static int64_t parse_int(const std::string& s, const std::string& what) {
   if (s.empty()) throw UsageError(what + ": expected an integer, got an empty value");
   errno = 0;
   char* end = nullptr;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') throw UsageError(what + ": expected an integer, got '" + s + "'");
+  if (errno != 0 || *end != '\0') throw UsageError(what + ": expected an integer, got " + quoted(s));
   return v;
 }
 
@@ -59,7 +71,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
       if (v == "0" || v == "false" || v == "no" || v == "off") return false;
       throw UsageError(a + " is a switch: give it without a value, or as " + a + "=yes / " + a +
-                       "=no (got '" + value + "')");
+                       "=no (got " + quoted(value) + ")");
     };
     // A value that names something (a file, a directory, an entry) must not be empty.
     auto nonempty = [&](const std::string& v) -> std::string {
@@ -67,21 +79,21 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       return v;
     };
     if (a.size() > 1 && a[0] == '-') {
-      if (!accepts(a)) throw UsageError("unknown option '" + args[i] + "'");
+      if (!accepts(a)) throw UsageError("unknown option " + quoted(args[i]));
       if (a == "--entry")
         o.entry = nonempty(next());
       else if (a == "-D") {
         std::string kv = next();
         auto eq = kv.find('=');
         if (eq == std::string::npos || !valid_identifier(kv.substr(0, eq)))
-          throw UsageError("-D expects NAME=VALUE, got '" + kv + "'");
+          throw UsageError("-D expects NAME=VALUE, got " + quoted(kv));
         o.defines[kv.substr(0, eq)] = parse_int(kv.substr(eq + 1), "-D " + kv.substr(0, eq));
       } else if (a == "--limit") {
         std::string kv = next();
         auto eq = kv.find('=');
         if (eq == std::string::npos || !valid_identifier(kv.substr(0, eq)) ||
             kv.find_first_not_of("0123456789", eq + 1) != std::string::npos || eq + 1 == kv.size())
-          throw UsageError("--limit expects NAME=N with N a non-negative integer, got '" + kv + "'");
+          throw UsageError("--limit expects NAME=N with N a non-negative integer, got " + quoted(kv));
         parse_int(kv.substr(eq + 1), "--limit " + kv.substr(0, eq));  // in range of int64
         o.limits.push_back(kv);
       } else if (a == "--weights")
@@ -95,7 +107,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         std::string kv = next();
         auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-          throw UsageError("--input expects NAME=FILE.npy, got '" + kv + "'");
+          throw UsageError("--input expects NAME=FILE.npy, got " + quoted(kv));
         o.inputs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
       } else if (a == "--output")
         o.output_dir = nonempty(next());
@@ -103,11 +115,11 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.backend = next();
         o.backend_given = true;
         if (o.backend != "cpu" && o.backend != "auto" && o.backend != "cuda")
-          throw UsageError("--backend must be cpu, cuda or auto, got '" + o.backend + "'");
+          throw UsageError("--backend must be cpu, cuda or auto, got " + quoted(o.backend));
       } else if (a == "--executor") {
         o.executor = next();
         if (o.executor != "auto" && o.executor != "eager" && o.executor != "graph")
-          throw UsageError("--executor must be eager, graph or auto, got '" + o.executor + "'");
+          throw UsageError("--executor must be eager, graph or auto, got " + quoted(o.executor));
       } else if (a == "--no-optimize")
         o.no_optimize = flag();
       else if (a == "--require-loop-bounds")
@@ -125,7 +137,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         char* end = nullptr;
         o.timeout = std::strtod(v.c_str(), &end);
         if (v.empty() || *end != '\0' || errno != 0 || !(o.timeout > 0) || o.timeout > 1e9)
-          throw UsageError("--timeout expects a number of seconds > 0, got '" + v + "'");
+          throw UsageError("--timeout expects a number of seconds > 0, got " + quoted(v));
       } else if (a == "--json")
         o.json = flag();
       else if (a == "--arch")
@@ -148,11 +160,11 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       } else if (a == "--shard") {
         std::string v = next();
         auto slash = v.find('/');
-        if (slash == std::string::npos) throw UsageError("--shard expects I/N (e.g. 0/4), got '" + v + "'");
+        if (slash == std::string::npos) throw UsageError("--shard expects I/N (e.g. 0/4), got " + quoted(v));
         o.shard_index = parse_int(v.substr(0, slash), "--shard I");
         o.shard_count = parse_int(v.substr(slash + 1), "--shard N");
         if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
-          throw UsageError("--shard I/N needs 0 <= I < N, got '" + v + "'");
+          throw UsageError("--shard I/N needs 0 <= I < N, got " + quoted(v));
       } else if (a == "--resume")
         o.overwrite = !flag();
       else if (a == "--overwrite")
@@ -160,11 +172,11 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
       else if (a == "--outputs") {
         o.outputs = next();
         if (o.outputs != "auto" && o.outputs != "inline" && o.outputs != "npy" && o.outputs != "npy-rows")
-          throw UsageError("--outputs must be auto, inline, npy or npy-rows, got '" + o.outputs + "'");
+          throw UsageError("--outputs must be auto, inline, npy or npy-rows, got " + quoted(o.outputs));
       } else if (a == "--quiet" || a == "-q")
         o.quiet = flag();
       else
-        throw UsageError("unknown option '" + args[i] + "'");
+        throw UsageError("unknown option " + quoted(args[i]));
       continue;
     }
     o.files.push_back(args[i]);

@@ -13,6 +13,14 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A value from the command line or a request, quoted for a message: 'value'. A value longer than
+// 64 bytes shows its first 32 (cut on a UTF-8 boundary), "..." and its length, the rule the
+// library's diagnostics follow (lang/diagnostics.h, quote_name), so that a 100k-character argument
+// costs one line. head_of() is that cut alone, for other quoting styles.
+std::string quoted(const std::string& value);
+std::string head_of(const std::string& value);
+constexpr size_t kMaxQuotedValue = 64;
+
 struct Options {
   std::vector<std::string> files;
   std::string entry;

@@ -14,6 +14,12 @@ namespace {
 
 using nlohmann::json;
 
+// A key of the request, as JSON text ("key"), cut as quoted() cuts: "aaaa"... (100000 characters).
+std::string json_quoted(const std::string& key) {
+  if (key.size() <= kMaxQuotedValue) return json(key).dump();
+  return json(head_of(key)).dump() + "... (" + std::to_string(key.size()) + " characters)";
+}
+
 // A bad request: the message without the "FILE:LINE: " prefix, which parse_request adds.
 struct Reject {
   std::string message;
@@ -196,7 +202,7 @@ class RequestReader final : public json::json_sax_t {
     if (depth_ == 1) {
       field_ = k;
       if (k != "id" && k != "inputs")
-        return skip_value("unknown field " + json(k).dump() + " (a request has \"id\" and \"inputs\")");
+        return skip_value("unknown field " + json_quoted(k) + " (a request has \"id\" and \"inputs\")");
       return true;
     }
     if (depth_ == 2) {  // a parameter name
@@ -204,10 +210,10 @@ class RequestReader final : public json::json_sax_t {
       if (i < 0) {
         std::string names;
         for (const auto& p : sig_.inputs) names += (names.empty() ? "" : ", ") + p.name;
-        return skip_value("unknown input " + json(k).dump() + " (the entry takes " +
+        return skip_value("unknown input " + json_quoted(k) + " (the entry takes " +
                           (names.empty() ? std::string("no inputs") : names) + ")");
       }
-      if (given_[static_cast<size_t>(i)]) return skip_value("input " + json(k).dump() + " given twice");
+      if (given_[static_cast<size_t>(i)]) return skip_value("input " + json_quoted(k) + " given twice");
       param_ = i;
       return true;
     }

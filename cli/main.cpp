@@ -144,7 +144,7 @@ int cmd_ir(const Options& o) {
   if (!o.entry.empty()) {
     auto names = entry_names(m.get());
     if (std::find(names.begin(), names.end(), o.entry) == names.end())
-      throw ApiError{GRP_ERR_INVALID_ARGUMENT, "no entry point '" + o.entry + "' in " + o.files[0]};
+      throw ApiError{GRP_ERR_INVALID_ARGUMENT, "no entry point " + quoted(o.entry) + " in " + o.files[0]};
   }
   char* text = nullptr;
   check(grp_model_ir_text(m.get(), o.entry.empty() ? nullptr : o.entry.c_str(), &text));
@@ -376,7 +376,7 @@ int cmd_cache(const Options& o) {
     check(grp_cache_info(&text));
     std::cout << "kernel cache cleared\n";
   } else {
-    throw UsageError("unknown cache command '" + what + "' (expected info or clear)");
+    throw UsageError("unknown cache command " + quoted(what) + " (expected info or clear)");
   }
   print_owned(text);
   return 0;

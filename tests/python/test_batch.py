@@ -259,6 +259,8 @@ def test_more_malformed_requests():
         "[1, 2]",
         {"id": "ok", "inputs": {"x": [x, x]}},
         {"id": "nan-is-allowed", "inputs": {"x": [["NaN"] + x[1:]]}},
+        {"id": "long-field", "f" * 5000: 1, "inputs": {"x": [x]}},
+        {"id": "long-input", "inputs": {"x": [x], "é" * 3000: 1}},
     ]
     req = write_requests(os.path.join(d, "req.jsonl"), lines)
     rc, _, err = mlp_batch(req, os.path.join(d, "out"))
@@ -284,6 +286,11 @@ def test_more_malformed_requests():
         assert r["status"] == "error" and fragment in r["error"] and r["id"] == rid, (fragment, r)
     assert by_line[13]["status"] == "ok" and len(by_line[13]["outputs"]["out0"]) == 2
     assert by_line[14]["status"] == "ok"
+    # A 5000-character key is cut in the message (its first 32 bytes, on a UTF-8 boundary).
+    long_field, long_input = by_line[15], by_line[16]
+    assert 'unknown field "%s"... (5000 characters)' % ("f" * 32) in long_field["error"], long_field
+    assert 'unknown input "%s"... (6000 characters)' % ("é" * 16) in long_input["error"], long_input
+    assert len(long_field["error"]) < 300 and len(long_input["error"]) < 300
 
 
 def test_examples_batch_run_sh():

@@ -198,6 +198,27 @@ def help_lists_commands():
     expect(["--help"], 0, "check", "ir", "run", "compile", "cache info|clear", "exit status", stream="stdout")
 
 
+@test
+def long_arguments_are_cut_in_messages():
+    # A 5000-character argument is quoted by its first 32 bytes and its length, never in full.
+    mlp = os.path.join(EXAMPLES, "mlp.grp")
+    long = "a" * 5000
+    cut = "'" + "a" * 32 + "...' (5000 characters)"
+    xs = npy("x_long_args.npy", np.zeros((2, 784), np.float16))
+    for args, code, fragment in [
+        (["run", mlp, "--backend", long], 2, "--backend must be cpu, cuda or auto, got " + cut),
+        (["run", mlp, "--executor", long], 2, "--executor must be eager, graph or auto, got " + cut),
+        (["run", mlp, "-D", long], 2, "-D expects NAME=VALUE, got " + cut),
+        (["run", mlp, "--random-weights", long], 2, "expected an integer, got " + cut),
+        (["run", mlp, "--" + long[2:]], 2, "unknown option '--" + "a" * 30 + "...' (5000 characters)"),
+        (["cache", long], 2, "unknown cache command " + cut),
+        (["ir", mlp, "--entry", long], 2, "no entry point " + cut),
+        (["run", mlp, "--random-weights", "1", "--input", long + "=" + xs], 2, "unknown input '" + "a" * 32 + "... (5000 characters)"),
+    ]:
+        _, err = expect(args, code, fragment)
+        assert long not in err and len(err) < 2000, (args, len(err))
+
+
 RUNAWAY = """
 fn main(n: i32[]) -> i32[] {
   var i = 0
