@@ -70,8 +70,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
       if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-      throw UsageError(a + " is a switch: give it without a value, or as " + a + "=yes / " + a +
-                       "=no (got " + quoted(value) + ")");
+      throw UsageError(a + " is a switch: give it without a value, or as " + a + "=yes / " + a + "=no (got " +
+                       quoted(value) + ")");
     };
     // A value that names something (a file, a directory, an entry) must not be empty.
     auto nonempty = [&](const std::string& v) -> std::string {

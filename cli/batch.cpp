@@ -65,7 +65,8 @@ std::vector<SessionPtr> open_sessions(grp_model* model, const Options& o, std::s
       char* end = nullptr;
       long d = std::strtol(part.c_str(), &end, 10);
       if (part.empty() || *end != '\0' || d < 0 || d > 1023)
-        throw UsageError("--devices expects all or a list of device numbers like 0,1, got " + quoted(o.devices));
+        throw UsageError("--devices expects all or a list of device numbers like 0,1, got " +
+                         quoted(o.devices));
       if (std::find(devices.begin(), devices.end(), static_cast<int>(d)) != devices.end())
         throw UsageError("--devices lists device " + part + " twice");
       devices.push_back(static_cast<int>(d));
