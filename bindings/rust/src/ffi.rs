@@ -89,6 +89,9 @@ pub struct grp_session_options {
     pub timeout_seconds: f64,
 }
 
+/// `grp_build_progress_fn`: (user, kernels done, kernels to build).
+pub type grp_build_progress_fn = Option<unsafe extern "C" fn(user: *mut c_void, done: usize, total: usize)>;
+
 extern "C" {
     // version
     pub fn grp_version_number() -> u32;
@@ -151,6 +154,7 @@ extern "C" {
         report: *mut *mut c_char,
     ) -> *mut grp_error;
     pub fn grp_kernel_bundle_use(path: *const c_char) -> *mut grp_error;
+    pub fn grp_set_build_progress(fn_: grp_build_progress_fn, user: *mut c_void);
 
     // sessions
     pub fn grp_session_options_init(opts: *mut grp_session_options, struct_size: usize);

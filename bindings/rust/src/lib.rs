@@ -35,7 +35,9 @@ pub use session::{Dim, Session, SessionOptions, TensorInfo};
 pub use tensor::{write_npy, HostTensor, TensorView};
 
 use std::ffi::CString;
+use std::os::raw::c_void;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// The version of the loaded libgrape, as `major*1000000 + minor*1000 + patch`.
 pub fn version() -> u32 {
@@ -62,6 +64,44 @@ pub fn backend_available(backend: &str) -> bool {
 pub fn use_kernel_bundle(path: &str) -> Result<()> {
     let path = error::c_string(path, "path")?;
     unsafe { check(ffi::grp_kernel_bundle_use(path.as_ptr())) }
+}
+
+/// A kernel-build progress callback: `(kernels done, kernels to build)`.
+pub type BuildProgress = Box<dyn Fn(usize, usize) + Send + Sync>;
+
+static BUILD_PROGRESS: Mutex<Option<BuildProgress>> = Mutex::new(None);
+
+unsafe extern "C" fn build_progress_trampoline(_user: *mut c_void, done: usize, total: usize) {
+    // A panic must not unwind into C; the callback is then dropped.
+    let result = std::panic::catch_unwind(|| {
+        let guard = BUILD_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = guard.as_ref() {
+            f(done, total);
+        }
+    });
+    if result.is_err() {
+        *BUILD_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Calls `f(done, total)` as kernel builds (NVRTC) progress: session creation on the CUDA backend,
+/// [`Model::write_kernel_bundle`]; kernels from the kernel cache or a bundle count too, and builds
+/// running at once add up into one count (`grp_set_build_progress`, grape.h). `f` runs on the
+/// building threads while Grape holds a lock: it must return quickly and must not call into Grape.
+/// Process-wide; `None` removes it.
+pub fn set_build_progress(f: Option<BuildProgress>) {
+    // Grape calls the trampoline holding its own lock, and the trampoline takes BUILD_PROGRESS:
+    // so BUILD_PROGRESS is never held while calling into Grape (no lock-order inversion).
+    match f {
+        Some(f) => {
+            *BUILD_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
+            unsafe { ffi::grp_set_build_progress(Some(build_progress_trampoline), std::ptr::null_mut()) };
+        }
+        None => {
+            unsafe { ffi::grp_set_build_progress(None, std::ptr::null_mut()) };
+            *BUILD_PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
 }
 
 pub(crate) fn path_c_string(path: &Path) -> Result<CString> {
