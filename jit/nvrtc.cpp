@@ -39,6 +39,7 @@ struct Nvrtc {
   std::string version;
   std::vector<int> archs;
   std::string include_dir;
+  bool pch = false;   // automatic precompiled headers (NVRTC 12.8+; $GRAPE_NVRTC_PCH=0 turns them off)
   std::string error;  // empty when loaded
 };
 
@@ -115,6 +116,8 @@ std::unique_ptr<Nvrtc> load_nvrtc() {
     if (n->nvrtcGetSupportedArchs(n->archs.data()) != NVRTC_SUCCESS) n->archs.clear();
   }
   n->include_dir = find_include_dir(n->library.path());
+  const char* pch = std::getenv("GRAPE_NVRTC_PCH");
+  n->pch = n->library.symbol("nvrtcGetPCHCreateStatus") != nullptr && !(pch && std::string(pch) == "0");
   return n;
 }
 
@@ -178,6 +181,7 @@ bool nvrtc_available(std::string* why) {
 
 std::string nvrtc_version() { return nvrtc().version; }
 std::string nvrtc_library_path() { return nvrtc().library.path(); }
+bool nvrtc_uses_pch() { return nvrtc().pch; }
 std::string cuda_include_dir() { return nvrtc().include_dir; }
 std::vector<int> nvrtc_supported_archs() { return nvrtc().archs; }
 
@@ -222,6 +226,11 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
 
   std::vector<std::string> all = default_compile_options(arch);
   if (!n.include_dir.empty()) all.push_back("-I" + n.include_dir);
+  // Every kernel starts with the same CUDA headers (jit/kernel_source.cpp); NVRTC parses them once
+  // per process and reuses that: 15% less NVRTC time over GPT-2's 129 kernels (62.9 -> 53.3 s of
+  // CPU, sm_90, NVRTC 13.0), the same PTX. Like -I, not part of the cache key: it changes nothing
+  // the compile produces. Its messages would fill the log, which must stay empty.
+  if (n.pch) all.insert(all.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});
   all.insert(all.end(), options.begin(), options.end());
   std::vector<const char*> argv;
   for (const std::string& o : all) argv.push_back(o.c_str());

@@ -25,6 +25,9 @@ bool nvrtc_available(std::string* why = nullptr);
 std::string nvrtc_version();
 // The libnvrtc file that was loaded.
 std::string nvrtc_library_path();
+// Whether compiles use NVRTC's automatic precompiled headers: NVRTC 12.8 or newer, unless
+// $GRAPE_NVRTC_PCH is 0 (read once, when NVRTC is loaded).
+bool nvrtc_uses_pch();
 // The toolkit include directory passed to NVRTC (for cuda_fp16.h, cuda_bf16.h), found beside the
 // loaded library, else under $CUDA_HOME or /usr/local/cuda; empty when none has cuda_fp16.h.
 std::string cuda_include_dir();

@@ -43,7 +43,8 @@ TEST(Nvrtc, LoadsAndReportsItself) {
   EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
   EXPECT_NE(std::find(archs.begin(), archs.end(), 80), archs.end());
   std::cout << "[ info     ] NVRTC " << nvrtc_version() << " from " << nvrtc_library_path()
-            << ", CUDA headers from " << (cuda_include_dir().empty() ? "(none)" : cuda_include_dir()) << "\n";
+            << ", CUDA headers from " << (cuda_include_dir().empty() ? "(none)" : cuda_include_dir())
+            << (nvrtc_uses_pch() ? ", precompiled headers on" : ", precompiled headers off") << "\n";
 }
 
 class NvrtcArch : public ::testing::TestWithParam<const char*> {};

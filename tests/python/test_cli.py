@@ -1007,6 +1007,23 @@ def compile_writes_a_kernel_bundle_that_run_reads():
     expect(["compile", mlp, "--bundle"], 2, "--bundle needs a value")
 
 
+@test
+def precompiled_headers_change_nothing_compiled():
+    # NVRTC's precompiled headers (on where NVRTC is 12.8+) only save parsing: the bundle of the
+    # same program is byte for byte the one compiled without them (GRAPE_NVRTC_PCH=0).
+    mlp = os.path.join(EXAMPLES, "mlp.grp")
+    bundles = []
+    for pch in ("1", "0"):
+        bundles.append(path(f"mlp_pch{pch}.grpkb"))
+        env = dict(os.environ, GRAPE_NVRTC_PCH=pch)
+        rc, out, err = grape("compile", mlp, "--arch", "compute_80", "--bundle", bundles[-1], env=env, timeout=300)
+        if nvrtc_missing("precompiled_headers_change_nothing_compiled", rc, err):
+            return
+        assert rc == 0, f"exit {rc}\n{out}{err}"
+    with open(bundles[0], "rb") as a, open(bundles[1], "rb") as b:
+        assert a.read() == b.read(), "the bundles differ"
+
+
 def cache_env(d):
     return dict(os.environ, GRAPE_CACHE_DIR=d)
 
