@@ -3,14 +3,8 @@
 
 mod common;
 
-use common::load;
+use common::{load, temp_path};
 use grape::Code;
-
-fn temp_path(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("grape_rust_progress_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
-}
 
 #[test]
 fn build_progress_counts_the_kernels_of_a_bundle() {

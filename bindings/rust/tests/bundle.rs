@@ -2,16 +2,10 @@
 
 mod common;
 
-use common::load;
+use common::{load, temp_path};
 use grape::Code;
 
 const ADD: &str = "fn main(x: f32[4]) -> f32[4] {\n  return x * 2.0 + 1.0\n}\n";
-
-fn temp_path(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("grape_rust_bundle_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
-}
 
 #[test]
 fn write_then_use() {

@@ -3,6 +3,13 @@
 
 use grape::{Model, ModelOptions};
 
+/// A path `name` in this test process's own temporary directory.
+pub fn temp_path(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("grape_rust_tests_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
 pub fn load(src: &str) -> Model {
     Model::load_source(src, "test.grp", &ModelOptions::new()).unwrap_or_else(|e| panic!("{e}"))
 }
