@@ -11,7 +11,8 @@
 #      tests, the CLI, the C example) through clang -fsyntax-only
 #   4. build-go/: every target (tests included) built optimized, -O2 with g++ and warnings as
 #      errors, as the README's Release build is: some warnings (-Warray-bounds, -Wrestrict, ...)
-#      appear only when optimizing. Its tests labelled nvrtc run there (the others ran in 2.), and
+#      appear only when optimizing. Its tests labelled nvrtc (NVRTC compiles) run there (the others
+#      ran in 2.), and
 #      3,000 random differential programs (2. runs 200 of them under the sanitizers); then
 #      the Rust and Go bindings (cargo test --offline, go test and go test -race) against its
 #      libgrape.so
@@ -122,8 +123,9 @@ check_lsan() {
   return 1
 }
 
-# Tests labelled nvrtc (compile.examples) run in phase 4's optimized build instead (NVRTC gains
-# nothing from the sanitizers and is 3x slower under ASan's allocator).
+# Tests labelled nvrtc (compile.examples, the CodegenNvrtc tests, test_cli's `grape compile` tests)
+# run in phase 4's optimized build instead (NVRTC gains nothing from the sanitizers and is 3x slower
+# under ASan's allocator).
 run_ctest() {
   local args=(--test-dir build-test --output-on-failure -j"$JOBS" --timeout 600 --no-tests=error)
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
@@ -266,7 +268,7 @@ if phase "build -O2, all targets (build-go/)" build_o2; then
   if [ "${GRAPE_SKIP_RELEASE_BUILD:-0}" = 1 ]; then
     skip "ctest -L nvrtc (build-go/)" "GRAPE_SKIP_RELEASE_BUILD=1"
   else
-    phase "ctest -L nvrtc: NVRTC compiles of the examples (build-go/)" \
+    phase "ctest -L nvrtc: NVRTC compiles (build-go/)" \
       ctest --test-dir build-go --output-on-failure -j"$JOBS" --timeout 600 --no-tests=error -L nvrtc
     phase "ctest: 3000 random differential programs (build-go/)" \
       env GRAPE_DIFFTEST_SEEDS=3000 ctest --test-dir build-go --output-on-failure -j"$JOBS" --timeout 600 \

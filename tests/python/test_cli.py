@@ -3,7 +3,12 @@
 the data (exit 1: inputs, .npy files, safetensors files that lie), no partial output on failure,
 and a successful run whose results are checked against NumPy.
 
-usage: test_cli.py GRAPE [NAME_SUBSTRING...]     (exit 0 pass, 1 fail, 77 numpy/safetensors missing)
+usage: test_cli.py GRAPE [--nvrtc | --no-nvrtc] [NAME_SUBSTRING...]
+       (exit 0 pass, 1 fail, 77 numpy/safetensors missing)
+
+--nvrtc runs only the tests that compile kernels with NVRTC (`@nvrtc_test`), --no-nvrtc all the
+others: CI runs the NVRTC ones in its optimized build (label nvrtc), where they take a third of
+the time they take under the sanitizers (about 65 s there).
 
 Every test checks the exit status AND a fragment of the message.
 """
@@ -35,6 +40,15 @@ XFAIL = {}  # test name -> reason (a known grape bug); failures are reported but
 def test(fn):
     TESTS.append(fn)
     return fn
+
+
+NVRTC_TESTS = set()
+
+
+def nvrtc_test(fn):
+    """A test that compiles kernels with NVRTC (grape compile): see --nvrtc in the usage."""
+    NVRTC_TESTS.add(fn.__name__)
+    return test(fn)
 
 
 def xfail(reason):
@@ -922,7 +936,7 @@ def nvrtc_missing(name, rc, err):
     return False
 
 
-@test
+@nvrtc_test
 def compile_reports_kernels_for_both_archs():
     mlp = os.path.join(EXAMPLES, "mlp.grp")
     rc, out, err = grape("compile", mlp, timeout=300)
@@ -939,7 +953,7 @@ def compile_reports_kernels_for_both_archs():
     assert "sm_80" not in out, out
 
 
-@test
+@nvrtc_test
 def compile_shows_build_progress_on_a_terminal_only():
     # GRAPE_PROGRESS_AFTER_MS=0: the line shows at once instead of after a second of building.
     env = dict(os.environ, GRAPE_PROGRESS_AFTER_MS="0")
@@ -979,7 +993,7 @@ def compile_usage_errors():
     expect(["compile", path("nope.grp")], 1, "nope.grp")
 
 
-@test
+@nvrtc_test
 def compile_writes_a_kernel_bundle_that_run_reads():
     bundle = path("mlp.grpkb")
     mlp = os.path.join(EXAMPLES, "mlp.grp")
@@ -1007,7 +1021,7 @@ def compile_writes_a_kernel_bundle_that_run_reads():
     expect(["compile", mlp, "--bundle"], 2, "--bundle needs a value")
 
 
-@test
+@nvrtc_test
 def precompiled_headers_change_nothing_compiled():
     # NVRTC's precompiled headers (on where NVRTC is 12.8+) only save parsing: the bundle of the
     # same program is byte for byte the one compiled without them (GRAPE_NVRTC_PCH=0).
@@ -1065,12 +1079,18 @@ def main(argv):
         return 2
     GRAPE = os.path.abspath(argv[1])
     filters = argv[2:]
+    nvrtc = None  # None: every test; True: only @nvrtc_test ones; False: all others
+    if filters and filters[0] in ("--nvrtc", "--no-nvrtc"):
+        nvrtc = filters[0] == "--nvrtc"
+        filters = filters[1:]
     TMP = tempfile.mkdtemp(prefix="grape_cli_")
     failed, xfailed = [], []
     try:
         setup()
         for t in TESTS:
             if filters and not any(f in t.__name__ for f in filters):
+                continue
+            if nvrtc is not None and (t.__name__ in NVRTC_TESTS) != nvrtc:
                 continue
             try:
                 t()
