@@ -140,6 +140,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
           throw UsageError("--timeout expects a number of seconds > 0, got " + quoted(v));
       } else if (a == "--json")
         o.json = flag();
+      else if (a == "--profile")
+        o.profile = flag();
       else if (a == "--arch")
         o.arch = nonempty(next());
       else if (a == "--bundle")

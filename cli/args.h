@@ -35,14 +35,15 @@ struct Options {
   bool backend_given = false;     // --backend on the command line (the fallback notice is printed then)
   std::string executor = "auto";  // CUDA: eager | graph | auto
   bool no_optimize = false;
-  int warmup = 10;    // bench
-  int iters = 100;    // bench
-  bool json = false;  // bench
+  int warmup = 10;       // bench
+  int iters = 100;       // bench
+  bool json = false;     // bench
+  bool profile = false;  // bench: per-kernel device times (CUDA eager executor)
   bool require_loop_bounds = false;
   int64_t max_loop_trips = 0;  // run, bench: the session's trip cap for loops without `max` (0: default)
   double timeout = 0;          // run, bench: seconds per run (0: none)
   std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
-  std::string bundle;  // compile: the kernel bundle to write; run, bench, batch: the one to use
+  std::string bundle;                // compile: the kernel bundle to write; run, bench, batch: the one to use
   // batch (docs/batch.md)
   std::string requests;                      // request file, "-" for standard input
   int64_t max_batch = 32;                    // most rows in one call

@@ -63,13 +63,17 @@ const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
     "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
     "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
-    "                   [--limit NAME=N]... [--bundle F]\n"
+    "                   [--limit NAME=N]... [--bundle F] [--profile]\n"
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
     "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
     "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n"
     "--max-loop-trips and --timeout bound each run as for `grape run`; --limit as for `grape check`;\n"
-    "--bundle as for `grape run`.\n";
+    "--bundle as for `grape run`.\n"
+    "--profile (CUDA, eager executor) then runs --iters more calls with a CUDA event before and after\n"
+    "each kernel launch and prints every kernel's device time per call, its share, grid, the bytes it\n"
+    "reads and writes and the FLOPs of its matrix products (from the shapes), and the GB/s and\n"
+    "TFLOP/s they give, longest first (in the --json object as \"profile\"); docs/kernels.md.\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
@@ -286,12 +290,86 @@ int cmd_run(const Options& o) {
   return 0;
 }
 
+// `bench --profile`: per-kernel device times of `iters` more runs, longest first.
+struct ProfiledKernel {
+  grp_kernel_profile k;
+  double us_per_call;
+};
+
+std::vector<ProfiledKernel> profile_kernels(grp_session* s, int iters, int64_t* runs) {
+  check(grp_session_set_profiling(s, 1));
+  for (int i = 0; i < iters; ++i) run_interruptibly(s);
+  size_t count = 0;
+  check(grp_session_kernel_profile(s, runs, &count));
+  std::vector<ProfiledKernel> out;
+  for (size_t i = 0; i < count; ++i) {
+    ProfiledKernel pk;
+    std::memset(&pk.k, 0, sizeof pk.k);
+    pk.k.struct_size = sizeof pk.k;
+    check(grp_session_kernel_profile_at(s, i, &pk.k));
+    pk.us_per_call = pk.k.total_ms * 1e3 / static_cast<double>(std::max<int64_t>(1, *runs));
+    out.push_back(pk);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ProfiledKernel& a, const ProfiledKernel& b) {
+    return a.us_per_call > b.us_per_call;
+  });
+  return out;
+}
+
+// Rates from a kernel's per-launch bytes and FLOPs and its mean launch time.
+double per_second(double amount, const grp_kernel_profile& k) {
+  return k.total_ms > 0 ? amount * static_cast<double>(k.launches) / (k.total_ms * 1e-3) : 0.0;
+}
+
+std::string profile_json(const std::vector<ProfiledKernel>& ks, int64_t runs) {
+  std::string j = "{\"runs\": " + std::to_string(runs) + ", \"kernels\": [";
+  char buf[512];
+  for (size_t i = 0; i < ks.size(); ++i) {
+    const grp_kernel_profile& k = ks[i].k;
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"name\": %s, \"op\": %s, \"where\": %s, \"grid\": %u, \"block\": %u, "
+                  "\"launches\": %lld, \"us_per_call\": %.3f, \"bytes\": %.0f, \"flops\": %.0f, "
+                  "\"GBps\": %.1f, \"TFLOPs\": %.3f}",
+                  i ? ", " : "", json_string(k.name).c_str(), json_string(k.op).c_str(),
+                  json_string(k.where).c_str(), k.grid, k.block, static_cast<long long>(k.launches),
+                  ks[i].us_per_call, k.bytes, k.flops, per_second(k.bytes, k) / 1e9,
+                  per_second(k.flops, k) / 1e12);
+    j += buf;
+  }
+  return j + "]}";
+}
+
+void print_profile(const std::vector<ProfiledKernel>& ks, int64_t runs) {
+  double total = 0;
+  for (const ProfiledKernel& k : ks) total += k.us_per_call;
+  std::printf(
+      "  kernel profile: %lld calls, CUDA events around each launch; %zu kernels, %.1f us per call in "
+      "kernels\n",
+      static_cast<long long>(runs), ks.size(), total);
+  std::printf("  %9s %6s %8s %12s %10s %8s %11s %8s  %s\n", "us/call", "share", "launches", "grid x block",
+              "MB/launch", "GB/s", "GFLOP/lnch", "TFLOP/s", "kernel (op at source)");
+  for (const ProfiledKernel& pk : ks) {
+    const grp_kernel_profile& k = pk.k;
+    std::string grid = std::to_string(k.grid) + " x " + std::to_string(k.block);
+    std::printf("  %9.2f %5.1f%% %8.1f %12s %10.3f %8.0f %11.3f %8.2f  %s (%s%s%s)\n", pk.us_per_call,
+                total > 0 ? 100 * pk.us_per_call / total : 0.0,
+                static_cast<double>(k.launches) / static_cast<double>(std::max<int64_t>(1, runs)),
+                grid.c_str(), k.bytes / 1e6, per_second(k.bytes, k) / 1e9, k.flops / 1e9,
+                per_second(k.flops, k) / 1e12, k.name, k.op, *k.where ? " at " : "", k.where);
+  }
+}
+
 // Latency of repeated runs: device time (CUDA events) on the CUDA backend, wall time on the CPU.
 int cmd_bench(const Options& o) {
   if (o.iters <= 0) throw UsageError("--iters must be positive");
+  if (o.profile && o.executor == "graph")
+    throw UsageError(
+        "--profile times each kernel launch on the eager executor; it cannot be used with "
+        "--executor graph");
   Prepared p = prepare(o, "bench");
   grp_session* s = p.session.get();
   bool gpu = std::string(grp_session_backend(s)) == "cuda";
+  if (o.profile) check(grp_session_set_profiling(s, 0));  // fails now, not after timing, where unsupported
   for (int i = 0; i < o.warmup; ++i) run_interruptibly(s);
   std::vector<double> ms;
   grp_run_stats st;
@@ -314,19 +392,22 @@ int cmd_bench(const Options& o) {
   double mean = 0;
   for (double x : ms) mean += x / static_cast<double>(ms.size());
   std::string entry = o.entry.empty() ? "main" : o.entry;
+  int64_t profiled_runs = 0;
+  std::vector<ProfiledKernel> profile;
+  if (o.profile) profile = profile_kernels(s, o.iters, &profiled_runs);
   if (o.json) {
     std::printf(
         "{\"file\": %s, \"entry\": %s, \"backend\": %s, \"iters\": %d, \"warmup\": %d, "
         "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
         "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
         "\"device_bytes\": %zu, \"compile_ms\": %.3f, \"executor\": %s, \"graph_launches_per_call\": %lld, "
-        "\"graphs\": %zu}\n",
+        "\"graphs\": %zu%s}\n",
         json_string(o.files[0]).c_str(), json_string(entry).c_str(),
         json_string(grp_session_backend(s)).c_str(), o.iters, o.warmup, sorted.front(), pct(0.5), pct(0.9),
         pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
         static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms,
         json_string(st.executor ? st.executor : "").c_str(), static_cast<long long>(st.graph_launches),
-        st.graphs);
+        st.graphs, o.profile ? (", \"profile\": " + profile_json(profile, profiled_runs)).c_str() : "");
   } else {
     std::printf("%s --entry %s on %s, executor %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(),
                 entry.c_str(), grp_session_backend(s), st.executor ? st.executor : "?",
@@ -340,6 +421,7 @@ int cmd_bench(const Options& o) {
     if (gpu)
       std::printf("  graph launches per call %lld, graphs held %zu\n",
                   static_cast<long long>(st.graph_launches), st.graphs);
+    if (o.profile) print_profile(profile, profiled_runs);
   }
   return 0;
 }
@@ -411,15 +493,14 @@ int main_impl(int argc, char** argv) {
     fn = cmd_ir;
   } else if (cmd == "bench") {
     usage = kBenchUsage;
-    allowed = {"-D",       "--entry", "--weights", "--random-weights", "--input",   "--backend", "--executor",
-               "--warmup", "--iters", "--json",    "--max-loop-trips", "--timeout", "--limit",
-               "--bundle"};
+    allowed = {"-D",         "--entry",  "--weights", "--random-weights", "--input",          "--backend",
+               "--executor", "--warmup", "--iters",   "--json",           "--max-loop-trips", "--timeout",
+               "--limit",    "--bundle", "--profile"};
     fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
     allowed = {"-D",        "--entry",    "--weights",        "--random-weights", "--input", "--output",
-               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit",
-               "--bundle"};
+               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit", "--bundle"};
     fn = cmd_run;
   } else if (cmd == "batch") {
     usage = kBatchUsage;

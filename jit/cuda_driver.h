@@ -51,7 +51,8 @@ namespace grape::jit {
   X(cuEventRecord, "cuEventRecord")                                                      \
   X(cuEventSynchronize, "cuEventSynchronize")                                            \
   X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")                   \
-  X(cuEventDestroy, "cuEventDestroy_v2")
+  X(cuEventDestroy, "cuEventDestroy_v2")                                                 \
+  X(cuStreamWaitValue32, "cuStreamWaitValue32_v2", "cuStreamWaitValue32")
 
 // The graph API (runtime/cuda/graph_executor.cpp). Optional: a driver without them still runs the
 // eager executor; the graph executor checks `has_graphs()` and says which symbol is missing.

@@ -400,6 +400,17 @@ RunStats Session::last_run_stats() const {
   return r;
 }
 
+void Session::set_profiling(bool on) {
+  if (!impl_->gpu)
+    throw Error(
+        ErrorCode::Unsupported,
+        "kernel profiles are measured on the CUDA backend (its eager executor); this session runs on the "
+        "CPU backend");
+  impl_->gpu->set_profiling(on);
+}
+
+ProfileReport Session::kernel_profile() const { return impl_->gpu ? impl_->gpu->profile() : ProfileReport{}; }
+
 void Session::set_state(const std::string& name, const Tensor& value) {
   const auto& states = impl_->model->module().states;
   auto it =

@@ -10,8 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/limits.h"
 #include "base/error.h"
+#include "frontend/limits.h"
+#include "runtime/kernel_profile.h"
 #include "runtime/tensor.h"
 
 namespace grape {
@@ -117,6 +118,10 @@ class Session {
   // The executor that runs it: "cpu" on the CPU backend, else "eager" or "graph".
   const std::string& executor() const;
   RunStats last_run_stats() const;
+  // Per-kernel device times of the runs from now on (on: clears what was collected); only the
+  // CUDA backend's eager executor measures them (ErrorCode::Unsupported otherwise, naming why).
+  void set_profiling(bool on);
+  ProfileReport kernel_profile() const;
   ~Session();
 
   const std::vector<TensorSignature>& inputs() const;

@@ -408,6 +408,38 @@ typedef struct grp_run_stats {
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);
 
+/* ---- Kernel profiles (appended in 0.2.0) ------------------------------------------------------ */
+
+/* Per-kernel device times of the runs that follow: on != 0 turns them on (clearing what was
+ * collected), 0 off. The CUDA backend's eager executor records a CUDA event before and after each
+ * kernel launch, which adds a little host time per launch (run latency is best measured with
+ * profiling off). Errors: GRP_ERR_UNSUPPORTED on the CPU backend and on the graph executor. */
+GRAPE_API grp_error* grp_session_set_profiling(grp_session* s, int on);
+
+typedef struct grp_kernel_profile {
+  size_t struct_size;  /* sizeof(grp_kernel_profile) */
+  /* Valid until the next grp_session_kernel_profile call or the session's destruction: */
+  const char* name;    /* the generated kernel, e.g. "decode_step_k12_matmul" */
+  const char* op;      /* the op whose result it writes, e.g. "matmul" */
+  const char* where;   /* that op's source position "file:line:col", or "" */
+  unsigned grid, block;
+  int64_t launches;    /* launches timed (all profiled runs together) */
+  double total_ms;     /* their device time, summed */
+  /* Per launch, at the dims of the last run: bytes the kernel reads and writes (its operands as
+   * its ops see them, its results), and floating-point operations of its matrix products
+   * (2*M*N*K each; other ops are not counted). */
+  double bytes;
+  double flops;
+} grp_kernel_profile;
+
+/* Takes a snapshot of what was collected: *runs (runs profiled) and *count (kernels launched at
+ * least once; read each with grp_session_kernel_profile_at). Either pointer may be NULL. A
+ * session that was never profiled has 0 and 0. */
+GRAPE_API grp_error* grp_session_kernel_profile(grp_session* s, int64_t* runs, size_t* count);
+/* Kernel i < count of the last snapshot, in program order. GRP_ERR_INVALID_ARGUMENT for i out of
+ * range or a struct_size smaller than this first version's. */
+GRAPE_API grp_error* grp_session_kernel_profile_at(const grp_session* s, size_t i, grp_kernel_profile* out);
+
 /* ---- Ahead-of-time kernel compiles and the kernel cache (appended in 0.1.0) ------------------ */
 
 /* Generates the CUDA kernels of every entry of `m` and compiles each with NVRTC for every target

@@ -38,6 +38,7 @@ struct grp_session {
   std::vector<size_t> out_capacity;
   std::vector<const void*> out_delivered;     // where the last run put each output
   std::map<std::string, Tensor> state_views;  // keeps what grp_session_get_state handed out alive
+  ProfileReport profile;                      // the last grp_session_kernel_profile snapshot
 };
 
 namespace {
@@ -296,6 +297,45 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
       out->graph_launches = r.graph_launches;
     if (covers(offsetof(grp_run_stats, graphs), sizeof(size_t))) out->graphs = r.graphs;
     if (covers(offsetof(grp_run_stats, param_uploads), sizeof(int64_t))) out->param_uploads = r.param_uploads;
+  });
+}
+
+grp_error* grp_session_set_profiling(grp_session* s, int on) {
+  return guard([&] {
+    require(s, "session");
+    s->session->set_profiling(on != 0);
+  });
+}
+
+grp_error* grp_session_kernel_profile(grp_session* s, int64_t* runs, size_t* count) {
+  return guard([&] {
+    require(s, "session");
+    s->profile = s->session->kernel_profile();
+    if (runs) *runs = s->profile.runs;
+    if (count) *count = s->profile.kernels.size();
+  });
+}
+
+grp_error* grp_session_kernel_profile_at(const grp_session* s, size_t i, grp_kernel_profile* out) {
+  return guard([&] {
+    require(s, "session");
+    require(out, "out");
+    if (out->struct_size < offsetof(grp_kernel_profile, flops) + sizeof(double))
+      invalid("grp_kernel_profile.struct_size " + std::to_string(out->struct_size) +
+              " is smaller than the first version's struct");
+    if (i >= s->profile.kernels.size())
+      invalid("kernel profile index " + std::to_string(i) + " is out of range (the last snapshot has " +
+              std::to_string(s->profile.kernels.size()) + " kernels)");
+    const KernelProfile& k = s->profile.kernels[i];
+    out->name = k.name.c_str();
+    out->op = k.op.c_str();
+    out->where = k.where.c_str();
+    out->grid = k.grid;
+    out->block = k.block;
+    out->launches = k.launches;
+    out->total_ms = k.total_ms;
+    out->bytes = k.bytes;
+    out->flops = k.flops;
   });
 }
 

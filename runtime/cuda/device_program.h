@@ -70,6 +70,8 @@ class DeviceProgram {
     const jit::KParams* params = nullptr;  // the kernel's parameter block (host copy, by value)
   };
   const Launch& launch(size_t kernel) const { return launches_.at(kernel); }
+  const jit::KernelSpec& spec(size_t kernel) const { return specs_.at(kernel); }
+  size_t num_kernels() const { return specs_.size(); }
   std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"
   std::string where(const ir::Operation* op) const;
 

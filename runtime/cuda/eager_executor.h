@@ -18,6 +18,8 @@ class EagerExecutor : public Executor {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           const std::map<std::string, int64_t>& dims) override;
   const char* name() const override { return "eager"; }
+  void set_profiling(bool on) override;
+  ProfileReport profile() const override;
 
  private:
   struct Impl;

@@ -1,11 +1,19 @@
 #include "runtime/cuda/executor.h"
 
+#include "base/error.h"
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/eager_executor.h"
 #include "runtime/cuda/graph_executor.h"
-#include "base/error.h"
 
 namespace grape::cuda {
+
+void Executor::set_profiling(bool) {
+  throw Error(ErrorCode::Unsupported,
+              std::string("kernel profiles are measured by the eager executor; this session runs the ") +
+                  name() + " executor");
+}
+
+ProfileReport Executor::profile() const { return {}; }
 
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,

@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/ir.h"
 #include "base/error.h"
+#include "ir/ir.h"
+#include "runtime/kernel_profile.h"
 #include "runtime/run_control.h"
 #include "runtime/tensor.h"
 
@@ -55,6 +56,10 @@ class Executor {
   void reset_state();
 
   const RunStats& stats() const { return stats_; }
+  // Per-kernel device times of the runs from now on (on: clears what was collected). Only the
+  // eager executor measures them; the others throw ErrorCode::Unsupported.
+  virtual void set_profiling(bool on);
+  virtual ProfileReport profile() const;
   std::string device_name() const;
 
  protected:

@@ -1048,3 +1048,35 @@ TEST(CapiCache, InfoAndClear) {
 }
 
 }  // namespace
+
+namespace {
+
+// Kernel profiles are measured only by the CUDA eager executor: on the CPU backend turning them
+// on fails with a message saying so, and the (empty) profile reads back as such.
+TEST(CapiProfile, CpuBackendSaysItDoesNotProfile) {
+  grp_model* m = load();
+  grp_session_options o = grp_session_default_options();
+  o.backend = "cpu";
+  grp_session* s = nullptr;
+  EXPECT_OK(grp_session_create(m, &o, &s));
+  ASSERT_NE(s, nullptr);
+  EXPECT_ERR(grp_session_set_profiling(s, 1), GRP_ERR_UNSUPPORTED, "CUDA backend");
+  EXPECT_ERR(grp_session_set_profiling(nullptr, 1), GRP_ERR_INVALID_ARGUMENT, "session");
+  int64_t runs = -1;
+  size_t count = 99;
+  EXPECT_OK(grp_session_kernel_profile(s, &runs, &count));
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(count, 0u);
+  EXPECT_OK(grp_session_kernel_profile(s, nullptr, nullptr));
+  grp_kernel_profile k;
+  std::memset(&k, 0, sizeof k);
+  k.struct_size = sizeof k;
+  EXPECT_ERR(grp_session_kernel_profile_at(s, 0, &k), GRP_ERR_INVALID_ARGUMENT, "out of range");
+  k.struct_size = sizeof(size_t);
+  EXPECT_ERR(grp_session_kernel_profile_at(s, 0, &k), GRP_ERR_INVALID_ARGUMENT, "struct_size");
+  EXPECT_ERR(grp_session_kernel_profile_at(s, 0, nullptr), GRP_ERR_INVALID_ARGUMENT, "out");
+  grp_session_destroy(s);
+  grp_model_destroy(m);
+}
+
+}  // namespace

@@ -709,6 +709,18 @@ def switch_with_a_value():
 
 
 @test
+def bench_profile_needs_the_cuda_eager_executor():
+    # Kernel profiles are measured by the CUDA eager executor: the CPU backend says so before
+    # timing anything, and --executor graph is a usage error.
+    x = npy("xp.npy", np.ones(3, np.float32))
+    expect(["bench", NOW, "--input", f"x={x}", "--backend", "cpu", "--profile"], 1,
+           "kernel profiles are measured on the CUDA backend")
+    expect(["bench", NOW, "--input", f"x={x}", "--executor", "graph", "--profile"], 2,
+           "--profile times each kernel launch on the eager executor")
+    expect(["bench", NOW, "--input", f"x={x}", "--profile=maybe"], 2, "--profile is a switch")
+
+
+@test
 def empty_values_are_usage_errors():
     expect(run_args("--output", ""), 2, "--output needs a non-empty value")
     expect(["run", NOW, "--output=", "--input", f"x={X}"], 2, "--output needs a non-empty value")

@@ -1,0 +1,80 @@
+// What `grape bench --profile` divides each kernel's time by (runtime/cuda/kernel_cost.h): the
+// bytes a launch reads and writes as its ops see them, and the FLOPs of its matrix products.
+// Expected figures are worked out by hand from the shapes below.
+#include "runtime/cuda/kernel_cost.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "jit/codegen.h"
+#include "scheduler/fusion.h"
+#include "tests/jit_codegen/codegen_test_util.h"
+
+namespace grape {
+namespace {
+
+using namespace codegen_test;
+
+const char* kProgram = R"(
+state cache: f16[8, 16] = zeros
+fn main(x: f16[B, 32], w: f16[32, 48], b: f16[48], p: i32[]) -> f16[B, 48] {
+  let y = x @ w + b
+  cache[p, :] = y[0, 0:16]
+  return y * 2.0
+}
+)";
+
+struct Costs {
+  std::map<std::string, cuda::KernelCost> by_root;  // root op name -> cost (one kernel each here)
+  size_t kernels = 0;
+};
+
+Costs costs_at(int64_t batch) {
+  auto c = compile_text("cost.grp", kProgram);
+  const ir::Function* f = c->mod->find("main");
+  EXPECT_NE(f, nullptr);
+  Costs out;
+  if (!f) return out;
+  std::vector<jit::KernelSpec> ks = jit::emit_kernels(*f, scheduler::plan_fusion(*f));
+  out.kernels = ks.size();
+  for (const jit::KernelSpec& k : ks)
+    if (k.root) out.by_root[ir::op_name(k.root->op)] = cuda::kernel_cost(*f, k, {{"B", batch}});
+  return out;
+}
+
+TEST(KernelCost, MatrixProductCountsItsOperandsResultAndFlops) {
+  Costs c = costs_at(5);
+  ASSERT_TRUE(c.by_root.count("add")) << "the product with its bias epilogue is rooted at the add";
+  const cuda::KernelCost& k = c.by_root["add"];
+  // x f16[5, 32] + w f16[32, 48] + b f16[48] read, y f16[5, 48] written.
+  EXPECT_DOUBLE_EQ(k.bytes, 5 * 32 * 2 + 32 * 48 * 2 + 48 * 2 + 5 * 48 * 2);
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 5 * 48 * 32);
+}
+
+TEST(KernelCost, FollowsTheBoundDims) {
+  Costs c5 = costs_at(5), c64 = costs_at(64);
+  EXPECT_DOUBLE_EQ(c64.by_root["add"].flops, 2.0 * 64 * 48 * 32);
+  EXPECT_GT(c64.by_root["add"].bytes, c5.by_root["add"].bytes);
+}
+
+TEST(KernelCost, InPlaceSliceUpdateCountsTheSliceNotTheBuffer) {
+  Costs c = costs_at(5);
+  ASSERT_TRUE(c.by_root.count("slice_update"));
+  const cuda::KernelCost& k = c.by_root["slice_update"];
+  // Reads y[0, 0:16] (16 f16 through a slice of y) and p (one i32); writes one row of the cache
+  // (16 f16), not its 8 x 16 elements; nothing is a matrix product.
+  EXPECT_DOUBLE_EQ(k.bytes, 16 * 2 + 4 + 16 * 2);
+  EXPECT_DOUBLE_EQ(k.flops, 0);
+}
+
+TEST(KernelCost, ElementwiseKernelHasNoFlops) {
+  Costs c = costs_at(5);
+  ASSERT_TRUE(c.by_root.count("mul"));
+  EXPECT_DOUBLE_EQ(c.by_root["mul"].bytes, 5 * 48 * 2 * 2);
+  EXPECT_DOUBLE_EQ(c.by_root["mul"].flops, 0);
+}
+
+}  // namespace
+}  // namespace grape
