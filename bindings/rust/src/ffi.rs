@@ -5,7 +5,7 @@
 //! (a code added by a newer library) must not be undefined behaviour.
 #![allow(non_camel_case_types)]
 
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_int, c_uint, c_void};
 
 pub const GRAPE_VERSION_MAJOR: u32 = 0;
 pub const GRAPE_VERSION_MINOR: u32 = 1;
@@ -54,6 +54,22 @@ pub struct grp_model {
 #[repr(C)]
 pub struct grp_session {
     _private: [u8; 0],
+}
+
+/// grape.h's grp_kernel_profile (first version).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct grp_kernel_profile {
+    pub struct_size: usize,
+    pub name: *const c_char,
+    pub op: *const c_char,
+    pub where_: *const c_char,
+    pub grid: c_uint,
+    pub block: c_uint,
+    pub launches: i64,
+    pub total_ms: f64,
+    pub bytes: f64,
+    pub flops: f64,
 }
 
 #[repr(C)]
@@ -226,6 +242,13 @@ extern "C" {
         nbytes: *mut usize,
     ) -> *mut grp_error;
     pub fn grp_session_reset_state(s: *mut grp_session) -> *mut grp_error;
+    pub fn grp_session_set_profiling(s: *mut grp_session, on: c_int) -> *mut grp_error;
+    pub fn grp_session_kernel_profile(s: *mut grp_session, runs: *mut i64, count: *mut usize) -> *mut grp_error;
+    pub fn grp_session_kernel_profile_at(
+        s: *const grp_session,
+        i: usize,
+        out: *mut grp_kernel_profile,
+    ) -> *mut grp_error;
     pub fn grp_session_num_states(s: *const grp_session) -> usize;
     pub fn grp_session_state_name(s: *const grp_session, i: usize) -> *const c_char;
     pub fn grp_session_get_state(

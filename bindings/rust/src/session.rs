@@ -337,6 +337,50 @@ impl Session {
         unsafe { check(ffi::grp_session_reset_state(self.ptr())) }
     }
 
+    /// Per-kernel device times of the runs that follow (CUDA backend, eager executor: a CUDA
+    /// event pair around each launch); `true` also clears what was collected. The CPU backend and
+    /// the graph executor return an `Unsupported` error.
+    pub fn set_profiling(&mut self, on: bool) -> Result<()> {
+        unsafe { check(ffi::grp_session_set_profiling(self.ptr(), on as std::os::raw::c_int)) }
+    }
+
+    /// What profiling collected: the runs profiled and each kernel launched, in program order.
+    pub fn kernel_profile(&mut self) -> Result<KernelProfile> {
+        let mut runs = 0i64;
+        let mut count = 0usize;
+        unsafe { check(ffi::grp_session_kernel_profile(self.ptr(), &mut runs, &mut count))? };
+        let mut kernels = Vec::with_capacity(count);
+        for i in 0..count {
+            let mut k = ffi::grp_kernel_profile {
+                struct_size: std::mem::size_of::<ffi::grp_kernel_profile>(),
+                name: std::ptr::null(),
+                op: std::ptr::null(),
+                where_: std::ptr::null(),
+                grid: 0,
+                block: 0,
+                launches: 0,
+                total_ms: 0.0,
+                bytes: 0.0,
+                flops: 0.0,
+            };
+            unsafe {
+                check(ffi::grp_session_kernel_profile_at(self.ptr(), i, &mut k))?;
+                kernels.push(KernelTime {
+                    name: lossy(k.name),
+                    op: lossy(k.op),
+                    location: lossy(k.where_),
+                    grid: k.grid,
+                    block: k.block,
+                    launches: k.launches,
+                    total_ms: k.total_ms,
+                    bytes: k.bytes,
+                    flops: k.flops,
+                });
+            }
+        }
+        Ok(KernelProfile { runs, kernels })
+    }
+
     /// The model's state tensors, in declaration order.
     pub fn state_names(&self) -> Vec<String> {
         let n = unsafe { ffi::grp_session_num_states(self.ptr()) };
@@ -411,4 +455,33 @@ impl fmt::Debug for Session {
             .field("outputs", &self.outputs().unwrap_or_default())
             .finish()
     }
+}
+
+/// One kernel's launches while profiling was on (`Session::kernel_profile`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelTime {
+    /// The generated kernel, e.g. "decode_step_k12_matmul".
+    pub name: String,
+    /// The op whose result it writes, e.g. "matmul".
+    pub op: String,
+    /// That op's source position "file:line:col", or "".
+    pub location: String,
+    pub grid: u32,
+    pub block: u32,
+    /// Launches timed, all profiled runs together.
+    pub launches: i64,
+    /// Their device time, summed.
+    pub total_ms: f64,
+    /// Bytes one launch reads and writes, at the last run's dims.
+    pub bytes: f64,
+    /// Floating-point operations of one launch's matrix products (2*M*N*K each).
+    pub flops: f64,
+}
+
+/// Per-kernel device times (`Session::kernel_profile`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelProfile {
+    /// Runs profiled since profiling was turned on.
+    pub runs: i64,
+    pub kernels: Vec<KernelTime>,
 }

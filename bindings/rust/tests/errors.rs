@@ -152,3 +152,15 @@ fn bool_inputs_and_outputs() {
     assert_eq!(s.output_vec::<i64>(1).unwrap(), [(1i64 << 40) + 7]);
     assert_eq!(s.output(0).unwrap().to_f32_vec(), [0.0, 1.0, 0.0]);
 }
+
+#[test]
+fn cpu_backend_does_not_profile_kernels() {
+    let m = load(ADD);
+    let mut s = m.session(&SessionOptions::new().backend("cpu")).unwrap();
+    let e = s.set_profiling(true).unwrap_err();
+    assert_eq!(e.code, Code::Unsupported, "{e}");
+    assert!(e.message.contains("CUDA backend"), "{e}");
+    let p = s.kernel_profile().unwrap();
+    assert_eq!(p.runs, 0);
+    assert!(p.kernels.is_empty());
+}
