@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "jit/little_endian.h"
 
 namespace grape::jit {
 namespace {
@@ -31,11 +32,6 @@ void put_str(std::string& out, std::string_view s) {
   put_u64(out, s.size());
   out.append(s);
 }
-std::uint64_t get_u64(const unsigned char* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-  return v;
-}
 
 // Reads the payload's fields in order; every read is checked against what is left.
 class Reader {
@@ -43,7 +39,7 @@ class Reader {
   Reader(const std::string& data, const std::string& path) : data_(data), path_(path) {}
   std::uint64_t u64(const char* what) {
     need(8, what);
-    std::uint64_t v = get_u64(reinterpret_cast<const unsigned char*>(data_.data() + at_));
+    std::uint64_t v = get_le64(reinterpret_cast<const unsigned char*>(data_.data() + at_));
     at_ += 8;
     return v;
   }
@@ -65,8 +61,6 @@ class Reader {
   const std::string& path_;
   std::size_t at_ = 0;
 };
-
-std::string errno_text() { return std::strerror(errno); }
 
 // The whole file; a FIFO or directory is refused before anything could block on it.
 std::string read_regular_file(const std::string& path) {
@@ -105,7 +99,8 @@ std::vector<std::shared_ptr<const KernelBundle>>& bundles_in_use() {
 
 }  // namespace
 
-Hash128 bundle_key(const std::string& source, const std::string& arch, const std::vector<std::string>& options) {
+Hash128 bundle_key(const std::string& source, const std::string& arch,
+                   const std::vector<std::string>& options) {
   KeyInputs k = KeyInputs::for_compile(source, "", arch, options);
   k.nvrtc_version = "(bundle: any NVRTC)";
   return cache_key(k);
@@ -125,9 +120,11 @@ void write_bundle(const std::string& path, const std::vector<BundledKernel>& ker
     put_str(payload, k.ptx);
   }
   std::string compressed(ZSTD_compressBound(payload.size()), '\0');
-  std::size_t n = ZSTD_compress(compressed.data(), compressed.size(), payload.data(), payload.size(), kZstdLevel);
+  std::size_t n =
+      ZSTD_compress(compressed.data(), compressed.size(), payload.data(), payload.size(), kZstdLevel);
   if (ZSTD_isError(n))
-    throw Error(ErrorCode::Internal, std::string("zstd cannot compress the kernel bundle: ") + ZSTD_getErrorName(n));
+    throw Error(ErrorCode::Internal,
+                std::string("zstd cannot compress the kernel bundle: ") + ZSTD_getErrorName(n));
   compressed.resize(n);
   std::string file(kMagic, sizeof kMagic);
   put_u64(file, kBundleFormatVersion);  // u32 version, u32 0
@@ -155,18 +152,20 @@ std::shared_ptr<const KernelBundle> KernelBundle::load(const std::string& path) 
 }
 
 std::shared_ptr<const KernelBundle> KernelBundle::parse(const std::string& file, const std::string& path) {
-  auto bad = [&](const std::string& why) { return Error(ErrorCode::Format, "kernel bundle " + path + ": " + why); };
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::Format, "kernel bundle " + path + ": " + why);
+  };
   if (file.size() < kHeaderSize || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
     throw bad("not a Grape kernel bundle (write one with `grape compile FILE --bundle OUT`)");
   const auto* h = reinterpret_cast<const unsigned char*>(file.data());
-  const std::uint64_t version = get_u64(h + 8), size = get_u64(h + 16), sum = get_u64(h + 24),
-                      compressed = get_u64(h + 32);
+  const std::uint64_t version = get_le64(h + 8), size = get_le64(h + 16), sum = get_le64(h + 24),
+                      compressed = get_le64(h + 32);
   if (version != kBundleFormatVersion)
     throw bad("format version " + std::to_string(version & 0xffffffffu) + ", this Grape reads version " +
               std::to_string(kBundleFormatVersion) + "; write it again with this Grape");
   if (compressed != file.size() - kHeaderSize)
-    throw bad("truncated or padded (" + std::to_string(file.size() - kHeaderSize) + " bytes of payload, the header says " +
-              std::to_string(compressed) + ")");
+    throw bad("truncated or padded (" + std::to_string(file.size() - kHeaderSize) +
+              " bytes of payload, the header says " + std::to_string(compressed) + ")");
   // Nothing is allocated for a size the file cannot back: the zstd frame must declare the same
   // size, and kernels do not compress 1000-fold (a hostile header could otherwise ask for 4 GiB).
   const unsigned long long declared = ZSTD_getFrameContentSize(file.data() + kHeaderSize, compressed);
@@ -175,7 +174,8 @@ std::shared_ptr<const KernelBundle> KernelBundle::parse(const std::string& file,
   std::string payload(size, '\0');
   std::size_t got = ZSTD_decompress(payload.data(), payload.size(), file.data() + kHeaderSize, compressed);
   if (ZSTD_isError(got)) throw bad(std::string("corrupt (") + ZSTD_getErrorName(got) + ")");
-  if (got != size || xxh64(payload.data(), payload.size()) != sum) throw bad("corrupt (payload checksum mismatch)");
+  if (got != size || xxh64(payload.data(), payload.size()) != sum)
+    throw bad("corrupt (payload checksum mismatch)");
 
   auto b = std::make_shared<KernelBundle>();
   b->path_ = path;

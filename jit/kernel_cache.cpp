@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "jit/kernel_bundle.h"
+#include "jit/little_endian.h"
 
 #ifndef GRAPE_JIT_GRAPE_VERSION
 #error "GRAPE_JIT_GRAPE_VERSION must be defined by the build (jit/CMakeLists.txt)"
@@ -36,25 +37,6 @@ constexpr std::uint64_t kMaxPayload = std::uint64_t{1} << 30;
 //  72 XXH64(bytes 0..72)
 constexpr std::size_t kHeaderSize = 80;
 
-void put_u32(unsigned char* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-void put_u64(unsigned char* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-std::uint32_t get_u32(const unsigned char* p) {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-std::uint64_t get_u64(const unsigned char* p) {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-std::string errno_text() { return std::strerror(errno); }
-
 // mkdir -p, giving each directory it creates mode 0700 (kernels are private to their user).
 void make_private_dirs(const fs::path& dir) {
   fs::path partial;
@@ -62,7 +44,8 @@ void make_private_dirs(const fs::path& dir) {
     partial /= part;
     if (partial.empty() || partial == partial.root_path()) continue;
     if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
-      throw Error(ErrorCode::IO, "cannot create the kernel cache directory " + partial.string() + ": " + errno_text());
+      throw Error(ErrorCode::IO,
+                  "cannot create the kernel cache directory " + partial.string() + ": " + errno_text());
     }
   }
   std::error_code ec;
@@ -114,27 +97,28 @@ bool read_file(const std::string& path, std::vector<unsigned char>* out) {
 std::string decode(const std::vector<unsigned char>& file, const Hash128& key, CacheEntry* entry) {
   if (file.empty()) return "empty file";
   if (file.size() < kHeaderSize) {
-    return "truncated: " + std::to_string(file.size()) + " bytes, shorter than the " + std::to_string(kHeaderSize) +
-           "-byte header";
+    return "truncated: " + std::to_string(file.size()) + " bytes, shorter than the " +
+           std::to_string(kHeaderSize) + "-byte header";
   }
   const unsigned char* h = file.data();
   if (std::memcmp(h, kMagic, sizeof kMagic) != 0) return "not a Grape kernel cache entry (wrong magic)";
-  std::uint32_t schema = get_u32(h + 8);
+  std::uint32_t schema = get_le32(h + 8);
   if (schema != kCacheSchemaVersion) {
     return "written with cache schema version " + std::to_string(schema) + ", this Grape uses " +
            std::to_string(kCacheSchemaVersion);
   }
-  if (get_u64(h + 72) != xxh64(h, 72)) return "header checksum mismatch";
-  if (get_u64(h + 16) != key.high || get_u64(h + 24) != key.low) return "holds a different key";
-  std::uint64_t cubin_size = get_u64(h + 32), ptx_size = get_u64(h + 40), log_size = get_u64(h + 48);
-  std::uint64_t compressed_size = get_u64(h + 56);
+  if (get_le64(h + 72) != xxh64(h, 72)) return "header checksum mismatch";
+  if (get_le64(h + 16) != key.high || get_le64(h + 24) != key.low) return "holds a different key";
+  std::uint64_t cubin_size = get_le64(h + 32), ptx_size = get_le64(h + 40), log_size = get_le64(h + 48);
+  std::uint64_t compressed_size = get_le64(h + 56);
   if (cubin_size > kMaxPayload || ptx_size > kMaxPayload || log_size > kMaxPayload ||
       cubin_size + ptx_size + log_size > kMaxPayload) {
     return "implausible section sizes";
   }
   std::uint64_t body = file.size() - kHeaderSize;
   if (body < compressed_size) {
-    return "truncated: payload has " + std::to_string(body) + " of " + std::to_string(compressed_size) + " bytes";
+    return "truncated: payload has " + std::to_string(body) + " of " + std::to_string(compressed_size) +
+           " bytes";
   }
   if (body > compressed_size) return "trailing bytes after the payload";
 
@@ -142,8 +126,9 @@ std::string decode(const std::vector<unsigned char>& file, const Hash128& key, C
   std::vector<unsigned char> payload(total);
   std::size_t got = ZSTD_decompress(payload.data(), payload.size(), h + kHeaderSize, compressed_size);
   if (ZSTD_isError(got)) return std::string("payload does not decompress: ") + ZSTD_getErrorName(got);
-  if (got != total) return "payload decompresses to " + std::to_string(got) + " bytes, expected " + std::to_string(total);
-  if (xxh64(payload.data(), payload.size()) != get_u64(h + 64)) return "payload checksum mismatch";
+  if (got != total)
+    return "payload decompresses to " + std::to_string(got) + " bytes, expected " + std::to_string(total);
+  if (xxh64(payload.data(), payload.size()) != get_le64(h + 64)) return "payload checksum mismatch";
 
   const unsigned char* p = payload.data();
   entry->cubin.assign(p, p + cubin_size);
@@ -160,24 +145,25 @@ std::vector<unsigned char> encode(const Hash128& key, const CacheEntry& entry) {
   payload.insert(payload.end(), entry.log.begin(), entry.log.end());
 
   std::vector<unsigned char> file(kHeaderSize + ZSTD_compressBound(payload.size()));
-  std::size_t compressed =
-      ZSTD_compress(file.data() + kHeaderSize, file.size() - kHeaderSize, payload.data(), payload.size(), kZstdLevel);
+  std::size_t compressed = ZSTD_compress(file.data() + kHeaderSize, file.size() - kHeaderSize, payload.data(),
+                                         payload.size(), kZstdLevel);
   if (ZSTD_isError(compressed)) {
-    throw Error(ErrorCode::Internal, std::string("zstd cannot compress a kernel: ") + ZSTD_getErrorName(compressed));
+    throw Error(ErrorCode::Internal,
+                std::string("zstd cannot compress a kernel: ") + ZSTD_getErrorName(compressed));
   }
   file.resize(kHeaderSize + compressed);
   unsigned char* h = file.data();
   std::memcpy(h, kMagic, sizeof kMagic);
-  put_u32(h + 8, kCacheSchemaVersion);
-  put_u32(h + 12, 0);
-  put_u64(h + 16, key.high);
-  put_u64(h + 24, key.low);
-  put_u64(h + 32, entry.cubin.size());
-  put_u64(h + 40, entry.ptx.size());
-  put_u64(h + 48, entry.log.size());
-  put_u64(h + 56, compressed);
-  put_u64(h + 64, xxh64(payload.data(), payload.size()));
-  put_u64(h + 72, xxh64(h, 72));
+  put_le32(h + 8, kCacheSchemaVersion);
+  put_le32(h + 12, 0);
+  put_le64(h + 16, key.high);
+  put_le64(h + 24, key.low);
+  put_le64(h + 32, entry.cubin.size());
+  put_le64(h + 40, entry.ptx.size());
+  put_le64(h + 48, entry.log.size());
+  put_le64(h + 56, compressed);
+  put_le64(h + 64, xxh64(payload.data(), payload.size()));
+  put_le64(h + 72, xxh64(h, 72));
   return file;
 }
 
@@ -217,7 +203,8 @@ std::string default_cache_dir() {
   if (std::string d = env("GRAPE_CACHE_DIR"); !d.empty()) return d;
   if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return d + "/grape";
   if (std::string d = env("HOME"); !d.empty()) return d + "/.cache/grape";
-  throw Error(ErrorCode::IO, "cannot place the kernel cache: set GRAPE_CACHE_DIR (neither XDG_CACHE_HOME nor HOME is set)");
+  throw Error(ErrorCode::IO,
+              "cannot place the kernel cache: set GRAPE_CACHE_DIR (neither XDG_CACHE_HOME nor HOME is set)");
 }
 
 KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {
@@ -229,7 +216,9 @@ KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {
 
 KernelCache KernelCache::open_default() { return KernelCache(default_cache_dir() + "/kernels"); }
 
-std::string KernelCache::entry_path(const Hash128& key) const { return dir_ + "/" + key.hex() + kEntrySuffix; }
+std::string KernelCache::entry_path(const Hash128& key) const {
+  return dir_ + "/" + key.hex() + kEntrySuffix;
+}
 
 void KernelCache::report(const std::string& path, const std::string& problem) {
   {
@@ -268,7 +257,9 @@ void KernelCache::store(const Hash128& key, const CacheEntry& entry) {
   const std::string path = entry_path(key);
   std::string temp = dir_ + "/" + key.hex() + kTempInfix + "XXXXXX";
   int fd = ::mkstemp(temp.data());
-  if (fd < 0) throw Error(ErrorCode::IO, "cannot create a temporary file in the kernel cache " + dir_ + ": " + errno_text());
+  if (fd < 0)
+    throw Error(ErrorCode::IO,
+                "cannot create a temporary file in the kernel cache " + dir_ + ": " + errno_text());
   try {
     write_all(fd, file.data(), file.size());
     if (::close(fd) != 0) {
