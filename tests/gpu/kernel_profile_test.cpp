@@ -14,12 +14,17 @@ namespace {
 
 using namespace gpu_test;
 
-TEST(KernelProfile, EagerTimesEveryLaunchOfEveryRun) {
-  REQUIRE_GPU();
+std::shared_ptr<Model> tiny_mlp() {
   ModelOptions o;
   o.defines = {{"D", 32}, {"H", 64}};
   auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
   m->set_random_weights(1);
+  return m;
+}
+
+TEST(KernelProfile, EagerTimesEveryLaunchOfEveryRun) {
+  REQUIRE_GPU();
+  auto m = tiny_mlp();
   Session s(m, SessionOptions{"main", "cuda", "eager", 0});
   Inputs in = {{"x", sample(DType::F16, {3, 32}, 1)}};
   s.run(in);  // not profiled
@@ -90,10 +95,7 @@ fn main(x: f32[4], n: i32[]) -> f32[4] {
 
 TEST(KernelProfile, OnlyTheEagerExecutorProfiles) {
   REQUIRE_GPU();
-  ModelOptions o;
-  o.defines = {{"D", 32}, {"H", 64}};
-  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
-  m->set_random_weights(1);
+  auto m = tiny_mlp();
   Session g(m, SessionOptions{"main", "cuda", "graph", 0});
   try {
     g.set_profiling(true);
