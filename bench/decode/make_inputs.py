@@ -1,5 +1,6 @@
 """Seeded GPT-2 small weights (HF names and layouts, fp16, std 0.02 like GPT-2's init; norm gains
 near 1) and the decode inputs: 5 tokens and the cache position 128. Both sides load these files."""
+import os
 import sys
 
 import numpy as np
@@ -11,6 +12,7 @@ L, E, V, P = 12, 768, 50257, 1024
 
 
 def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)  # scripts call it with a fresh directory (bench/run.sh, GPU runs)
     rng = np.random.default_rng(0)
     r = lambda *s: (rng.standard_normal(s, dtype=np.float32) * 0.02).astype(np.float16)
     one = lambda n: (1 + rng.standard_normal(n, dtype=np.float32) * 0.02).astype(np.float16)
