@@ -31,3 +31,9 @@ OVH=("$ROOT/bench/overhead/overhead.grp" --input "x=$D/x_overhead.npy" --backend
 python3 "$ROOT/bench/overhead/peer_torch.py" "$D/x_overhead.npy" 100 "$D/torch_overhead.npy" "$D/torch_overhead.json"
 
 python3 "$ROOT/bench/report.py" "$D" | tee "$D/report.txt"
+
+# Every matrix-product and attention shape of the workloads, one op per program, beside PyTorch
+# (bench/kernels/bench_kernels.py; GRAPE_BENCH_NO_KERNELS=1 skips it).
+if [ "${GRAPE_BENCH_NO_KERNELS:-0}" != 1 ]; then
+  python3 "$ROOT/bench/kernels/bench_kernels.py" "$G" "$D/kernels" | tee "$D/kernels.txt"
+fi
