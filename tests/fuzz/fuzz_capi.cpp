@@ -195,7 +195,7 @@ void call_sequence(grp_session* s, FuzzedDataProvider& in) {
     const char* name = !in.ConsumeBool() && ni > 0
                            ? grp_session_input_name(s, in.ConsumeIntegralInRange<size_t>(0, ni - 1))
                            : pick(in, kNames);
-    switch (in.ConsumeIntegralInRange<int>(0, 12)) {
+    switch (in.ConsumeIntegralInRange<int>(0, 13)) {
       case 0: set_declared_inputs(s, in); break;
       case 1: {
         grp_dtype dt = random_dtype(in);
@@ -291,6 +291,22 @@ void call_sequence(grp_session* s, FuzzedDataProvider& in) {
         break;
       }
       case 11: query_everything(s, in); break;
+      case 12: {  // kernel profiles: UNSUPPORTED on the CPU backend, an empty snapshot, bad indices
+        check(grp_session_set_profiling(s, in.ConsumeIntegral<int>()), "set_profiling");
+        int64_t runs = 0;
+        size_t count = 0;
+        check(grp_session_kernel_profile(s, in.ConsumeBool() ? &runs : nullptr,
+                                         in.ConsumeBool() ? &count : nullptr),
+              "kernel_profile");
+        grp_kernel_profile proper;
+        std::memset(&proper, 0, sizeof proper);
+        proper.struct_size = sizeof proper;
+        auto bytes = sized_struct(in, &proper, sizeof proper);
+        check(grp_session_kernel_profile_at(s, in.ConsumeIntegralInRange<size_t>(0, 3),
+                                            reinterpret_cast<grp_kernel_profile*>(bytes.data())),
+              "kernel_profile_at");
+        break;
+      }
       default: check(grp_session_run(s), "run"); break;
     }
   }
