@@ -62,19 +62,39 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
               return "    return " + x + ";\n";
             });
   int64_t v_lanes = 0;
+  // Many query rows: the tensor-core kernel (scheduler/fusion.h checked q, k, v and the softmax
+  // share one 16-bit type and the head widths fit).
+  const bool mma = scheduler::attention_on_tensor_cores(s_dim);
   // Row pointers of k and v when both are buffers seen through views only: the kernel then reads
   // a key's row with vector loads from one address per row (when the row is contiguous and
   // aligned, which it checks) instead of one index computation per element.
   {
-    std::string kc, vc;
+    std::string kc, vc, qc;
     Idx ob = c.unravel("b", batch, kc, "    ");
     std::string ka = c.address(kt, c.broadcast_index(kt, at(ob, "d", "j")), kc, "    ");
     Idx ob2 = c.unravel("b", batch, vc, "    ");
     std::string va = c.address(v, c.broadcast_index(v, at(ob2, "j", "d")), vc, "    ");
     const bool rows = !ka.empty() && !va.empty() && c.type(kt).dtype == c.type(v).dtype;
-    const std::string T = storage_type(c.type(rows ? kt : q).dtype);
+    const std::string T = storage_type(c.type(rows || mma ? kt : q).dtype);
     ops += "  typedef " + T + " T;\n";
     ops += std::string("  static constexpr bool kRows = ") + (rows ? "true" : "false") + ";\n";
+    if (mma) {
+      // attention_mma.cuh stages each operand by 16-byte copies where its address is known.
+      Idx ob3 = c.unravel("b", batch, qc, "    ");
+      std::string qa = c.address(q, c.broadcast_index(q, at(ob3, "i", "d")), qc, "    ");
+      auto flag = [](const char* n, const std::string& a) {
+        return std::string("  static constexpr bool ") + n + " = " + (a.empty() ? "false" : "true") + ";\n";
+      };
+      ops += flag("kQAt", qa) + flag("kKAt", ka) + flag("kVAt", va);
+      auto fn_at = [](const char* n, const char* r, const std::string& code, const std::string& a) {
+        return std::string("  __device__ static const T* ") + n + "(const KParams* p, long long b, long long " + r +
+               ", long long d) {\n" + (a.empty() ? "    return nullptr;\n" : code + "    return " + a + ";\n") +
+               "  }\n";
+      };
+      ops += fn_at("q_at", "i", qc, qa) + fn_at("k_at", "j", kc, ka) + fn_at("v_at", "j", vc, va);
+      ka.clear();  // emitted
+      va.clear();
+    }
     // Lanes per v row for 16-byte v loads: DV / (elements per 16 bytes), when that is a power of two <= 32.
     if (rows) {
       const int64_t per_vec = 16 / static_cast<int64_t>(dtype_size(c.type(v).dtype));
@@ -83,10 +103,12 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
           ((dv / per_vec) & (dv / per_vec - 1)) == 0)
         v_lanes = dv / per_vec;
     }
-    ops += "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
-           (rows ? kc + "    return " + ka + ";\n" : "    return nullptr;\n") + "  }\n";
-    ops += "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
-           (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
+    if (!mma) {
+      ops += "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
+             (rows ? kc + "    return " + ka + ";\n" : "    return nullptr;\n") + "  }\n";
+      ops += "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
+             (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
+    }
   }
   ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") +
          "; }\n";
@@ -99,12 +121,22 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
 
   std::string s = ops + kernel_header(name);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-  s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
-  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +
-       std::to_string(dvt) + ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n";
+  if (mma) {
+    auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };
+    s += "  const long long items = " + c.numel(batch) +
+         " * ((Ops::S(p) + GRAPE_ATTN_MMA_ROWS - 1) / GRAPE_ATTN_MMA_ROWS);\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention_mma<Ops, " +
+         pad16(dk_dim) + ", " + pad16(dv_dim) + ">(p, item, grape_smem);\n";
+    c.templates = {"attention.cuh", "gemm_mma.cuh", "attention_mma.cuh"};
+  } else {
+    s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +
+         std::to_string(dvt) + ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n";
+    c.templates = {"attention.cuh"};
+  }
   s += "}\n";
-  c.templates = {"attention.cuh"};
   L.kind = LaunchRule::Attention;
+  L.attention_mma = mma;
   ir::Dim nb = 1;
   for (const auto& d : batch) nb = nb * d;
   L.items = {nb, s_dim, kv_dim, dk_dim, dv_dim};

@@ -195,7 +195,10 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
                   code + "    return " + addr + ";\n  }\n";
     }
     const bool view = !view_fn.empty();
-    ops += view_fn;
+    ops += view_fn.empty()
+               ? "  __device__ static const T* a_addr(const KParams*, long long, long long) { return nullptr; }\n"
+               : view_fn;
+    ops += std::string("  static constexpr bool kAView = ") + (view ? "true" : "false") + ";\n";
     ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
     std::string ok = "true", body;
     if (view) {
@@ -286,12 +289,24 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "}\n\n";
   s += two_per_sm(kernel_header(name + kTensorCoreSuffix));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-  // One tile configuration: a 128 x 128 one measured only ~30% faster at M = 2048 and doubled
-  // the NVRTC/ptxas time of every matrix-product kernel (bench/RESULTS.md).
   s += "  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, "
        "4>(p, item, grape_smem);\n";
   s += "}\n";
+  // 128 x 128 tiles (8 warps of 64 x 32, 3 stages) for products that fill the GPU with them: twice
+  // the operand reuse of 64 x 64, at twice the registers (one block per multiprocessor). Only
+  // compiled when a launch needs it (kWideDefine), since it doubles a matrix product's ptxas time.
+  s += std::string("\n#ifdef ") + kWideDefine + "\n";
+  {
+    std::string h = kernel_header(name + kWideSuffix);
+    const std::string lb = "__launch_bounds__(256)";
+    s += h.replace(h.find(lb), lb.size(), "__launch_bounds__(256, 1)");  // 168 registers, no spills
+  }
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, "
+       "3>(p, item, grape_smem);\n";
+  s += "}\n#endif\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
   L.items = {rows, n_dim, k_dim};

@@ -23,6 +23,11 @@ const std::string& embedded_file(const std::string& name);
 constexpr const char* kKernelSymbol = "grape_kernel";
 // Matrix products have a second entry point, kKernelSymbol + this, for the tensor-core path.
 constexpr const char* kTensorCoreSuffix = "_mma";
+// And a third, kKernelSymbol + kWideSuffix, with 128 x 128 tiles for large products: only in the
+// source when compiled with kWideDefine defined, so that it costs NVRTC time only for the kernels
+// that launch it (runtime/cuda/device_program.cpp builds that variant at first use).
+constexpr const char* kWideSuffix = "_wide";
+constexpr const char* kWideDefine = "GRAPE_GEMM_WIDE";
 
 // A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
 // (in order, each once, with #line markers so NVRTC's messages name the template file and line),

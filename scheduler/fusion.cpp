@@ -160,10 +160,18 @@ FusionPlan plan_fusion(const ir::Function& f) {
     const ir::Type& ot = f.type(g.core->results[0]);
     if (!is_float(st.dtype) || qt.rank() < 2 || kt.rank() < 2 || vt.rank() < 2 || ot.rank() != st.rank())
       return false;
-    for (const ir::Dim& d : {qt.shape.back(), vt.shape.back()})
-      if (!d.is_const() || d.const_value() < 1 || d.const_value() > kMaxFusedHeadDim) return false;
     const ir::Dim& queries = st.shape[st.rank() - 2];
-    if (!queries.is_const() || queries.const_value() > kMaxFusedQueries) return false;
+    const bool mma = attention_on_tensor_cores(queries);
+    const int64_t max_head = mma ? kMaxFusedMmaHeadDim : kMaxFusedHeadDim;
+    for (const ir::Dim& d : {qt.shape.back(), vt.shape.back()})
+      if (!d.is_const() || d.const_value() < 1 || d.const_value() > max_head) return false;
+    if (mma) {
+      // Both products on the tensor cores: q, k, v and the probabilities of one 16-bit type.
+      const DType t = qt.dtype;
+      if ((t != DType::F16 && t != DType::BF16) || kt.dtype != t || vt.dtype != t ||
+          f.type(g.row_prologue->results[0]).dtype != t)
+        return false;
+    }
     for (size_t d = 0; d + 1 < st.rank(); ++d)
       if (ot.shape[d] != st.shape[d]) return false;
     for (const Operation* cur = user; cur != g.row_prologue;) {

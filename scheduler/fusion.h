@@ -24,8 +24,11 @@
 //  - Attention: a batched matmul (q @ k^T) whose only use is an elementwise chain of its shape
 //    (scale, mask) ending in the softmax row prologue of a matmul (p @ v) is computed inside that
 //    group: one kernel for the whole attention, scores never in memory. Head widths must be
-//    constants <= kMaxFusedHeadDim (the kernel keeps a row of the output in registers), and the
-//    number of query rows a constant <= kMaxFusedQueries.
+//    constants <= kMaxFusedHeadDim (the kernel keeps a row of the output in registers). With a
+//    constant number of query rows <= kMaxFusedQueries (decode) the kernel is
+//    jit/kernels/attention.cuh, any float type; with more or a runtime number of rows (prefill,
+//    encoders) it is jit/kernels/attention_mma.cuh on the tensor cores, which needs q, k, v and
+//    the softmax in one 16-bit type (f16, bf16) and head widths <= kMaxFusedMmaHeadDim.
 //  - Everything else (reductions, norms, matmul, topk, cumsum, slice_update, and pointwise ops that
 //    must be materialised) is the Root of its own kernel.
 #pragma once
@@ -80,10 +83,17 @@ struct FusionPlan {
 FusionPlan plan_fusion(const ir::Function& f);
 
 constexpr int64_t kMaxFusedHeadDim = 256;
-// Attention is fused only for a constant number of query rows up to this (decode steps): the fused
-// kernel's dot products run on the SIMT units, and with many query rows (encoders, prefill) the two
-// general kernels are faster (bench/RESULTS.md: BERT s=128 b=16 attention 0.95 ms fused).
+// Up to this many query rows (a constant: decode steps) attention is fused into attention.cuh,
+// whose dot products run on the SIMT units; with more rows (encoders, prefill) that kernel is
+// slower than the two general ones (bench/RESULTS.md: BERT s=128 b=16 attention 0.95 ms), and the
+// tensor-core kernel attention_mma.cuh takes them.
 constexpr int64_t kMaxFusedQueries = 16;
+// attention_mma.cuh keeps a 16-row slice of the output and of q in registers.
+constexpr int64_t kMaxFusedMmaHeadDim = 128;
+// Whether a fused attention with this many query rows runs on the tensor cores.
+inline bool attention_on_tensor_cores(const ir::Dim& queries) {
+  return !queries.is_const() || queries.const_value() > kMaxFusedQueries;
+}
 
 // Whether an op is computed per output element from its operands (and so can be inlined).
 bool is_pointwise(ir::Op op);

@@ -18,6 +18,8 @@ constexpr unsigned gemv_shared_bytes(int64_t kchunk) {
 }
 // 64 x 64 tiles, 4 stages of BK = 32, rows padded by 8 elements, plus the row statistics.
 constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
+// 128 x 128 tiles, 3 stages.
+constexpr unsigned kGemmWideSharedBytes = 3 * 2 * (128 * 40 + 128 * 40) + 128 * 8;
 
 // K splits so that `tiles` work items become at most about `target` (one wave: a second wave
 // doubles the latency-bound time of these short blocks), each K range a multiple of `unit` and at
@@ -34,12 +36,18 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
   return splits > 1 ? static_cast<size_t>(ceil_div(tiles * 4, 256) * 256 + splits * R * N * 4) : 0;
 }
 
-static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
+static_assert(kGemmWideSharedBytes == kMatrixProductMaxSharedBytes && kGemmSharedBytes <= kMatrixProductMaxSharedBytes &&
               gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
 
 // gemm_mma.cuh with BM = 16, BN = 128, 3 stages: A and B stages of BK = 32 (rows padded by 8).
 constexpr unsigned kGemvTcSharedBytes = 2 * 3 * (16 * 40 + 128 * 40) + 16 * 8;
 static_assert(kGemvTcSharedBytes <= kMatrixProductMaxSharedBytes);
+
+bool wide_tiles(int64_t R, int64_t N, int sm_count) {
+  const int o = gemm_wide_override();
+  if (o >= 0) return o == 1;
+  return ceil_div(R, 128) * ceil_div(N, 128) * 4 >= kWideMinBlocksPerSmQuarters * int64_t{sm_count};
+}
 
 void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
                     int64_t& blocks) {
@@ -62,6 +70,12 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     d.shared_bytes = gemv_shared_bytes(d.kchunk);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
     blocks = tiles * d.splits;
+  } else if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
+    d.tensor_cores = true;
+    d.wide = true;
+    d.shared_bytes = kGemmWideSharedBytes;
+    d.kchunk = std::max<int64_t>(K, 1);
+    blocks = ceil_div(R, 128) * ceil_div(N, 128);
   } else {
     // 64 x 64 tiles, split along K when they would leave multiprocessors idle.
     d.tensor_cores = true;
@@ -89,7 +103,27 @@ void attention(int64_t S, int64_t KV, int64_t DK, LaunchDims& d, int64_t batch, 
   blocks = batch * ceil_div(S, rows);
 }
 
+// Mirrors jit/kernels/attention_mma.cuh: 128 query rows per block; q, two k and two v tiles of
+// 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more.
+void attention_mma(int64_t S, int64_t DK, int64_t DV, LaunchDims& d, int64_t batch, int64_t& blocks) {
+  d.shared_bytes = attention_mma_shared_bytes(DK, DV);
+  blocks = batch * ceil_div(S, 128);
+}
+
 }  // namespace
+
+unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv) {
+  const int64_t ldk = ceil_div(dk, 16) * 16 + 8, ldv = ceil_div(dv, 16) * 16 + 8;
+  return static_cast<unsigned>(2 * (128 * ldk + 2 * 64 * ldk + 2 * 64 * ldv));
+}
+
+int gemm_wide_override() {
+  static const int o = [] {
+    const char* v = std::getenv("GRAPE_GEMM_WIDE");
+    return v && std::strcmp(v, "0") == 0 ? 0 : v && std::strcmp(v, "1") == 0 ? 1 : -1;
+  }();
+  return o;
+}
 
 bool gemv_uses_tensor_cores() {
   static const bool on = [] {
@@ -134,7 +168,12 @@ LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64
     case LaunchRule::MatrixProduct:
       matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks);
       break;
-    case LaunchRule::Attention: attention(item(1), item(2), item(3), d, item(0), blocks); break;
+    case LaunchRule::Attention:
+      if (rule.attention_mma)
+        attention_mma(item(1), item(3), item(4), d, item(0), blocks);
+      else
+        attention(item(1), item(2), item(3), d, item(0), blocks);
+      break;
   }
   d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
   return d;

@@ -15,6 +15,7 @@ struct LaunchDims {
   // MatrixProduct: KParams::splits and kchunk, and the zero-initialised scratch it needs.
   int64_t splits = 1, kchunk = 0;
   bool tensor_cores = false;  // launch the kernel's tensor-core entry point (jit/kernel_source.h)
+  bool wide = false;          // ... its 128 x 128 tile variant (jit::kWideSuffix), tensor_cores too
   size_t scratch_bytes = 0;
 };
 
@@ -40,11 +41,24 @@ bool gemv_on_tensor_cores(const ir::Dim& n);
 
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
 // kernel's limit to this once, at load.
-constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
+constexpr unsigned kMatrixProductMaxSharedBytes = 62464;
+
+// The 128 x 128 tiles are taken when they give at least this many blocks per multiprocessor (x
+// 1/4: 0.5), i.e. the wave is about as full as with 64 x 64 tiles at two blocks per
+// multiprocessor. GRAPE_GEMM_WIDE=0 never takes them, =1 always for more than 16 rows (A/B
+// measurements; read once).
+constexpr int64_t kWideMinBlocksPerSmQuarters = 2;
+int gemm_wide_override();  // -1 none, 0 off, 1 on
 
 // The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no
 // attribute is needed): head widths up to 256 fit, and the scores stay in it when they fit too.
 constexpr unsigned kAttentionMaxSharedBytes = 48 * 1024;
+
+// The dynamic shared memory of attention_mma.cuh for head widths dk, dv, and the most it asks for
+// (widths up to scheduler::kMaxFusedMmaHeadDim = 128): the executor raises the limit of each
+// tensor-core attention kernel to this once, at load.
+unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv);
+constexpr unsigned kAttentionMmaMaxSharedBytes = 2 * (128 * 136 + 2 * 64 * 136 + 2 * 64 * 136);
 
 constexpr int64_t kMaxGrid = 65535;
 

@@ -22,6 +22,7 @@ struct LaunchRule {
                     // shared memory and scratch size
     Attention,      // jit/kernels/attention.cuh: `items` = {batch, S, KV, DK, DV}; launch_dims
                     // picks the query rows per block and whether scores stay in shared memory
+                    // (attention_mma.cuh when attention_mma: 128 query rows per block)
   } kind = Elementwise;
   int threads = 256;
   int work = -1;               // the output buffer the launch covers (informational)
@@ -34,6 +35,11 @@ struct LaunchRule {
   // MatrixProduct: products of at most gemv_max_m rows run on the tensor cores (gemm_mma.cuh,
   // 16 x 128 tiles) instead of gemv.cuh (scheduler::gemv_on_tensor_cores says when).
   bool gemv_tensor_cores = false;
+  // MatrixProduct: large products may take the 128 x 128 tile entry point (LaunchDims::wide);
+  // false when the executor could not build it (then 64 x 64 tiles).
+  bool allow_wide = true;
+  // Attention: the tensor-core kernel (jit/kernels/attention_mma.cuh) for many query rows.
+  bool attention_mma = false;
 };
 
 }  // namespace grape::scheduler

@@ -48,6 +48,7 @@ PRODUCTS = [
 ATTENTION = [
     ("attention decode", 5, 12, 1, 129, 64),
     ("attention bert s128", 1, 12, 128, 128, 64),
+    ("attention bert s128 b16", 16, 12, 128, 128, 64),
 ]
 
 

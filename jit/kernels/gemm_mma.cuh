@@ -13,6 +13,10 @@
 //   typedef T                        the operand type (__half or __nv_bfloat16) of A and W
 //   static constexpr bool kWKN       W layout [K][N] (else [N][K])
 //   static constexpr bool kADirect;  static const T* a_ptr(p)
+//   static constexpr bool kAView;    static const T* a_addr(p, r, k)   A is a buffer seen through
+//                                    views (merge_heads, say): 8 k whose addresses are consecutive
+//                                    and 16-byte aligned (every address checked) go by cp.async,
+//                                    others element by element into the same stage
 #ifndef GRAPE_KERNELS_GEMM_MMA_CUH
 #define GRAPE_KERNELS_GEMM_MMA_CUH
 
@@ -27,6 +31,11 @@ template <> struct GrapeMma<__half> {
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
   __device__ static __half from(float x) { return __float2half_rn(x); }
+  // Two values as one 32-bit mma operand register, `lo` in the low half.
+  __device__ static unsigned pack(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  }
 };
 template <> struct GrapeMma<__nv_bfloat16> {
   __device__ static void mma(float* c, const unsigned* a, const unsigned* b) {
@@ -35,6 +44,10 @@ template <> struct GrapeMma<__nv_bfloat16> {
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
   __device__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+  __device__ static unsigned pack(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  }
 };
 
 __device__ __forceinline__ unsigned grape_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -83,7 +96,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   const int wm0 = (w / WARPS_N) * WM, wn0 = (w % WARPS_N) * WN;
   const T* wp = reinterpret_cast<const T*>(Ops::w(p));
   const bool w_vec = Ops::kWKN ? N % 8 == 0 : K % 8 == 0;
-  const bool a_vec = Ops::kADirect && K % 8 == 0;
+  // A staged by load_tile (else by fetch_a / store_a around the tensor-core work).
+  const bool a_vec = (Ops::kADirect && K % 8 == 0) || Ops::kAView;
 
   if constexpr (Ops::kRowStats) {
     for (int m = w; m < BM; m += 8) {
@@ -133,6 +147,27 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
           const long long gr = m0 + r, gk = k0 + kc;
           const bool ok = gr < R && gk < kend;
           grape_cp_async16(as + r * LDA + kc, ok ? ap + gr * K + gk : ap, ok ? 16 : 0);
+        }
+      } else if constexpr (Ops::kAView) {
+        for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {
+          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
+          const long long gr = m0 + r, gk = k0 + kc;
+          T* dst = as + r * LDA + kc;
+          if (gr < R && gk + 8 <= kend) {
+            const T* a0 = Ops::a_addr(p, gr, gk);
+            bool run = (reinterpret_cast<unsigned long long>(a0) & 15) == 0;
+#pragma unroll
+            for (int e = 1; e < 8; ++e) run = run && Ops::a_addr(p, gr, gk + e) == a0 + e;
+            if (run) {
+              grape_cp_async16(dst, a0, 16);
+              continue;
+            }
+          }
+          float f[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) f[e] = (gr < R && gk + e < kend) ? Ops::a(p, gr, gk + e, 0.0f, 0.0f) : 0.0f;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) dst[e] = GrapeMma<T>::from(f[e]);
         }
       }
     }

@@ -51,6 +51,8 @@ void DeviceProgram::compile() {
     modules_.emplace_back(dev_, image, "kernel " + s.name);
     funcs_.push_back(modules_.back().function(jit::kKernelSymbol));
     tc_funcs_.push_back(nullptr);
+    wide_funcs_.push_back(nullptr);
+    wide_failed_.push_back(false);
     if (s.launch.kind == jit::LaunchRule::MatrixProduct) {
       tc_funcs_.back() =
           modules_.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
@@ -60,11 +62,50 @@ void DeviceProgram::compile() {
                                              static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
             "cuFuncSetAttribute", "kernel " + s.name);
     }
+    if (s.launch.kind == jit::LaunchRule::Attention && s.launch.attention_mma)
+      jit::check(jit::driver().cuFuncSetAttribute(funcs_.back(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  static_cast<int>(scheduler::kAttentionMmaMaxSharedBytes)),
+                 "cuFuncSetAttribute", "kernel " + s.name);
     uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   }
   plan_ = scheduler::build_plan(f_, fusion_, uses);
   control_ = load_control_kernels(dev_);
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The 128 x 128 tile variants of matrix products (jit::kWideSuffix), compiled together on first
+// use (and kept in the kernel cache). A failure is not an error: the kernel keeps its 64 x 64
+// entry point, with a warning once.
+void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
+  std::vector<jit::CompileJob> jobs;
+  for (size_t k : kernels)
+    jobs.push_back({"#define " + std::string(jit::kWideDefine) + " 1\n" + specs_[k].source,
+                    specs_[k].name + jit::kWideSuffix});
+  jit::KernelCache cache = jit::KernelCache::open_default();
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const size_t k = kernels[i];
+    try {
+      if (built[i].failure) std::rethrow_exception(built[i].failure);
+      const jit::CompileResult& r = built[i].result;
+      ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
+      const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
+      modules_.emplace_back(dev_, image, "kernel " + jobs[i].name);
+      CUfunction fn = modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWideSuffix).c_str());
+      jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
+                 "cuFuncSetAttribute", "kernel " + jobs[i].name);
+      wide_funcs_[k] = fn;
+    } catch (const std::exception& e) {
+      wide_failed_[k] = true;
+      static bool warned = false;
+      if (!warned) {
+        warned = true;
+        std::cerr << "grape: warning: the 128x128-tile variant of " << specs_[k].name
+                  << " could not be built; its 64x64 tiles run instead (" << e.what() << ")\n";
+      }
+    }
+  }
 }
 
 void DeviceProgram::upload_weights(const std::map<std::string, Tensor>& weights) {
@@ -128,8 +169,16 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
       arena_ = jit::DeviceBuffer(dev_, layout_.size, "the arena of " + f_.name);
       ++generation_;
     }
+    std::vector<size_t> need_wide;
+    for (size_t k = 0; k < specs_.size(); ++k)
+      if (!wide_funcs_[k] && !wide_failed_[k] && specs_[k].launch.kind == jit::LaunchRule::MatrixProduct &&
+          scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count()).wide)
+        need_wide.push_back(k);
+    if (!need_wide.empty()) build_wide(need_wide);
     for (size_t k = 0; k < specs_.size(); ++k) {
-      scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count());
+      scheduler::LaunchRule rule = specs_[k].launch;
+      rule.allow_wide = wide_funcs_[k] != nullptr;
+      scheduler::LaunchDims ld = scheduler::launch_dims(rule, dims_, dev_.sm_count());
       if (ld.scratch_bytes > scratch_[k].size()) {
         // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
         scratch_[k] =
@@ -137,7 +186,7 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
         scratch_[k].fill_bytes(0, stream_.handle());
       }
       Launch& l = launches_[k];
-      l.function = ld.tensor_cores ? tc_funcs_[k] : funcs_[k];
+      l.function = ld.wide ? wide_funcs_[k] : ld.tensor_cores ? tc_funcs_[k] : funcs_[k];
       l.grid = ld.grid;
       l.block = ld.block;
       l.shared_bytes = ld.shared_bytes;

@@ -101,6 +101,7 @@ class DeviceProgram {
   void compile();
   void upload_weights(const std::map<std::string, Tensor>& weights);
   void fill_blocks();
+  void build_wide(const std::vector<size_t>& kernels);
 
   const ir::Function& f_;
   std::function<SourcePosition(const Span&)> locate_;
@@ -111,6 +112,10 @@ class DeviceProgram {
   scheduler::ExecPlan plan_;
   std::vector<jit::Module> modules_;
   std::vector<CUfunction> funcs_, tc_funcs_;  // tc: matrix products' tensor-core entry points
+  // Matrix products' 128 x 128 tile entry points, built at the first bind that launches them
+  // (build_wide); wide_failed_: that build failed (no NVRTC, say), so the kernel keeps 64 x 64.
+  std::vector<CUfunction> wide_funcs_;
+  std::vector<bool> wide_failed_;
   ControlKernels control_;
   std::map<std::string, jit::DeviceBuffer> weights_;
   std::map<std::string, StateBuffer> state_;

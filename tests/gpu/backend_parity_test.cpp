@@ -244,6 +244,13 @@ const MatrixCase kMatrixCases[] = {
     {"mma ragged K not 8-aligned", "f16", "x @ w", 40, 70, 64},
     {"mma M=4096 large tiles", "f16", "x @ w + b", 4096, 256, 1024},
     {"mma M=4096 linear large tiles", "bf16", "linear(x, wt, b) + r", 4096, 512, 768},
+    // 128 x 128 tiles (scheduler::launch_dims: wide when they fill half the GPU's multiprocessors).
+    {"wide ragged M N K", "f16", "x @ w + b", 2000, 72, 1000},
+    {"wide layer_norm prologue", "bf16", "layer_norm(x, g, gb) @ w + r", 2048, 768, 1024},
+    // A through views (a row permutation of x): 16-byte copies where contiguous (kAView).
+    {"mma view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1) + r", 256, 512, 384, true},
+    {"wide view A", "bf16", "transpose(linear(transpose(x, 0, 1), wt), 0, 1)", 4096, 256, 1024, true},
+    {"gemv view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1)", 8, 512, 384, true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),
@@ -303,6 +310,13 @@ const AttentionCase kAttentionCases[] = {
     {"dv differs from dk", "f16", 2, 2, 5, 50, 32, 96, ""},
     {"head width 256", "f16", 1, 2, 3, 40, 256, 256, ""},
     {"k shared across the batch", "f16", 3, 2, 4, 24, 16, 16, "", true},
+    // More than 16 query rows: the tensor-core kernel (attention_mma.cuh).
+    {"prefill BERT-like padding mask", "f16", 2, 12, 128, 128, 64, 64, "reshape(arange(128, i32) < 100, (1, 128))"},
+    {"prefill causal ragged bf16", "bf16", 1, 3, 77, 77, 64, 64, "causal_mask(77, 77, 0)"},
+    {"prefill ragged widths dk 40 dv 24", "f16", 2, 2, 33, 150, 40, 24, ""},
+    {"prefill head 128, two row tiles", "f16", 1, 2, 200, 300, 128, 128, "reshape(arange(300, i32) <= pos, (1, 300))"},
+    {"prefill k shared across the batch", "bf16", 3, 2, 40, 24, 16, 16, "", true},
+    {"prefill every key masked in some rows", "f16", 1, 2, 64, 64, 32, 32, "causal_mask(64, 64, -8)"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuAttention, testing::ValuesIn(kAttentionCases),

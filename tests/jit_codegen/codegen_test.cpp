@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "frontend/compile.h"
+#include "jit/kernel_source.h"
 #include "jit/nvrtc.h"
 #include "scheduler/fusion.h"
 #include "scheduler/launch.h"
@@ -154,11 +155,55 @@ TEST(CodegenFusion, GemvSplitsKToCoverTheGpu) {
   EXPECT_EQ(d.splits, 6);
   EXPECT_EQ(d.kchunk, 128);
   EXPECT_EQ(d.grid, 24u * 6u);
-  // Enough tiles: no split (BERT b=16, 2048 x 3072).
+  // Enough tiles: no split, and 128 x 128 tiles fill the GPU (BERT b=16, 2048 x 3072).
   r.items = {ir::Dim(2048), ir::Dim(3072), ir::Dim(768)};
   d = scheduler::launch_dims(r, {}, 132);
   EXPECT_EQ(d.splits, 1);
+  EXPECT_TRUE(d.wide);
+  EXPECT_EQ(d.grid, 16u * 24u);
+  // The same when the executor could not build the wide variant: 64 x 64 tiles.
+  r.allow_wide = false;
+  d = scheduler::launch_dims(r, {}, 132);
+  EXPECT_FALSE(d.wide);
+  EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 32u * 48u);
+}
+
+// Products that fill the GPU with 128 x 128 tiles take the wide entry point, which is only in the
+// source compiled with jit::kWideDefine (built at first use); A seen through views (merge_heads)
+// is staged by 16-byte copies (kAView) instead of element by element.
+TEST(CodegenFusion, LargeProductsTakeWideTilesAndViewOperandsGoBy16Bytes) {
+  auto c = compile_text("proj.grp", R"(
+weights { w: f16[768, 768]
+          b: f16[768] }
+fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
+  return linear(reshape(transpose(x, 1, 2), (B, S, 768)), w, b)
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 1u);
+  const std::string src = ks[0].source;
+  EXPECT_NE(src.find("static constexpr bool kAView = true"), std::string::npos);
+  EXPECT_NE(src.find(std::string("#ifdef ") + jit::kWideDefine), std::string::npos);
+  EXPECT_NE(src.find("grape_gemm_mma<Ops, 128, 128, 2, 3>"), std::string::npos);
+  // BERT b=16 (2048 rows): 16 x 6 tiles of 128, 0.73 blocks per multiprocessor: wide.
+  auto d = scheduler::launch_dims(ks[0].launch, {{"B", 16}, {"S", 128}}, 132);
+  EXPECT_TRUE(d.tensor_cores);
+  EXPECT_TRUE(d.wide);
+  EXPECT_EQ(d.grid, 96u);
+  EXPECT_EQ(d.shared_bytes, scheduler::kMatrixProductMaxSharedBytes);
+  // b=1 (128 rows): 6 wide tiles would idle the GPU; 64 x 64 tiles with K splits.
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 1}, {"S", 128}}, 132);
+  EXPECT_TRUE(d.tensor_cores);
+  EXPECT_FALSE(d.wide);
+  EXPECT_GT(d.splits, 1);
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  for (const std::string& s : std::vector<std::string>{src, "#define " + std::string(jit::kWideDefine) + " 1\n" + src}) {
+    jit::CompileResult r = jit::compile_cuda(s, "proj", "sm_90");
+    EXPECT_FALSE(r.cubin.empty());
+    EXPECT_FALSE(r.has_warnings()) << r.log;
+  }
 }
 
 // gemv_kn's column tiles narrow (8 threads x 8 columns down to 1 x 8) until the tiles alone give
@@ -268,8 +313,48 @@ fn main(q: f16[B, 4, 1, 64], k: f16[B, 4, T, 64], v: f16[B, 4, T, 64], p: i32[])
   EXPECT_EQ(fused, 2u);
 }
 
-// A wider head than the kernel keeps in registers, or many (or a runtime number of) query rows,
-// stay two kernels (the unfused path).
+// Many (or a runtime number of) query rows in f16/bf16: one tensor-core attention kernel
+// (jit/kernels/attention_mma.cuh), 128 query rows per block, head widths padded to 16; its source
+// compiles with NVRTC. Heads wider than 128 stay unfused there.
+TEST(CodegenFusion, PrefillAttentionRunsOnTensorCores) {
+  auto c = compile_text("attn.grp", R"(
+fn enc(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64], keep: bool[B, 1, 1, S]) -> f16[B, 12, S, 64] {
+  let att = (q @ transpose(k, 2, 3)) * 0.125
+  return softmax(where(keep, att, -10000.0), axis=-1) @ v
+}
+fn rows(q: bf16[2, 17, 40], k: bf16[2, 8, 40], v: bf16[2, 8, 24]) -> bf16[2, 17, 24] {
+  return softmax(q @ transpose(k, 1, 2), axis=-1) @ v
+}
+fn wide(q: f16[2, 32, 160], k: f16[2, 8, 160], v: f16[2, 8, 160]) -> f16[2, 32, 160] {
+  return softmax(q @ transpose(k, 1, 2), axis=-1) @ v
+}
+)");
+  auto enc = kernels_of(*c->mod, "enc");
+  ASSERT_EQ(enc.size(), 1u);
+  EXPECT_EQ(enc[0].launch.kind, jit::LaunchRule::Attention);
+  EXPECT_TRUE(enc[0].launch.attention_mma);
+  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64>"), std::string::npos);
+  auto d = scheduler::launch_dims(enc[0].launch, {{"B", 16}, {"S", 128}}, 132);
+  EXPECT_EQ(d.grid, 16u * 12u);
+  EXPECT_EQ(d.shared_bytes, 2u * (128 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  EXPECT_LE(d.shared_bytes, scheduler::kAttentionMmaMaxSharedBytes);
+  d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 300}}, 132);
+  EXPECT_EQ(d.grid, 12u * 3u);
+  auto rows = kernels_of(*c->mod, "rows");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32>"), std::string::npos);
+  EXPECT_EQ(kernels_of(*c->mod, "wide").size(), 2u);
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  for (const auto& k : {enc[0], rows[0]}) {
+    jit::CompileResult r = jit::compile_cuda(k.source, "attention_mma", "sm_90");
+    EXPECT_FALSE(r.cubin.empty());
+    EXPECT_FALSE(r.has_warnings()) << r.log;
+  }
+}
+
+// A wider head than the kernel keeps in registers, or many (or a runtime number of) query rows
+// in f32, stay two kernels (the unfused path).
 TEST(CodegenFusion, AttentionWithWideHeadsOrManyQueriesIsNotFused) {
   auto c = compile_text("attn.grp", R"(
 fn wide(q: f32[2, 8, 300], k: f32[2, 8, 300], v: f32[2, 8, 300]) -> f32[2, 8, 300] {

@@ -40,6 +40,8 @@ struct Ops {
     const float v3 = grape_ld_f16(p->buf[2], k);
     return grape_r_f16(((v1 - s0) * s1 * v2 + v3));
   }
+  __device__ static const T* a_addr(const KParams*, long long, long long) { return nullptr; }
+  static constexpr bool kAView = false;
   static constexpr bool kAVec = true;
   __device__ static bool a_vec_ok(const KParams* p) { return true && (reinterpret_cast<unsigned long long>((const T*)p->buf[0]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[1]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[2]) & 15) == 0; }
   __device__ static void a_vec(const KParams* p, long long r, long long k, float s0, float s1, float* out) {
@@ -75,3 +77,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __gr
   const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);
 }
+
+#ifdef GRAPE_GEMM_WIDE
+extern "C" __global__ void __launch_bounds__(256, 1) grape_kernel_wide(const __grid_constant__ KParams kp) {
+  const KParams* const p = &kp;
+  if (p->pred && !*p->pred) return;
+  extern __shared__ __align__(16) unsigned char grape_smem[];
+  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, 3>(p, item, grape_smem);
+}
+#endif

@@ -1,0 +1,254 @@
+// Fused attention on the tensor cores, for many query rows (prefill, encoders): the same function
+// as attention.cuh,
+//
+//   x[j]   = Ops::score(b, i, j, sum_d q[b][i][d] * k[b][j][d])
+//   p[j]   = Ops::prob(exp(x[j] - max x) / sum exp(x - max x))
+//   out[d] = Ops::store(b, i, d, sum_j p[j] * v[b][j][d])
+//
+// with q, k, v and p of one 16-bit type T (f16 or bf16; the code generator checks it), so that
+// both products run on mma.sync.m16n8k16 with fp32 accumulation, as the unfused matmuls do. The
+// roundings are those of the unfused ops: each score is rounded and put through the elementwise
+// chain (scale, mask) by Ops::score; each probability is normalised by the row's exact statistics
+// and rounded by Ops::prob before it meets v. Hence two passes over the keys: the first computes
+// every row's (max, sum of exponentials), the second recomputes the scores (cheaper than keeping
+// them) and accumulates p * v. Only the order of the float sums differs from the unfused ops.
+//
+// Work item: (b, a tile of 128 query rows). Each of the 8 warps owns 16 rows; the block stages
+// the q tile once and the keys in tiles of 64 (k and v rows, double-buffered: the next tile's
+// cp.async loads fly while the warps multiply the current one). Rows beyond S are zeros and are
+// neither scored nor stored; keys beyond KV are zeros and get no probability. A warp whose rows
+// all lie beyond S only helps with the loads.
+//
+// Operands are staged in 16-byte chunks (8 elements along the head width): by cp.async when
+// Ops::*_at gives the chunk's 8 addresses consecutive and 16-byte aligned (every address checked:
+// a view may not be contiguous), else element by element through Ops::q/k/v. Widths are padded
+// to DKP, DVP (multiples of 16) with zeros.
+//
+// Ops (jit/emit_attention.cpp):
+//   typedef T
+//   static long long S(p), KV(p), DK(p), DV(p)
+//   static float q(p, b, i, d), k(p, b, j, d), v(p, b, j, d)
+//   static constexpr bool kQAt, kKAt, kVAt; static const T* q_at(p, b, i, d), k_at(...), v_at(...)
+//   static float score(p, b, i, j, float dot), prob(float x)
+//   static void store(p, b, i, d, float acc)
+// Shared memory (T elements): q [128][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8];
+// scheduler/launch.cpp computes the same size. Rows are padded by 16 bytes: ldmatrix without
+// bank conflicts.
+#ifndef GRAPE_KERNELS_ATTENTION_MMA_CUH
+#define GRAPE_KERNELS_ATTENTION_MMA_CUH
+
+#define GRAPE_ATTN_MMA_ROWS 128
+#define GRAPE_ATTN_MMA_KEYS 64
+
+// Which operand a staging call reads: 0 q (rows i), 1 k, 2 v (rows j).
+template <class Ops, int WHICH> struct GrapeAttnOperand;
+template <class Ops> struct GrapeAttnOperand<Ops, 0> {
+  static constexpr bool kAt = Ops::kQAt;
+  __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
+    return Ops::q_at(p, b, r, d);
+  }
+  __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::q(p, b, r, d); }
+};
+template <class Ops> struct GrapeAttnOperand<Ops, 1> {
+  static constexpr bool kAt = Ops::kKAt;
+  __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
+    return Ops::k_at(p, b, r, d);
+  }
+  __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::k(p, b, r, d); }
+};
+template <class Ops> struct GrapeAttnOperand<Ops, 2> {
+  static constexpr bool kAt = Ops::kVAt;
+  __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
+    return Ops::v_at(p, b, r, d);
+  }
+  __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::v(p, b, r, d); }
+};
+
+// Rows [r0, r0 + ROWS) of one operand (width D, valid rows r < limit) into dst [ROWS][DP + 8].
+// Issues cp.async for the aligned contiguous chunks; the caller commits and waits.
+template <class Ops, int WHICH, int ROWS, int DP>
+__device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long b, long long r0, long long limit,
+                                                     long long D, typename Ops::T* dst) {
+  using T = typename Ops::T;
+  using X = GrapeAttnOperand<Ops, WHICH>;
+  constexpr int CHUNKS = DP / 8, LD = DP + 8;
+  for (int c = threadIdx.x; c < ROWS * CHUNKS; c += GRAPE_GEMM_THREADS) {
+    const int rr = c / CHUNKS, d = (c % CHUNKS) * 8;
+    const long long r = r0 + rr;
+    T* s = dst + rr * LD + d;
+    if (r >= limit || d >= D) {
+      *reinterpret_cast<uint4*>(s) = make_uint4(0, 0, 0, 0);
+      continue;
+    }
+    if constexpr (X::kAt) {
+      if (d + 8 <= D) {
+        const T* a = X::at(p, b, r, d);
+        bool run = (reinterpret_cast<unsigned long long>(a) & 15) == 0;
+#pragma unroll
+        for (int e = 1; e < 8; ++e) run = run && X::at(p, b, r, d + e) == a + e;
+        if (run) {
+          grape_cp_async16(s, a, 16);
+          continue;
+        }
+      }
+    }
+    float f[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) f[e] = d + e < D ? X::get(p, b, r, d + e) : 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) s[e] = GrapeMma<T>::from(f[e]);
+  }
+}
+
+// The warp's 16 x 64 scores of one key tile: acc[n][e] for key n * 8 + (lane & 3) * 2 + (e & 1),
+// row (lane >> 2) + 8 * (e >> 1). qf: the warp's q rows as mma A fragments.
+template <class T, int DKP>
+__device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP / 16][4], const T* ks, int lane,
+                                                      float (&acc)[8][4]) {
+  constexpr int LD = DKP + 8;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < DKP / 16; ++kk) {
+#pragma unroll
+    for (int n = 0; n < 8; n += 2) {
+      unsigned r[4];
+      grape_ldmatrix_x4(r, ks + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      GrapeMma<T>::mma(acc[n], qf[kk], b0);
+      GrapeMma<T>::mma(acc[n + 1], qf[kk], b1);
+    }
+  }
+}
+
+template <class Ops, int DKP, int DVP>
+__device__ void grape_attention_mma(const KParams* p, long long item, unsigned char* smem) {
+  using T = typename Ops::T;
+  constexpr int BQ = GRAPE_ATTN_MMA_ROWS, BKV = GRAPE_ATTN_MMA_KEYS, LDK = DKP + 8, LDV = DVP + 8;
+  static_assert(DKP % 16 == 0 && DVP % 16 == 0, "head widths are padded to multiples of 16");
+  const long long S = Ops::S(p), KV = Ops::KV(p), DK = Ops::DK(p), DV = Ops::DV(p);
+  const long long qtiles = (S + BQ - 1) / BQ, b = item / qtiles, i0 = (item % qtiles) * BQ;
+  const long long tiles = (KV + BKV - 1) / BKV;
+  T* qs = reinterpret_cast<T*>(smem);
+  T* ks = qs + BQ * LDK;             // [2][BKV][LDK]
+  T* vs = ks + 2 * BKV * LDK;        // [2][BKV][LDV]
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const long long wi = i0 + w * 16;  // the warp's first row
+  const bool live = wi < S;          // warp-uniform
+  const long long r0 = wi + (lane >> 2), r1 = r0 + 8;  // this lane's two rows
+  const float neg_inf = -__int_as_float(0x7f800000);
+
+  grape_attn_mma_stage<Ops, 0, BQ, DKP>(p, b, i0, S, DK, qs);
+  if (tiles > 0) grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
+  grape_cp_async_commit();
+
+  // Pass 1: each row's softmax statistics, per lane over its keys, merged over the 4 lanes of the
+  // row at the end.
+  unsigned qf[DKP / 16][4];
+  float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};
+  for (long long t = 0; t < tiles; ++t) {
+    grape_cp_async_wait<0>();
+    __syncthreads();  // tile t is in; every warp is done with tile t - 1's buffer
+    if (t == 0 && live)
+#pragma unroll
+      for (int kk = 0; kk < DKP / 16; ++kk)
+        grape_ldmatrix_x4(qf[kk], qs + (w * 16 + (lane & 15)) * LDK + kk * 16 + (lane >> 4) * 8);
+    if (t + 1 < tiles) grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+    grape_cp_async_commit();
+    if (!live) continue;
+    float acc[8][4];
+    grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long i = h ? r1 : r0;
+      if (i >= S) continue;
+      float x[16];
+      float mx = neg_inf;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const long long j = t * BKV + n * 8 + (lane & 3) * 2 + e;
+          x[2 * n + e] = j < KV ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
+          if (j < KV) mx = grape_fmax_nan(mx, x[2 * n + e]);
+        }
+      float s = 0.0f;
+#pragma unroll
+      for (int u = 0; u < 16; ++u) s += x[u] == neg_inf ? 0.0f : expf(x[u] - mx);
+      grape_attn_merge(m[h], l[h], mx, s);
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int o = 1; o < 4; o <<= 1) {
+      const float mo = __shfl_xor_sync(0xffffffffu, m[h], o), lo = __shfl_xor_sync(0xffffffffu, l[h], o);
+      grape_attn_merge(m[h], l[h], mo, lo);
+    }
+
+  // Pass 2: probabilities times v.
+  __syncthreads();  // every warp is done with pass 1's key tiles
+  if (tiles > 0) {
+    grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
+    grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, 0, KV, DV, vs);
+  }
+  grape_cp_async_commit();
+  float o[DVP / 8][4];
+#pragma unroll
+  for (int n = 0; n < DVP / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
+  for (long long t = 0; t < tiles; ++t) {
+    grape_cp_async_wait<0>();
+    __syncthreads();
+    if (t + 1 < tiles) {
+      grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+      grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, (t + 1) * BKV, KV, DV, vs + ((t + 1) & 1) * BKV * LDV);
+    }
+    grape_cp_async_commit();
+    if (!live) continue;
+    float acc[8][4];
+    grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
+    // The probabilities, in place: acc[n][e] becomes p of row (e >> 1), key n * 8 + ... + (e & 1).
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const long long i = (e >> 1) ? r1 : r0, j = t * BKV + n * 8 + (lane & 3) * 2 + (e & 1);
+        const int h = e >> 1;
+        acc[n][e] = (i < S && j < KV) ? Ops::prob(expf(Ops::score(p, b, i, j, acc[n][e]) - m[h]) / l[h]) : 0.0f;
+      }
+    // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step.
+    const T* vt = vs + (t & 1) * BKV * LDV;
+#pragma unroll
+    for (int kk = 0; kk < BKV / 16; ++kk) {
+      const unsigned a[4] = {GrapeMma<T>::pack(acc[2 * kk][0], acc[2 * kk][1]),
+                             GrapeMma<T>::pack(acc[2 * kk][2], acc[2 * kk][3]),
+                             GrapeMma<T>::pack(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),
+                             GrapeMma<T>::pack(acc[2 * kk + 1][2], acc[2 * kk + 1][3])};
+#pragma unroll
+      for (int n = 0; n < DVP / 8; n += 2) {
+        unsigned r[4];
+        grape_ldmatrix_x4_trans(r, vt + (kk * 16 + (lane & 15)) * LDV + n * 8 + (lane >> 4) * 8);
+        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        GrapeMma<T>::mma(o[n], a, b0);
+        GrapeMma<T>::mma(o[n + 1], a, b1);
+      }
+    }
+  }
+  grape_cp_async_wait<0>();
+  if (live) {
+#pragma unroll
+    for (int n = 0; n < DVP / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
+        if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e]);
+      }
+  }
+  __syncthreads();  // the next item's staging overwrites the tiles
+}
+
+#endif  // GRAPE_KERNELS_ATTENTION_MMA_CUH
