@@ -274,7 +274,32 @@ struct Session::Impl {
   // holds values set with set_state that are not uploaded yet... they are uploaded at once).
   std::unique_ptr<RunControl> control;  // declared before `gpu`, which keeps a pointer to it
   std::unique_ptr<cuda::Executor> gpu;
+  RunStats stats;  // of the last run: kept here so that its strings stay put until the next run
+
+  void refresh_stats();
 };
+
+void Session::Impl::refresh_stats() {
+  RunStats& r = stats;
+  r = RunStats{};
+  r.backend = backend;
+  r.executor = executor;
+  if (!gpu) return;
+  const cuda::RunStats& g = gpu->stats();
+  r.backend = "cuda (" + gpu->device_name() + ")";
+  r.kernels = g.kernels;
+  r.host_syncs = g.host_syncs;
+  r.device_ms = g.device_ms;
+  r.device_bytes = g.device_bytes;
+  r.compile_ms = g.compile_ms;
+  r.kernels_compiled = g.kernels_compiled;
+  r.kernels_from_cache = g.kernels_from_cache;
+  r.graph_launches = g.graph_launches;
+  r.graphs = g.graphs;
+  r.param_uploads = g.param_uploads;
+  r.executor = gpu->last_executor();
+  r.auto_state = gpu->auto_state();
+}
 
 static void collect_states(const ir::Block& b, std::set<std::string>& out) {
   for (const auto& op : b.ops) {
@@ -355,6 +380,7 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
   for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
   for (size_t i = 0; i < fn->result_types.size(); ++i)
     impl_->outputs.push_back(signature_of("out" + std::to_string(i), fn->result_types[i]));
+  impl_->refresh_stats();
 }
 
 Session::~Session() = default;
@@ -381,23 +407,10 @@ const std::string& Session::backend() const { return impl_->backend; }
 const std::string& Session::fallback_reason() const { return impl_->fallback_reason; }
 const std::string& Session::executor() const { return impl_->executor; }
 
-RunStats Session::last_run_stats() const {
-  RunStats r;
-  r.backend = impl_->backend;
-  if (!impl_->gpu) return r;
-  const cuda::RunStats& g = impl_->gpu->stats();
-  r.backend = "cuda (" + impl_->gpu->device_name() + ")";
-  r.kernels = g.kernels;
-  r.host_syncs = g.host_syncs;
-  r.device_ms = g.device_ms;
-  r.device_bytes = g.device_bytes;
-  r.compile_ms = g.compile_ms;
-  r.kernels_compiled = g.kernels_compiled;
-  r.kernels_from_cache = g.kernels_from_cache;
-  r.graph_launches = g.graph_launches;
-  r.graphs = g.graphs;
-  r.param_uploads = g.param_uploads;
-  return r;
+const RunStats& Session::last_run_stats() const { return impl_->stats; }
+
+std::vector<AutoDecision> Session::auto_decisions() const {
+  return impl_->gpu ? impl_->gpu->auto_decisions() : std::vector<AutoDecision>{};
 }
 
 void Session::set_profiling(bool on) {
@@ -578,7 +591,14 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   impl_->control->begin_run();
   if (impl_->gpu) {
     // The device holds the state from here on; the host map keeps only what was created here.
-    std::vector<Tensor> out = impl_->gpu->run(inputs, dims);
+    std::vector<Tensor> out;
+    try {
+      out = impl_->gpu->run(inputs, dims);
+    } catch (...) {
+      impl_->refresh_stats();
+      throw;
+    }
+    impl_->refresh_stats();
     impl_->state = std::move(state);
     return out;
   }

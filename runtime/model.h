@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "frontend/limits.h"
+#include "runtime/auto_decision.h"
 #include "runtime/kernel_profile.h"
 #include "runtime/tensor.h"
 
@@ -79,8 +80,9 @@ class Model {
 struct SessionOptions {
   std::string entry;             // "" means "main"
   std::string backend = "auto";  // "cpu", "cuda", or "auto" (CUDA when a driver and GPU exist)
-  std::string executor =
-      "auto";  // CUDA: "auto" (eager for now) | "eager" | "graph" (mono, dataflow: not yet)
+  // CUDA: "auto" (per shape bucket, eager or graph, whichever its first calls measured faster;
+  // docs/execution.md) | "eager" | "graph" (mono, dataflow: not yet)
+  std::string executor = "auto";
   int device = 0;
   // Trips of a device loop without `max` before the run stops with an error; 0: the default
   // ($GRAPE_MAX_LOOP_TRIPS if set, else kDefaultMaxLoopTrips = 10^5, runtime/run_control.h).
@@ -104,6 +106,12 @@ struct RunStats {
   int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
   size_t graphs = 0;           // instantiated CUDA graphs held
   int64_t param_uploads = 0;   // parameter-block uploads in the run (0 or 1)
+  // The executor that ran the call: "cpu", "eager" or "graph" (an "auto" session before its first
+  // call: "auto").
+  std::string executor;
+  // Executor "auto": its decision for the call's shape bucket, AutoDecision::summary()
+  // ("graph (graph 0.740 ms vs eager 0.890 ms, ...)", "measuring (3 of 8 calls)"); "" otherwise.
+  std::string auto_state;
 };
 
 class Session {
@@ -115,9 +123,14 @@ class Session {
   // is "cpu", and fallback_reason() says why.
   const std::string& backend() const;
   const std::string& fallback_reason() const;
-  // The executor that runs it: "cpu" on the CPU backend, else "eager" or "graph".
+  // The executor it was created with: "cpu" on the CPU backend, else "eager", "graph" or "auto"
+  // (which runs each call on eager or graph: RunStats::executor says which).
   const std::string& executor() const;
-  RunStats last_run_stats() const;
+  // What the last run did (also after a failed run); valid until the next run.
+  const RunStats& last_run_stats() const;
+  // Executor "auto": its decision per shape bucket, in the order of the buckets' first calls
+  // (empty for the other executors and the CPU backend).
+  std::vector<AutoDecision> auto_decisions() const;
   // Per-kernel device times of the runs from now on (on: clears what was collected); only the
   // CUDA backend's eager executor measures them (ErrorCode::Unsupported otherwise, naming why).
   void set_profiling(bool on);

@@ -226,9 +226,14 @@ typedef struct grp_session_options {
   size_t struct_size;    /* sizeof(grp_session_options) */
   const char* entry;     /* NULL: "main" */
   const char* backend;   /* "auto" | "cpu" | "cuda"; NULL: "auto" */
-  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager" and "graph"
-   * ("auto" is "eager" for now; "mono", "dataflow": GRP_ERR_UNSUPPORTED); docs/execution.md. The
-   * CPU backend has one executor: it accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
+  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager", "graph" and
+   * "auto": per shape bucket (today: per binding of the entry's symbolic dims) the first 8 calls
+   * alternate between eager and graph, the last 3 of each timed with CUDA events, and the
+   * executor with the lower median runs every later call (graph only when more than 2% faster;
+   * eager where the driver lacks conditional graph nodes); grp_run_stats.executor says which ran,
+   * grp_run_stats.auto_state and grp_session_auto_decisions what was decided ("mono",
+   * "dataflow": GRP_ERR_UNSUPPORTED); docs/execution.md. The CPU backend has one executor: it
+   * accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
   const char* executor;
   int device;            /* CUDA device ordinal; must be 0 on the CPU backend */
   /* Appended in 0.1.0 (zero: the default): */
@@ -400,10 +405,17 @@ typedef struct grp_run_stats {
   size_t device_bytes;  /* device memory held by the session */
   double compile_ms;    /* building the session's kernels (NVRTC or the kernel cache) */
   /* Appended after the first version (filled only when struct_size covers them): */
-  const char* executor;    /* "eager", "graph" on CUDA; "cpu" on the CPU backend; valid while the session lives */
+  /* The executor that ran the run: "eager" or "graph" on CUDA (with executor "auto" either one;
+   * "auto" before its first run), "cpu" on the CPU backend. Valid while the session lives. */
+  const char* executor;
   int64_t graph_launches;  /* CUDA graphs launched by the run (graph executor: 1) */
   size_t graphs;           /* instantiated CUDA graphs the session holds */
   int64_t param_uploads;   /* parameter-block uploads (0 when no pointer, dim or state address changed) */
+  /* Appended in 0.2.0: executor "auto", its decision for the run's shape bucket, one line:
+   * "measuring (3 of 8 calls)", "graph (graph 0.740 ms vs eager 0.890 ms, medians of 3 timed
+   * calls each)", "eager (the graph executor is unavailable: ...)"; "" for the other executors
+   * and the CPU backend. Valid until the session's next run. */
+  const char* auto_state;
 } grp_run_stats;
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);
@@ -413,7 +425,9 @@ GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_st
 /* Per-kernel device times of the runs that follow: on != 0 turns them on (clearing what was
  * collected), 0 off. The CUDA backend's eager executor records a CUDA event before and after each
  * kernel launch, which adds a little host time per launch (run latency is best measured with
- * profiling off). Errors: GRP_ERR_UNSUPPORTED on the CPU backend and on the graph executor. */
+ * profiling off). With executor "auto" every run while profiling is on runs eager and does not
+ * count towards auto's decision. Errors: GRP_ERR_UNSUPPORTED on the CPU backend and on the graph
+ * executor. */
 GRAPE_API grp_error* grp_session_set_profiling(grp_session* s, int on);
 
 typedef struct grp_kernel_profile {
@@ -439,6 +453,35 @@ GRAPE_API grp_error* grp_session_kernel_profile(grp_session* s, int64_t* runs, s
 /* Kernel i < count of the last snapshot, in program order. GRP_ERR_INVALID_ARGUMENT for i out of
  * range or a struct_size smaller than this first version's. */
 GRAPE_API grp_error* grp_session_kernel_profile_at(const grp_session* s, size_t i, grp_kernel_profile* out);
+
+/* ---- Executor "auto": its decisions (appended in 0.2.0) --------------------------------------- */
+
+/* One shape bucket of a session with executor "auto" on CUDA (docs/execution.md, "Selective
+ * execution"). Strings and arrays are valid until the next grp_session_auto_decisions call or
+ * the session's destruction. */
+typedef struct grp_auto_decision {
+  size_t struct_size;          /* sizeof(grp_auto_decision) */
+  const char* bucket;          /* the dims it stands for, "B=2, S=4"; "" without symbolic dims */
+  const char* executor;        /* "eager" or "graph" once decided; "" while measuring */
+  const char* reason;          /* why, one line (as in grp_run_stats.auto_state); "" while measuring */
+  int64_t calls;               /* calls of the bucket so far */
+  int64_t measured_calls;      /* of those, the calls that counted towards the decision */
+  int64_t calls_to_decide;     /* calls the measurement takes (8); the decision holds after them */
+  const double* eager_ms;      /* device time of each timed eager call, in call order */
+  size_t eager_count;
+  const double* graph_ms;      /* and of each timed graph call */
+  size_t graph_count;
+  double eager_median_ms;      /* medians of those; 0 before the first */
+  double graph_median_ms;
+} grp_auto_decision;
+
+/* Takes a snapshot of the decisions: *count buckets (0 for an executor other than "auto" and on
+ * the CPU backend), in the order of their first runs; read each with grp_session_auto_decision_at.
+ * count may be NULL. */
+GRAPE_API grp_error* grp_session_auto_decisions(grp_session* s, size_t* count);
+/* Bucket i < count of the last snapshot. GRP_ERR_INVALID_ARGUMENT for i out of range or a
+ * struct_size smaller than this first version's. */
+GRAPE_API grp_error* grp_session_auto_decision_at(const grp_session* s, size_t i, grp_auto_decision* out);
 
 /* ---- Ahead-of-time kernel compiles and the kernel cache (appended in 0.1.0) ------------------ */
 

@@ -39,6 +39,7 @@ struct grp_session {
   std::vector<const void*> out_delivered;     // where the last run put each output
   std::map<std::string, Tensor> state_views;  // keeps what grp_session_get_state handed out alive
   ProfileReport profile;                      // the last grp_session_kernel_profile snapshot
+  std::vector<AutoDecision> decisions;        // the last grp_session_auto_decisions snapshot
 };
 
 namespace {
@@ -277,6 +278,13 @@ const char* grp_session_fallback_reason(const grp_session* s) {
   return s ? s->session->fallback_reason().c_str() : "";
 }
 
+// grp_run_stats.executor stays valid while the session lives: a string literal, not the stats'.
+static const char* executor_name(const std::string& e) {
+  for (const char* known : {"eager", "graph", "auto", "cpu"})
+    if (e == known) return known;
+  return "";
+}
+
 grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) {
   return guard([&] {
     require(s, "session");
@@ -284,7 +292,7 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     if (out->struct_size < offsetof(grp_run_stats, compile_ms) + sizeof(double))
       invalid("grp_run_stats.struct_size " + std::to_string(out->struct_size) +
               " is smaller than the v1 struct");
-    RunStats r = s->session->last_run_stats();
+    const RunStats& r = s->session->last_run_stats();
     out->kernels = r.kernels;
     out->host_syncs = r.host_syncs;
     out->device_ms = r.device_ms;
@@ -292,11 +300,48 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     out->compile_ms = r.compile_ms;
     auto covers = [&](size_t offset, size_t size) { return out->struct_size >= offset + size; };
     if (covers(offsetof(grp_run_stats, executor), sizeof(const char*)))
-      out->executor = s->session->executor().c_str();
+      out->executor = executor_name(r.executor);
     if (covers(offsetof(grp_run_stats, graph_launches), sizeof(int64_t)))
       out->graph_launches = r.graph_launches;
     if (covers(offsetof(grp_run_stats, graphs), sizeof(size_t))) out->graphs = r.graphs;
     if (covers(offsetof(grp_run_stats, param_uploads), sizeof(int64_t))) out->param_uploads = r.param_uploads;
+    // The session keeps the last run's statistics until its next run.
+    if (covers(offsetof(grp_run_stats, auto_state), sizeof(const char*)))
+      out->auto_state = r.auto_state.c_str();
+  });
+}
+
+grp_error* grp_session_auto_decisions(grp_session* s, size_t* count) {
+  return guard([&] {
+    require(s, "session");
+    s->decisions = s->session->auto_decisions();
+    if (count) *count = s->decisions.size();
+  });
+}
+
+grp_error* grp_session_auto_decision_at(const grp_session* s, size_t i, grp_auto_decision* out) {
+  return guard([&] {
+    require(s, "session");
+    require(out, "out");
+    if (out->struct_size < offsetof(grp_auto_decision, graph_median_ms) + sizeof(double))
+      invalid("grp_auto_decision.struct_size " + std::to_string(out->struct_size) +
+              " is smaller than the first version's struct");
+    if (i >= s->decisions.size())
+      invalid("auto decision index " + std::to_string(i) + " is out of range (the last snapshot has " +
+              std::to_string(s->decisions.size()) + " buckets)");
+    const AutoDecision& d = s->decisions[i];
+    out->bucket = d.bucket.c_str();
+    out->executor = d.executor.c_str();
+    out->reason = d.reason.c_str();
+    out->calls = d.calls;
+    out->measured_calls = d.measured_calls;
+    out->calls_to_decide = d.calls_to_decide;
+    out->eager_ms = d.eager_ms.data();
+    out->eager_count = d.eager_ms.size();
+    out->graph_ms = d.graph_ms.data();
+    out->graph_count = d.graph_ms.size();
+    out->eager_median_ms = d.eager_median_ms;
+    out->graph_median_ms = d.graph_median_ms;
   });
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/cuda/executor.h"
 
 #include "base/error.h"
+#include "runtime/cuda/auto_executor.h"
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/eager_executor.h"
 #include "runtime/cuda/graph_executor.h"
@@ -30,6 +31,7 @@ std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Funct
   auto program = std::make_shared<DeviceProgram>(f, weights, device);
   program->set_locator(std::move(locate));
   if (kind == "graph") return std::make_unique<GraphExecutor>(std::move(program), control);
+  if (kind == "auto") return std::make_unique<AutoExecutor>(std::move(program), control);
   return std::make_unique<EagerExecutor>(std::move(program), control);
 }
 

@@ -3,7 +3,9 @@
 // weights, states, arena, parameter blocks); they differ only in how the steps reach the GPU:
 //   eager  (eager_executor.cpp)  one launch per step on a stream, loop conditions read by the host;
 //   graph  (graph_executor.cpp)  one CUDA graph per (entry, dims), loops as conditional WHILE nodes,
-//                                no host synchronisation inside a run.
+//                                no host synchronisation inside a run;
+//   auto   (auto_executor.cpp)   both over the same program: per shape bucket, the first calls
+//                                alternate and are timed, then the faster one runs.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -15,6 +17,7 @@
 
 #include "base/error.h"
 #include "ir/ir.h"
+#include "runtime/auto_decision.h"
 #include "runtime/kernel_profile.h"
 #include "runtime/run_control.h"
 #include "runtime/tensor.h"
@@ -49,6 +52,13 @@ class Executor {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                                   const std::map<std::string, int64_t>& dims) = 0;
   virtual const char* name() const = 0;
+  // The executor that ran the last call: name() itself, except for "auto", which runs "eager" or
+  // "graph" ("auto" before its first call).
+  virtual const char* last_executor() const { return name(); }
+  // "auto" only: its decision per shape bucket, and AutoDecision::summary() of the last call's
+  // bucket ("" for the other executors).
+  virtual std::vector<AutoDecision> auto_decisions() const { return {}; }
+  virtual std::string auto_state() const { return ""; }
 
   void set_state(const std::string& name, const Tensor& value);  // uploads (creates or replaces)
   std::optional<Shape> state_shape(const std::string& name) const;
@@ -70,10 +80,10 @@ class Executor {
   RunStats stats_;
 };
 
-// "eager" or "graph" ("auto" is eager until the warm-up measurement exists). Compiles (or loads
-// from the kernel cache) every kernel of `f` and uploads the weights. `control` must outlive the
-// executor. Throws grape::Error
-// (NoDevice without a driver, Unsupported for a driver without conditional graph nodes).
+// "eager", "graph" or "auto" (runtime/cuda/auto_executor.h). Compiles (or loads from the kernel
+// cache) every kernel of `f` and uploads the weights. `control` must outlive the executor. Throws
+// grape::Error (NoDevice without a driver; Unsupported for "graph" with a driver without
+// conditional graph nodes, where "auto" runs eager).
 // `locate` gives an op's source position for run-time errors (FILE:LINE:COL: error: ...).
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,

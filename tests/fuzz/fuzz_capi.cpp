@@ -291,7 +291,8 @@ void call_sequence(grp_session* s, FuzzedDataProvider& in) {
         break;
       }
       case 11: query_everything(s, in); break;
-      case 12: {  // kernel profiles: UNSUPPORTED on the CPU backend, an empty snapshot, bad indices
+      case 12: {  // kernel profiles and auto's decisions: UNSUPPORTED on the CPU backend, empty snapshots,
+                  // bad indices
         check(grp_session_set_profiling(s, in.ConsumeIntegral<int>()), "set_profiling");
         int64_t runs = 0;
         size_t count = 0;
@@ -305,6 +306,15 @@ void call_sequence(grp_session* s, FuzzedDataProvider& in) {
         check(grp_session_kernel_profile_at(s, in.ConsumeIntegralInRange<size_t>(0, 3),
                                             reinterpret_cast<grp_kernel_profile*>(bytes.data())),
               "kernel_profile_at");
+        // Executor auto's decisions: an empty snapshot on the CPU backend, bad indices and sizes.
+        check(grp_session_auto_decisions(s, in.ConsumeBool() ? &count : nullptr), "auto_decisions");
+        grp_auto_decision decision;
+        std::memset(&decision, 0, sizeof decision);
+        decision.struct_size = sizeof decision;
+        auto decision_bytes = sized_struct(in, &decision, sizeof decision);
+        check(grp_session_auto_decision_at(s, in.ConsumeIntegralInRange<size_t>(0, 3),
+                                           reinterpret_cast<grp_auto_decision*>(decision_bytes.data())),
+              "auto_decision_at");
         break;
       }
       default: check(grp_session_run(s), "run"); break;
