@@ -19,6 +19,7 @@
 
 #include "cli/api.h"
 #include "cli/args.h"
+#include "cli/auto_report.h"
 #include "cli/batch.h"
 #include "cli/build_progress.h"
 #include "cli/interrupt.h"
@@ -67,13 +68,17 @@ const char* kBenchUsage =
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
     "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
-    "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; see docs/execution.md).\n"
+    "executor (eager: one launch per kernel; graph: one CUDA graph launch per call; auto, the default:\n"
+    "the first 8 calls alternate between the two, timed, and the faster runs from then on; see\n"
+    "docs/execution.md): its decision and the timed calls behind it are printed (in the --json object\n"
+    "as \"auto\"), with a note when --warmup was too short for all timed calls to come after it.\n"
     "--max-loop-trips and --timeout bound each run as for `grape run`; --limit as for `grape check`;\n"
     "--bundle as for `grape run`.\n"
-    "--profile (CUDA, eager executor) then runs --iters more calls with a CUDA event before and after\n"
-    "each kernel launch and prints every kernel's device time per call, its share, grid, the bytes it\n"
-    "reads and writes and the FLOPs of its matrix products (from the shapes), and the GB/s and\n"
-    "TFLOP/s they give, longest first (in the --json object as \"profile\"); docs/kernels.md.\n";
+    "--profile (CUDA, eager executor; with auto these calls run eager) then runs --iters more calls\n"
+    "with a CUDA event before and after each kernel launch and prints every kernel's device time per\n"
+    "call, its share, grid, the bytes it reads and writes and the FLOPs of its matrix products (from\n"
+    "the shapes), and the GB/s and TFLOP/s they give, longest first (in the --json object as\n"
+    "\"profile\"); docs/kernels.md.\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
@@ -375,6 +380,11 @@ int cmd_bench(const Options& o) {
   grp_run_stats st;
   std::memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
+  // Executor auto measures eager against graph on a shape's first 8 calls. The warm-up stays the
+  // user's (--warmup 0 --iters 1 times one cold call): timed calls that were still part of the
+  // measurement are counted and reported instead.
+  const bool auto_executor = gpu && o.executor == "auto";
+  const int64_t measured_before = auto_executor ? measured_calls(auto_decisions(s)) : 0;
   double wall_total = 0;
   for (int i = 0; i < o.iters; ++i) {
     auto t0 = std::chrono::steady_clock::now();
@@ -394,24 +404,33 @@ int cmd_bench(const Options& o) {
   std::string entry = o.entry.empty() ? "main" : o.entry;
   int64_t profiled_runs = 0;
   std::vector<ProfiledKernel> profile;
+  // Before the profiled runs, which would count as the bucket's calls.
+  const std::vector<AutoBucket> decisions = auto_executor ? auto_decisions(s) : std::vector<AutoBucket>{};
+  const int64_t measuring_calls = measured_calls(decisions) - measured_before;
   if (o.profile) profile = profile_kernels(s, o.iters, &profiled_runs);
   if (o.json) {
+    std::string auto_part;
+    if (auto_executor)
+      auto_part = ", \"auto\": {\"timed_calls_measuring\": " + std::to_string(measuring_calls) +
+                  ", \"buckets\": " + auto_json(decisions) + "}";
     std::printf(
         "{\"file\": %s, \"entry\": %s, \"backend\": %s, \"iters\": %d, \"warmup\": %d, "
         "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
         "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
         "\"device_bytes\": %zu, \"compile_ms\": %.3f, \"executor\": %s, \"graph_launches_per_call\": %lld, "
-        "\"graphs\": %zu%s}\n",
+        "\"graphs\": %zu%s%s}\n",
         json_string(o.files[0]).c_str(), json_string(entry).c_str(),
         json_string(grp_session_backend(s)).c_str(), o.iters, o.warmup, sorted.front(), pct(0.5), pct(0.9),
         pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
         static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms,
         json_string(st.executor ? st.executor : "").c_str(), static_cast<long long>(st.graph_launches),
-        st.graphs, o.profile ? (", \"profile\": " + profile_json(profile, profiled_runs)).c_str() : "");
+        st.graphs, auto_part.c_str(),
+        o.profile ? (", \"profile\": " + profile_json(profile, profiled_runs)).c_str() : "");
   } else {
-    std::printf("%s --entry %s on %s, executor %s (%s), %d iterations after %d warm-up\n", o.files[0].c_str(),
-                entry.c_str(), grp_session_backend(s), st.executor ? st.executor : "?",
-                gpu ? "device time, CUDA events" : "wall time", o.iters, o.warmup);
+    std::printf("%s --entry %s on %s, executor %s%s (%s), %d iterations after %d warm-up\n",
+                o.files[0].c_str(), entry.c_str(), grp_session_backend(s), st.executor ? st.executor : "?",
+                auto_executor ? " (auto)" : "", gpu ? "device time, CUDA events" : "wall time", o.iters,
+                o.warmup);
     std::printf("  latency ms: min %.4f  median %.4f  p90 %.4f  p99 %.4f  mean %.4f  (wall mean %.4f)\n",
                 sorted.front(), pct(0.5), pct(0.9), pct(0.99), mean, wall_total / o.iters);
     std::printf(
@@ -421,6 +440,13 @@ int cmd_bench(const Options& o) {
     if (gpu)
       std::printf("  graph launches per call %lld, graphs held %zu\n",
                   static_cast<long long>(st.graph_launches), st.graphs);
+    print_auto(decisions);
+    if (measuring_calls > 0)
+      std::printf(
+          "  note: %lld of the timed calls were auto's measurement (eager and graph in turn); with\n"
+          "  --warmup %lld or more every timed call runs the executor it keeps\n",
+          static_cast<long long>(measuring_calls),
+          static_cast<long long>(decisions.empty() ? 8 : decisions.front().calls_to_decide));
     if (o.profile) print_profile(profile, profiled_runs);
   }
   return 0;

@@ -721,6 +721,20 @@ def bench_profile_needs_the_cuda_eager_executor():
 
 
 @test
+def bench_auto_reports_nothing_on_the_cpu():
+    # Executor auto chooses between the CUDA executors; on the CPU backend there is nothing to
+    # decide: no "auto" object in the JSON, no decision lines, no extra warm-up.
+    x = npy("xa.npy", np.ones(3, np.float32))
+    out, _ = expect(["bench", NOW, "--input", f"x={x}", "--backend", "cpu", "--executor", "auto", "--iters", "1",
+                     "--warmup", "0", "--json"], 0, stream="stdout")
+    j = json.loads(out)
+    assert j["executor"] == "cpu" and "auto" not in j, out
+    out, _ = expect(["bench", NOW, "--input", f"x={x}", "--backend", "cpu", "--iters", "1", "--warmup", "0"], 0,
+                    "executor cpu (wall time), 1 iterations after 0 warm-up\n", stream="stdout")
+    assert "auto," not in out, out
+
+
+@test
 def empty_values_are_usage_errors():
     expect(run_args("--output", ""), 2, "--output needs a non-empty value")
     expect(["run", NOW, "--output=", "--input", f"x={X}"], 2, "--output needs a non-empty value")
