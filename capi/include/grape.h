@@ -460,18 +460,18 @@ GRAPE_API grp_error* grp_session_kernel_profile_at(const grp_session* s, size_t 
  * execution"). Strings and arrays are valid until the next grp_session_auto_decisions call or
  * the session's destruction. */
 typedef struct grp_auto_decision {
-  size_t struct_size;          /* sizeof(grp_auto_decision) */
-  const char* bucket;          /* the dims it stands for, "B=2, S=4"; "" without symbolic dims */
-  const char* executor;        /* "eager" or "graph" once decided; "" while measuring */
-  const char* reason;          /* why, one line (as in grp_run_stats.auto_state); "" while measuring */
-  int64_t calls;               /* calls of the bucket so far */
-  int64_t measured_calls;      /* of those, the calls that counted towards the decision */
-  int64_t calls_to_decide;     /* calls the measurement takes (8); the decision holds after them */
-  const double* eager_ms;      /* device time of each timed eager call, in call order */
+  size_t struct_size;      /* sizeof(grp_auto_decision) */
+  const char* bucket;      /* the dims it stands for, "B=2, S=4"; "" without symbolic dims */
+  const char* executor;    /* "eager" or "graph" once decided; "" while measuring */
+  const char* reason;      /* why, one line (as in grp_run_stats.auto_state); "" while measuring */
+  int64_t calls;           /* calls of the bucket so far */
+  int64_t measured_calls;  /* of those, the calls that counted towards the decision */
+  int64_t calls_to_decide; /* calls the measurement takes (8); the decision holds after them */
+  const double* eager_ms;  /* device time of each timed eager call, in call order */
   size_t eager_count;
-  const double* graph_ms;      /* and of each timed graph call */
+  const double* graph_ms; /* and of each timed graph call */
   size_t graph_count;
-  double eager_median_ms;      /* medians of those; 0 before the first */
+  double eager_median_ms; /* medians of those; 0 before the first */
   double graph_median_ms;
 } grp_auto_decision;
 
