@@ -304,8 +304,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
-  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, "
-       "3>(p, item, grape_smem);\n";
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, " +
+       std::to_string(scheduler::gemm_wide_stages()) + ">(p, item, grape_smem);\n";
   s += "}\n#endif\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh"};
   L.kind = LaunchRule::MatrixProduct;

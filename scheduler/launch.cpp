@@ -18,8 +18,6 @@ constexpr unsigned gemv_shared_bytes(int64_t kchunk) {
 }
 // 64 x 64 tiles, 4 stages of BK = 32, rows padded by 8 elements, plus the row statistics.
 constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
-// 128 x 128 tiles, 3 stages.
-constexpr unsigned kGemmWideSharedBytes = 3 * 2 * (128 * 40 + 128 * 40) + 128 * 8;
 
 // K splits so that `tiles` work items become at most about `target` (one wave: a second wave
 // doubles the latency-bound time of these short blocks), each K range a multiple of `unit` and at
@@ -36,7 +34,7 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
   return splits > 1 ? static_cast<size_t>(ceil_div(tiles * 4, 256) * 256 + splits * R * N * 4) : 0;
 }
 
-static_assert(kGemmWideSharedBytes == kMatrixProductMaxSharedBytes && kGemmSharedBytes <= kMatrixProductMaxSharedBytes &&
+static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
               gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
 
 // gemm_mma.cuh with BM = 16, BN = 128, 3 stages: A and B stages of BK = 32 (rows padded by 8).
@@ -73,7 +71,7 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
   } else if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
     d.tensor_cores = true;
     d.wide = true;
-    d.shared_bytes = kGemmWideSharedBytes;
+    d.shared_bytes = gemm_wide_shared_bytes();
     d.kchunk = std::max<int64_t>(K, 1);
     blocks = ceil_div(R, 128) * ceil_div(N, 128);
   } else {
@@ -123,6 +121,19 @@ int gemm_wide_override() {
     return v && std::strcmp(v, "0") == 0 ? 0 : v && std::strcmp(v, "1") == 0 ? 1 : -1;
   }();
   return o;
+}
+
+int gemm_wide_stages() {
+  static const int s = [] {
+    const char* v = std::getenv("GRAPE_GEMM_WIDE_STAGES");
+    const int n = v ? std::atoi(v) : 0;
+    return n >= 2 && n <= 6 ? n : kGemmWideStages;
+  }();
+  return s;
+}
+
+unsigned gemm_wide_shared_bytes() {
+  return static_cast<unsigned>(gemm_wide_stages() * 2 * (128 * 40 + 128 * 40) + 128 * 8);
 }
 
 bool gemv_uses_tensor_cores() {

@@ -41,7 +41,7 @@ bool gemv_on_tensor_cores(const ir::Dim& n);
 
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
 // kernel's limit to this once, at load.
-constexpr unsigned kMatrixProductMaxSharedBytes = 62464;
+constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
 
 // The 128 x 128 tiles are taken when they give at least this many blocks per multiprocessor (x
 // 1/4: 0.5), i.e. the wave is about as full as with 64 x 64 tiles at two blocks per
@@ -49,6 +49,13 @@ constexpr unsigned kMatrixProductMaxSharedBytes = 62464;
 // measurements; read once).
 constexpr int64_t kWideMinBlocksPerSmQuarters = 2;
 int gemm_wide_override();  // -1 none, 0 off, 1 on
+// Pipeline stages of the wide tiles (GRAPE_GEMM_WIDE_STAGES=2..6 for measurements, read once; it
+// changes the kernel source, so the kernel cache keeps each), and their dynamic shared memory:
+// A and W stages of 128 x (32 + 8) 16-bit elements, then the row statistics. The executor sets
+// each wide kernel's limit to this.
+constexpr int kGemmWideStages = 3;
+int gemm_wide_stages();
+unsigned gemm_wide_shared_bytes();
 
 // The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no
 // attribute is needed): head widths up to 256 fit, and the scores stay in it when they fit too.

@@ -93,7 +93,7 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
       modules_.emplace_back(dev_, image, "kernel " + jobs[i].name);
       CUfunction fn = modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWideSuffix).c_str());
       jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
+                                                  static_cast<int>(scheduler::gemm_wide_shared_bytes())),
                  "cuFuncSetAttribute", "kernel " + jobs[i].name);
       wide_funcs_[k] = fn;
     } catch (const std::exception& e) {

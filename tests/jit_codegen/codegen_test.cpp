@@ -191,7 +191,7 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_TRUE(d.tensor_cores);
   EXPECT_TRUE(d.wide);
   EXPECT_EQ(d.grid, 96u);
-  EXPECT_EQ(d.shared_bytes, scheduler::kMatrixProductMaxSharedBytes);
+  EXPECT_EQ(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
   // b=1 (128 rows): 6 wide tiles would idle the GPU; 64 x 64 tiles with K splits.
   d = scheduler::launch_dims(ks[0].launch, {{"B", 1}, {"S", 128}}, 132);
   EXPECT_TRUE(d.tensor_cores);
