@@ -119,7 +119,14 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
             });
   ops += "};\n\n";
 
-  std::string s = ops + kernel_header(name);
+  std::string s = ops;
+  if (mma) {
+    std::string h = kernel_header(name);
+    const std::string lb = "__launch_bounds__(256)";
+    s += h.replace(h.find(lb), lb.size(), "__launch_bounds__(GRAPE_ATTN_MMA_THREADS)");
+  } else {
+    s += kernel_header(name);
+  }
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   if (mma) {
     auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };
@@ -137,6 +144,7 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   s += "}\n";
   L.kind = LaunchRule::Attention;
   L.attention_mma = mma;
+  if (mma) L.threads = 128;  // GRAPE_ATTN_MMA_THREADS
   ir::Dim nb = 1;
   for (const auto& d : batch) nb = nb * d;
   L.items = {nb, s_dim, kv_dim, dk_dim, dv_dim};

@@ -101,18 +101,18 @@ void attention(int64_t S, int64_t KV, int64_t DK, LaunchDims& d, int64_t batch, 
   blocks = batch * ceil_div(S, rows);
 }
 
-// Mirrors jit/kernels/attention_mma.cuh: 128 query rows per block; q, two k and two v tiles of
-// 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more.
+// Mirrors jit/kernels/attention_mma.cuh: 64 query rows per block of 128 threads; q, two k and two
+// v tiles of 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more.
 void attention_mma(int64_t S, int64_t DK, int64_t DV, LaunchDims& d, int64_t batch, int64_t& blocks) {
   d.shared_bytes = attention_mma_shared_bytes(DK, DV);
-  blocks = batch * ceil_div(S, 128);
+  blocks = batch * ceil_div(S, 64);
 }
 
 }  // namespace
 
 unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv) {
   const int64_t ldk = ceil_div(dk, 16) * 16 + 8, ldv = ceil_div(dv, 16) * 16 + 8;
-  return static_cast<unsigned>(2 * (128 * ldk + 2 * 64 * ldk + 2 * 64 * ldv));
+  return static_cast<unsigned>(2 * (64 * ldk + 2 * 64 * ldk + 2 * 64 * ldv));
 }
 
 int gemm_wide_override() {

@@ -65,7 +65,7 @@ constexpr unsigned kAttentionMaxSharedBytes = 48 * 1024;
 // (widths up to scheduler::kMaxFusedMmaHeadDim = 128): the executor raises the limit of each
 // tensor-core attention kernel to this once, at load.
 unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv);
-constexpr unsigned kAttentionMmaMaxSharedBytes = 2 * (128 * 136 + 2 * 64 * 136 + 2 * 64 * 136);
+constexpr unsigned kAttentionMmaMaxSharedBytes = 2 * (64 * 136 + 2 * 64 * 136 + 2 * 64 * 136);
 
 constexpr int64_t kMaxGrid = 65535;
 

@@ -13,7 +13,7 @@
 // every row's (max, sum of exponentials), the second recomputes the scores (cheaper than keeping
 // them) and accumulates p * v. Only the order of the float sums differs from the unfused ops.
 //
-// Work item: (b, a tile of 128 query rows). Each of the 8 warps owns 16 rows; the block stages
+// Work item: (b, a tile of 64 query rows). Each of the 4 warps (128 threads) owns 16 rows; the block stages
 // the q tile once and the keys in tiles of 64 (k and v rows, double-buffered: the next tile's
 // cp.async loads fly while the warps multiply the current one). Rows beyond S are zeros and are
 // neither scored nor stored; keys beyond KV are zeros and get no probability. A warp whose rows
@@ -31,13 +31,17 @@
 //   static constexpr bool kQAt, kKAt, kVAt; static const T* q_at(p, b, i, d), k_at(...), v_at(...)
 //   static float score(p, b, i, j, float dot), prob(float x)
 //   static void store(p, b, i, d, float acc)
-// Shared memory (T elements): q [128][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8];
+// Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8];
 // scheduler/launch.cpp computes the same size. Rows are padded by 16 bytes: ldmatrix without
 // bank conflicts.
 #ifndef GRAPE_KERNELS_ATTENTION_MMA_CUH
 #define GRAPE_KERNELS_ATTENTION_MMA_CUH
 
-#define GRAPE_ATTN_MMA_ROWS 128
+// Four warps of 16 rows: small enough that a BERT-base layer at batch 1 (12 heads x 128 rows) still
+// spreads over 24 blocks, and three blocks fit on a multiprocessor (registers).
+#define GRAPE_ATTN_MMA_WARPS 4
+#define GRAPE_ATTN_MMA_THREADS (32 * GRAPE_ATTN_MMA_WARPS)
+#define GRAPE_ATTN_MMA_ROWS (16 * GRAPE_ATTN_MMA_WARPS)
 #define GRAPE_ATTN_MMA_KEYS 64
 
 // Which operand a staging call reads: 0 q (rows i), 1 k, 2 v (rows j).
@@ -72,7 +76,7 @@ __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long
   using T = typename Ops::T;
   using X = GrapeAttnOperand<Ops, WHICH>;
   constexpr int CHUNKS = DP / 8, LD = DP + 8;
-  for (int c = threadIdx.x; c < ROWS * CHUNKS; c += GRAPE_GEMM_THREADS) {
+  for (int c = threadIdx.x; c < ROWS * CHUNKS; c += GRAPE_ATTN_MMA_THREADS) {
     const int rr = c / CHUNKS, d = (c % CHUNKS) * 8;
     const long long r = r0 + rr;
     T* s = dst + rr * LD + d;
@@ -176,7 +180,7 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
         }
       float s = 0.0f;
 #pragma unroll
-      for (int u = 0; u < 16; ++u) s += x[u] == neg_inf ? 0.0f : expf(x[u] - mx);
+      for (int u = 0; u < 16; ++u) s += x[u] == neg_inf ? 0.0f : __expf(x[u] - mx);
       grape_attn_merge(m[h], l[h], mx, s);
     }
   }
@@ -188,7 +192,9 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
       grape_attn_merge(m[h], l[h], mo, lo);
     }
 
-  // Pass 2: probabilities times v.
+  // Pass 2: probabilities times v. exp(x - max) / sum as exp(x - max) * (1 / sum), __expf: both
+  // within an ulp or two of the unfused softmax in fp32, before the rounding to T.
+  const float inv[2] = {1.0f / l[0], 1.0f / l[1]};
   __syncthreads();  // every warp is done with pass 1's key tiles
   if (tiles > 0) {
     grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
@@ -218,7 +224,7 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
       for (int e = 0; e < 4; ++e) {
         const long long i = (e >> 1) ? r1 : r0, j = t * BKV + n * 8 + (lane & 3) * 2 + (e & 1);
         const int h = e >> 1;
-        acc[n][e] = (i < S && j < KV) ? Ops::prob(expf(Ops::score(p, b, i, j, acc[n][e]) - m[h]) / l[h]) : 0.0f;
+        acc[n][e] = (i < S && j < KV) ? Ops::prob(__expf(Ops::score(p, b, i, j, acc[n][e]) - m[h]) * inv[h]) : 0.0f;
       }
     // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step.
     const T* vt = vs + (t & 1) * BKV * LDV;

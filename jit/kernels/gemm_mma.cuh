@@ -59,6 +59,48 @@ __device__ __forceinline__ void grape_cp_async16(void* dst, const void* src, int
 __device__ __forceinline__ void grape_cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 template <int N> __device__ __forceinline__ void grape_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
 
+__device__ __forceinline__ void grape_cp_async16_s(unsigned dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void grape_ldmatrix_x4_s(unsigned* r, unsigned a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ __forceinline__ void grape_ldmatrix_x4_trans_s(unsigned* r, unsigned a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// The 16-byte chunks one thread copies into every stage of one operand: CH chunks of a stage of
+// ROWS rows x COLS elements (row stride LD in shared memory), chunk c = threadIdx.x + i * threads.
+// Global and shared addresses are computed once per work item; a K step only moves the source.
+template <int ROWS, int COLS, int LD>
+struct GrapeChunks {
+  static constexpr int kChunks = ROWS * COLS / 8;
+  static constexpr int kPerThread = (kChunks + GRAPE_GEMM_THREADS - 1) / GRAPE_GEMM_THREADS;
+  const char* src[kPerThread];  // the chunk's global address at the first K step (valid when row_ok)
+  unsigned dst[kPerThread];     // its shared-memory byte offset within a stage
+  int col[kPerThread];          // its first column (element) within the stage
+  bool row_ok[kPerThread];      // the chunk exists and its row is in range
+  __device__ __forceinline__ int row(int i) const { return (int)((threadIdx.x + i * GRAPE_GEMM_THREADS) / (COLS / 8)); }
+};
+template <int ROWS, int COLS, int LD, class T>
+__device__ __forceinline__ void grape_chunks_init(GrapeChunks<ROWS, COLS, LD>& ch, const T* base, long long row0,
+                                                  long long rows, long long row_stride, long long col0,
+                                                  long long cols_valid) {
+#pragma unroll
+  for (int i = 0; i < GrapeChunks<ROWS, COLS, LD>::kPerThread; ++i) {
+    const int c = threadIdx.x + i * GRAPE_GEMM_THREADS, r = c / (COLS / 8), cc = (c % (COLS / 8)) * 8;
+    const bool live = c < GrapeChunks<ROWS, COLS, LD>::kChunks;
+    ch.row_ok[i] = live && row0 + r < rows && cc < cols_valid;
+    ch.src[i] = reinterpret_cast<const char*>(ch.row_ok[i] ? base + (row0 + r) * row_stride + col0 + cc : base);
+    ch.dst[i] = (unsigned)((r * LD + cc) * sizeof(T));
+    ch.col[i] = cc;
+  }
+}
+
 __device__ __forceinline__ void grape_ldmatrix_x4(unsigned* r, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -136,17 +178,29 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
       as[(t / BK) * LDA + t % BK] = GrapeMma<T>::from(areg[i]);
     }
   };
+  // Chunk addresses of the direct A and the vectorised W, computed once (GrapeChunks).
+  const unsigned sA = grape_smem_addr(As), sB = grape_smem_addr(Bs);
+  GrapeChunks<BM, BK, LDA> ca;  // used when A is direct (else a_ptr is null and nothing reads it)
+  grape_chunks_init(ca, Ops::kADirect ? Ops::a_ptr(p) : wp, m0, R, K, kbeg, BK);
+  GrapeChunks<(Ops::kWKN ? BK : BN), (Ops::kWKN ? BN : BK), LDB> cw;
+  if constexpr (Ops::kWKN)
+    grape_chunks_init(cw, wp, kbeg, K, N, n0, N - n0);
+  else
+    grape_chunks_init(cw, wp, n0, N, K, kbeg, BK);
   auto load_tile = [&](int stage, long long k0) {
     T* as = As + stage * A_STAGE;
     T* bs = Bs + stage * B_STAGE;
+    const int step = (int)((k0 - kbeg) / BK);  // K steps since the first
+    const long long left = kend - k0;          // columns of K (rows for kWKN) left in range
     if (a_vec) {
       if constexpr (Ops::kADirect) {
-        const T* ap = Ops::a_ptr(p);
-        for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {
-          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
-          const long long gr = m0 + r, gk = k0 + kc;
-          const bool ok = gr < R && gk < kend;
-          grape_cp_async16(as + r * LDA + kc, ok ? ap + gr * K + gk : ap, ok ? 16 : 0);
+#pragma unroll
+        for (int i = 0; i < ca.kPerThread; ++i) {
+          if (ca.kPerThread * GRAPE_GEMM_THREADS > ca.kChunks && threadIdx.x + i * GRAPE_GEMM_THREADS >= ca.kChunks)
+            continue;
+          const bool ok = ca.row_ok[i] && ca.col[i] < left;
+          grape_cp_async16_s(sA + stage * A_STAGE * (unsigned)sizeof(T) + ca.dst[i],
+                             ok ? ca.src[i] + (long long)step * BK * (long long)sizeof(T) : ca.src[i], ok ? 16 : 0);
         }
       } else if constexpr (Ops::kAView) {
         for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {
@@ -172,20 +226,15 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
       }
     }
     if (w_vec) {
-      if constexpr (Ops::kWKN) {
-        for (int c = threadIdx.x; c < BK * BN / 8; c += GRAPE_GEMM_THREADS) {
-          const int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
-          const long long gk = k0 + r, gn = n0 + nc;
-          const bool ok = gk < kend && gn < N;
-          grape_cp_async16(bs + r * LDB + nc, ok ? wp + gk * N + gn : wp, ok ? 16 : 0);
-        }
-      } else {
-        for (int c = threadIdx.x; c < BN * BK / 8; c += GRAPE_GEMM_THREADS) {
-          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
-          const long long gn = n0 + r, gk = k0 + kc;
-          const bool ok = gn < N && gk < kend;
-          grape_cp_async16(bs + r * LDB + kc, ok ? wp + gn * K + gk : wp, ok ? 16 : 0);
-        }
+#pragma unroll
+      for (int i = 0; i < cw.kPerThread; ++i) {
+        if (cw.kPerThread * GRAPE_GEMM_THREADS > cw.kChunks && threadIdx.x + i * GRAPE_GEMM_THREADS >= cw.kChunks)
+          continue;
+        // [K][N]: a chunk is a K row's 8 columns, in range while its row is; [N][K]: 8 K columns.
+        const bool ok = cw.row_ok[i] && (Ops::kWKN ? cw.row(i) < left : cw.col[i] < left);
+        const long long adv = Ops::kWKN ? (long long)step * BK * N : (long long)step * BK;
+        grape_cp_async16_s(sB + stage * B_STAGE * (unsigned)sizeof(T) + cw.dst[i],
+                           ok ? cw.src[i] + adv * (long long)sizeof(T) : cw.src[i], ok ? 16 : 0);
       }
     } else {
       for (int t = threadIdx.x; t < BK * BN; t += GRAPE_GEMM_THREADS) {
@@ -222,31 +271,36 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
     }
     grape_cp_async_commit();
   }
+  // This lane's ldmatrix addresses in stage 0 at kk = 0 (bytes in the shared window); a stage and
+  // a K offset are constants added to them.
+  const unsigned a_ld = sA + (unsigned)(((wm0 + (lane & 15)) * LDA + (lane >> 4) * 8) * sizeof(T));
+  const unsigned b_ld =
+      Ops::kWKN ? sB + (unsigned)(((lane & 15) * LDB + wn0 + (lane >> 4) * 8) * sizeof(T))
+                : sB + (unsigned)(((wn0 + (lane & 7) + ((lane >> 4) << 3)) * LDB + ((lane >> 3) & 1) * 8) * sizeof(T));
+  int cur = 0, nxt = S - 1;  // the stage read now, the stage loaded now
   for (int kt = 0; kt < KT; ++kt) {
     grape_cp_async_wait<S - 2>();
     __syncthreads();
     const int nt = kt + S - 1;
     if (nt < KT) {
-      load_tile(nt % S, kbeg + (long long)nt * BK);
+      load_tile(nxt, kbeg + (long long)nt * BK);
       if (!a_vec) fetch_a(kbeg + (long long)nt * BK);
     }
     grape_cp_async_commit();
-    const T* as = As + (kt % S) * A_STAGE;
-    const T* bs = Bs + (kt % S) * B_STAGE;
+    const unsigned as = a_ld + (unsigned)(cur * A_STAGE * sizeof(T));
+    const unsigned bs = b_ld + (unsigned)(cur * B_STAGE * sizeof(T));
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
       unsigned af[MI][4], bf[NI][2];
 #pragma unroll
-      for (int i = 0; i < MI; ++i)
-        grape_ldmatrix_x4(af[i], as + (wm0 + i * 16 + (lane & 15)) * LDA + kk + (lane >> 4) * 8);
+      for (int i = 0; i < MI; ++i) grape_ldmatrix_x4_s(af[i], as + (unsigned)((i * 16 * LDA + kk) * sizeof(T)));
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
         unsigned r[4];
-        if constexpr (Ops::kWKN) {
-          grape_ldmatrix_x4_trans(r, bs + (kk + (lane & 15)) * LDB + wn0 + j * 8 + (lane >> 4) * 8);
-        } else {
-          grape_ldmatrix_x4(r, bs + (wn0 + j * 8 + (lane & 7) + ((lane >> 4) << 3)) * LDB + kk + ((lane >> 3) & 1) * 8);
-        }
+        if constexpr (Ops::kWKN)
+          grape_ldmatrix_x4_trans_s(r, bs + (unsigned)((kk * LDB + j * 8) * sizeof(T)));
+        else
+          grape_ldmatrix_x4_s(r, bs + (unsigned)((j * 8 * LDB + kk) * sizeof(T)));
         bf[j][0] = r[0];
         bf[j][1] = r[1];
         bf[j + 1][0] = r[2];
@@ -257,7 +311,9 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
 #pragma unroll
         for (int j = 0; j < NI; ++j) GrapeMma<T>::mma(acc[i][j], af[i], bf[j]);
     }
-    if (!a_vec && nt < KT) store_a(nt % S);
+    if (!a_vec && nt < KT) store_a(nxt);
+    cur = cur + 1 == S ? 0 : cur + 1;
+    nxt = nxt + 1 == S ? 0 : nxt + 1;
   }
   grape_cp_async_wait<0>();
   __syncthreads();  // the next item's first loads overwrite the stages
