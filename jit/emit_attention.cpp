@@ -14,6 +14,7 @@ using ir::ValueId;
 // and its core p @ v with the epilogue. Batch axes (every axis but the last two of the output)
 // are flattened into b; operands broadcast over them as numpy matmul does.
 std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
+  c.readonly_inputs = true;  // an attention group holds no in-place op
   const ir::Operation& qk = *c.g.attention_scores;
   const ir::Operation& pv = *c.g.core;
   const ir::Operation& sm = *c.g.row_prologue;

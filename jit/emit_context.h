@@ -40,6 +40,11 @@ struct Ctx {
     std::string flat;
   };
   std::vector<FlatHint> flat_hints;
+  // The kernel writes none of the buffers it reads (matrix products, attention: their groups hold
+  // no in-place op, and the arena never overlaps an input with an output of one kernel): loads go
+  // through the read-only path (grape_ldg_*), which the compiler may move above the kernel's own
+  // stores, so an epilogue's loads (bias, residual) are issued together instead of one per store.
+  bool readonly_inputs = false;
   // The embedded templates (jit/kernels/*.cuh) the kernel's glue instantiates.
   std::vector<std::string> templates;
   // Each unravel's variables and the exact lines declaring them, for prune_unused_unravels.

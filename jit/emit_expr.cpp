@@ -440,7 +440,7 @@ std::string Ctx::load(ValueId v, const Idx& idx) {
   if (it == buf.end())
     throw std::logic_error("value %" + std::to_string(v) + " is neither in a buffer nor computed");
   std::string i = std::to_string(it->second);
-  return "grape_ld_" + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " +
+  return (readonly_inputs ? "grape_ldg_" : "grape_ld_") + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " +
          buffer_offset(type(v).shape, idx) + ")";
 }
 

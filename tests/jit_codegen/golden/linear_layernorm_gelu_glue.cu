@@ -12,7 +12,7 @@ struct Ops {
   __device__ static const W* w(const KParams* p) { return (const W*)p->buf[3]; }
   __device__ static const T* a_ptr(const KParams* p) { return nullptr; }
   __device__ static float gx(const KParams* p, long long r, long long k) {
-    const float v0 = grape_ld_f16(p->buf[0], (r * 64LL + k));
+    const float v0 = grape_ldg_f16(p->buf[0], (r * 64LL + k));
     return v0;
   }
   __device__ static void row_stats(const KParams* p, long long r, long long K, float* s0, float* s1) {
@@ -35,9 +35,9 @@ struct Ops {
     *s1 = 1.0f / sqrtf(sq / (float)K + 1e-05f);
   }
   __device__ static float a(const KParams* p, long long r, long long k, float s0, float s1) {
-    const float v1 = grape_ld_f16(p->buf[0], (r * 64LL + k));
-    const float v2 = grape_ld_f16(p->buf[1], k);
-    const float v3 = grape_ld_f16(p->buf[2], k);
+    const float v1 = grape_ldg_f16(p->buf[0], (r * 64LL + k));
+    const float v2 = grape_ldg_f16(p->buf[1], k);
+    const float v3 = grape_ldg_f16(p->buf[2], k);
     return grape_r_f16(((v1 - s0) * s1 * v2 + v3));
   }
   __device__ static const T* a_addr(const KParams*, long long, long long) { return nullptr; }
@@ -55,7 +55,7 @@ struct Ops {
     for (int e = 0; e < 8; ++e) out[e] = grape_r_f16(((x[e] - s0) * s1 * g[e] + b[e]));
   }
   __device__ static void store(const KParams* p, long long r, long long n, float acc) {
-    const float v4 = grape_ld_f16(p->buf[4], n);
+    const float v4 = grape_ldg_f16(p->buf[4], n);
     acc = acc + v4;
     const float v5 = grape_r_f16(grape_gelu(grape_r_f16(acc)));
     grape_st_f16(p->buf[5], (r * 256LL + n), v5);
