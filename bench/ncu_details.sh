@@ -14,15 +14,16 @@ export GRAPE_CACHE_DIR="$D/kernel-cache"
 details() {  # name, launch-skip, launch-count, kernel-name regex, then the grape bench arguments
   local name=$1 skip=$2 count=$3 kname=$4
   shift 4
-  "$G" bench "$@" --warmup 0 --iters 1 >/dev/null  # builds the kernels outside the profile
+  # --executor eager: the skip counts assume one launch per kernel (the default, auto, may run a graph).
+  "$G" bench "$@" --executor eager --warmup 0 --iters 1 >/dev/null  # builds the kernels outside the profile
   ncu --set full --kernel-name "$kname" --launch-skip "$skip" --launch-count "$count" -f -o "$D/details_$name" \
-    "$G" bench "$@" --warmup 1 --iters 1 >/dev/null 2>&1 || true
+    "$G" bench "$@" --executor eager --warmup 1 --iters 1 >/dev/null 2>&1 || true
   ncu -i "$D/details_$name.ncu-rep" --page details >"$D/details_$name.txt" 2>&1 || true
   echo "$D/details_$name.txt: $(grep -c 'Duration' "$D/details_$name.txt" || true) kernels"
 }
 if [ -f "$D/gpt2.safetensors" ]; then
   n=$("$G" bench "$ROOT/examples/gpt2.grp" --entry decode_step --weights "$D/gpt2.safetensors" --input "tok=$D/tok.npy" \
-    --input "p=$D/p.npy" --backend cuda --warmup 0 --iters 1 --json |
+    --input "p=$D/p.npy" --backend cuda --executor eager --warmup 0 --iters 1 --json |
     python3 -c "import json,sys; print(json.load(sys.stdin)['kernels_per_call'])")
   # Skips the warm-up call: the profiled kernels are the timed call's first 8.
   details decode "$n" 8 "regex:grape_kernel.*" "$ROOT/examples/gpt2.grp" --entry decode_step \

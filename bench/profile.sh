@@ -14,8 +14,9 @@ prof() {  # name, then the grape bench arguments
   local name=$1; shift
   # Warm-up call builds the kernels; the profiled run skips its kernels by count.
   local n
-  n=$("$G" bench "$@" --warmup 0 --iters 1 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['kernels_per_call'])")
-  "${NCU[@]}" --launch-skip "$n" --launch-count "$n" "$G" bench "$@" --warmup 0 --iters 2 >"$D/profile_$name.csv" 2>/dev/null || true
+  # --executor eager: one launch per kernel, in program order (the default, auto, may run a graph).
+  n=$("$G" bench "$@" --executor eager --warmup 0 --iters 1 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['kernels_per_call'])")
+  "${NCU[@]}" --launch-skip "$n" --launch-count "$n" "$G" bench "$@" --executor eager --warmup 0 --iters 2 >"$D/profile_$name.csv" 2>/dev/null || true
   python3 "$ROOT/bench/ncu_sum.py" "$name" "$D/profile_$name.csv"
 }
 if [ -f "$D/gpt2.safetensors" ]; then

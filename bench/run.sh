@@ -19,7 +19,7 @@ rm -rf "$GRAPE_CACHE_DIR"
 "$G" bench "${DEC[@]}" --warmup 0 --iters 1 --json >"$D/grape_decode_cold.json"
 "$G" bench "${DEC[@]}" --warmup 0 --iters 1 --json >"$D/grape_decode_warm.json"
 "$G" run "${DEC[@]}" --output "$D/grape_decode"
-"$G" bench "${DEC[@]}" --warmup 20 --iters 200 --json >"$D/grape_decode.json"
+"$G" bench "${DEC[@]}" --executor eager --warmup 20 --iters 200 --json >"$D/grape_decode.json"
 python3 "$ROOT/bench/decode/peer_torch.py" "$D/gpt2.safetensors" "$D/tok.npy" 128 \
   "$D/torch_decode_logits.npy" "$D/torch_decode.json" ${GRAPE_BENCH_NO_COMPILE:+--no-compile} >/dev/null
 
@@ -27,7 +27,7 @@ python3 "$ROOT/bench/decode/peer_torch.py" "$D/gpt2.safetensors" "$D/tok.npy" 12
 python3 -c "import numpy as np; np.save('$D/x_overhead.npy', np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32))"
 OVH=("$ROOT/bench/overhead/overhead.grp" --input "x=$D/x_overhead.npy" --backend cuda)
 "$G" run "${OVH[@]}" --output "$D/grape_overhead"
-"$G" bench "${OVH[@]}" --warmup 20 --iters 200 --json >"$D/grape_overhead.json"
+"$G" bench "${OVH[@]}" --executor eager --warmup 20 --iters 200 --json >"$D/grape_overhead.json"
 python3 "$ROOT/bench/overhead/peer_torch.py" "$D/x_overhead.npy" 100 "$D/torch_overhead.npy" "$D/torch_overhead.json"
 
 python3 "$ROOT/bench/report.py" "$D" | tee "$D/report.txt"
