@@ -88,9 +88,9 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
       };
       ops += flag("kQAt", qa) + flag("kKAt", ka) + flag("kVAt", va);
       auto fn_at = [](const char* n, const char* r, const std::string& code, const std::string& a) {
-        return std::string("  __device__ static const T* ") + n + "(const KParams* p, long long b, long long " + r +
-               ", long long d) {\n" + (a.empty() ? "    return nullptr;\n" : code + "    return " + a + ";\n") +
-               "  }\n";
+        return std::string("  __device__ static const T* ") + n +
+               "(const KParams* p, long long b, long long " + r + ", long long d) {\n" +
+               (a.empty() ? "    return nullptr;\n" : code + "    return " + a + ";\n") + "  }\n";
       };
       ops += fn_at("q_at", "i", qc, qa) + fn_at("k_at", "j", kc, ka) + fn_at("v_at", "j", vc, va);
       ka.clear();  // emitted
@@ -105,10 +105,12 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
         v_lanes = dv / per_vec;
     }
     if (!mma) {
-      ops += "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
-             (rows ? kc + "    return " + ka + ";\n" : "    return nullptr;\n") + "  }\n";
-      ops += "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
-             (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
+      ops +=
+          "  __device__ static const T* k_at(const KParams* p, long long b, long long j, long long d) {\n" +
+          (rows ? kc + "    return " + ka + ";\n" : "    return nullptr;\n") + "  }\n";
+      ops +=
+          "  __device__ static const T* v_at(const KParams* p, long long b, long long j, long long d) {\n" +
+          (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
     }
   }
   ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") +

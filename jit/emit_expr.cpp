@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "jit/emit_context.h"
 #include "base/half.h"
+#include "jit/emit_context.h"
 
 namespace grape::jit::detail {
 
@@ -440,8 +440,8 @@ std::string Ctx::load(ValueId v, const Idx& idx) {
   if (it == buf.end())
     throw std::logic_error("value %" + std::to_string(v) + " is neither in a buffer nor computed");
   std::string i = std::to_string(it->second);
-  return (readonly_inputs ? "grape_ldg_" : "grape_ld_") + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" + i + "], " +
-         buffer_offset(type(v).shape, idx) + ")";
+  return (readonly_inputs ? "grape_ldg_" : "grape_ld_") + std::string(dtype_tag(type(v).dtype)) + "(p->buf[" +
+         i + "], " + buffer_offset(type(v).shape, idx) + ")";
 }
 
 std::string Ctx::store(ValueId v, const Idx& idx, const std::string& val) {

@@ -196,9 +196,9 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
                   code + "    return " + addr + ";\n  }\n";
     }
     const bool view = !view_fn.empty();
-    ops += view_fn.empty()
-               ? "  __device__ static const T* a_addr(const KParams*, long long, long long) { return nullptr; }\n"
-               : view_fn;
+    ops += view_fn.empty() ? "  __device__ static const T* a_addr(const KParams*, long long, long long) { "
+                             "return nullptr; }\n"
+                           : view_fn;
     ops += std::string("  static constexpr bool kAView = ") + (view ? "true" : "false") + ";\n";
     ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
     std::string ok = "true", body;
@@ -305,7 +305,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
-  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, " +
+  s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, "
+       "2, " +
        std::to_string(scheduler::gemm_wide_stages()) + ">(p, item, grape_smem);\n";
   s += "}\n#endif\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh"};

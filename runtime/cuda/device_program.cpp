@@ -7,11 +7,11 @@
 #include <iostream>
 #include <set>
 
+#include "base/error.h"
 #include "jit/codegen.h"
 #include "jit/kernel_cache.h"
 #include "jit/kernel_source.h"
 #include "jit/parallel_compile.h"
-#include "base/error.h"
 
 namespace grape::cuda {
 
@@ -63,9 +63,10 @@ void DeviceProgram::compile() {
             "cuFuncSetAttribute", "kernel " + s.name);
     }
     if (s.launch.kind == jit::LaunchRule::Attention && s.launch.attention_mma)
-      jit::check(jit::driver().cuFuncSetAttribute(funcs_.back(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  static_cast<int>(scheduler::kAttentionMmaMaxSharedBytes)),
-                 "cuFuncSetAttribute", "kernel " + s.name);
+      jit::check(
+          jit::driver().cuFuncSetAttribute(funcs_.back(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           static_cast<int>(scheduler::kAttentionMmaMaxSharedBytes)),
+          "cuFuncSetAttribute", "kernel " + s.name);
     uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   }
   plan_ = scheduler::build_plan(f_, fusion_, uses);

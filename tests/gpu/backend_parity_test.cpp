@@ -311,10 +311,12 @@ const AttentionCase kAttentionCases[] = {
     {"head width 256", "f16", 1, 2, 3, 40, 256, 256, ""},
     {"k shared across the batch", "f16", 3, 2, 4, 24, 16, 16, "", true},
     // More than 16 query rows: the tensor-core kernel (attention_mma.cuh).
-    {"prefill BERT-like padding mask", "f16", 2, 12, 128, 128, 64, 64, "reshape(arange(128, i32) < 100, (1, 128))"},
+    {"prefill BERT-like padding mask", "f16", 2, 12, 128, 128, 64, 64,
+     "reshape(arange(128, i32) < 100, (1, 128))"},
     {"prefill causal ragged bf16", "bf16", 1, 3, 77, 77, 64, 64, "causal_mask(77, 77, 0)"},
     {"prefill ragged widths dk 40 dv 24", "f16", 2, 2, 33, 150, 40, 24, ""},
-    {"prefill head 128, two row tiles", "f16", 1, 2, 200, 300, 128, 128, "reshape(arange(300, i32) <= pos, (1, 300))"},
+    {"prefill head 128, two row tiles", "f16", 1, 2, 200, 300, 128, 128,
+     "reshape(arange(300, i32) <= pos, (1, 300))"},
     {"prefill k shared across the batch", "bf16", 3, 2, 40, 24, 16, 16, "", true},
     {"prefill every key masked in some rows", "f16", 1, 2, 64, 64, 32, 32, "causal_mask(64, 64, -8)"},
 };

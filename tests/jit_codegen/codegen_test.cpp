@@ -199,7 +199,8 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_GT(d.splits, 1);
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
-  for (const std::string& s : std::vector<std::string>{src, "#define " + std::string(jit::kWideDefine) + " 1\n" + src}) {
+  for (const std::string& s :
+       std::vector<std::string>{src, "#define " + std::string(jit::kWideDefine) + " 1\n" + src}) {
     jit::CompileResult r = jit::compile_cuda(s, "proj", "sm_90");
     EXPECT_FALSE(r.cubin.empty());
     EXPECT_FALSE(r.has_warnings()) << r.log;
