@@ -87,6 +87,15 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
         return std::string("  static constexpr bool ") + n + " = " + (a.empty() ? "false" : "true") + ";\n";
       };
       ops += flag("kQAt", qa) + flag("kKAt", ka) + flag("kVAt", va);
+      // Rows shown contiguous from the views' shapes (Ctx::axis_contiguous): the kernel then checks
+      // only a chunk's alignment, not its 8 addresses. k is read as kᵀ, whose head axis is its
+      // second to last.
+      auto contig = [&](const char* n, ValueId x, size_t axis, const std::string& a) {
+        const bool yes = !a.empty() && c.axis_contiguous(x, axis, 8);
+        return std::string("  static constexpr bool ") + n + " = " + (yes ? "true" : "false") + ";\n";
+      };
+      ops += contig("kQRows", q, c.type(q).rank() - 1, qa) + contig("kKRows", kt, c.type(kt).rank() - 2, ka) +
+             contig("kVRows", v, c.type(v).rank() - 1, va);
       auto fn_at = [](const char* n, const char* r, const std::string& code, const std::string& a) {
         return std::string("  __device__ static const T* ") + n +
                "(const KParams* p, long long b, long long " + r + ", long long d) {\n" +

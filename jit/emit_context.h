@@ -84,6 +84,12 @@ struct Ctx {
   std::string value(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
   // The operand index of a view op (expand, permute, reshape, slice) read at idx.
   Idx view_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
+  // Whether `chunk` consecutive elements along `axis` of v, starting at a multiple of `chunk` (and
+  // within the axis), are consecutive in memory, v a buffer seen through views (address() is not
+  // empty): the axis maps to the buffer's last axis with unit step through every permute, slice,
+  // broadcast and reshape. False when that cannot be shown from the shapes; callers then check
+  // each address at run time.
+  bool axis_contiguous(ir::ValueId v, size_t axis, int64_t chunk) const;
   // A `const T*` to v's element at idx when v is a buffer seen through views only, else "".
   std::string address(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
   // Computes op's (single) result at idx from its operands.

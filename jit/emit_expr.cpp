@@ -225,13 +225,15 @@ std::string Ctx::numel(const std::vector<ir::Dim>& dims) {
 // (multiplications only), only a merge needs divisions, and only by its own dims. Runtime dims in
 // the flat index of a whole-tensor ravel/unravel would cost a 64-bit division per element read.
 // Size-1 axes on either side are skipped. False (nothing emitted) when the shapes do not decompose.
-bool Ctx::reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx,
-                            Idx& ix, std::string& code, const std::string& ind) {
+namespace {
+struct ReshapeGroup {
+  size_t i0, i1, o0, o1;  // input axes [i0, i1) <-> output axes [o0, o1)
+};
+
+// The groups of Ctx::reshape_by_groups; false when the shapes do not decompose.
+bool reshape_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out,
+                    std::vector<ReshapeGroup>& groups) {
   constexpr size_t kMaxGroup = 4;
-  struct Group {
-    size_t i0, i1, o0, o1;
-  };
-  std::vector<Group> groups;
   size_t i = 0, o = 0;
   auto product = [](const std::vector<ir::Dim>& d, size_t a, size_t b) {
     ir::Dim p = 1;
@@ -266,8 +268,16 @@ bool Ctx::reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir
       }
     if (!found) return false;
   }
+  return true;
+}
+}  // namespace
+
+bool Ctx::reshape_by_groups(const std::vector<ir::Dim>& in, const std::vector<ir::Dim>& out, const Idx& idx,
+                            Idx& ix, std::string& code, const std::string& ind) {
+  std::vector<ReshapeGroup> groups;
+  if (!reshape_groups(in, out, groups)) return false;
   ix.assign(in.size(), "0LL");
-  for (const Group& g : groups) {
+  for (const ReshapeGroup& g : groups) {
     if (g.o0 == g.o1) continue;  // a size-1 input axis: index 0
     if (g.i1 - g.i0 == 1) {
       std::vector<ir::Dim> od(out.begin() + static_cast<long>(g.o0), out.begin() + static_cast<long>(g.o1));
@@ -493,6 +503,61 @@ Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, 
       return ix;
     }
     default: throw std::logic_error(std::string("not a view: ") + ir::op_name(op.op));
+  }
+}
+
+bool Ctx::axis_contiguous(ValueId v, size_t axis, int64_t chunk) const {
+  for (;;) {
+    auto it = prod.find(v);
+    if (it == prod.end()) return buf.count(v) && v != leaf && axis + 1 == type(v).rank();
+    const ir::Operation& op = *it->second;
+    const ValueId x = op.operands[0];
+    const auto& xs = type(x).shape;
+    switch (op.op) {
+      case Op::Permute: axis = static_cast<size_t>(op.attrs.axes.at(axis)); break;
+      case Op::Expand: {
+        const size_t lead = type(v).rank() - xs.size();
+        if (axis < lead || xs[axis - lead].is_const(1)) return false;  // a broadcast axis: stride 0
+        axis -= lead;
+        break;
+      }
+      case Op::Slice: {
+        size_t j = 0, d = 0;
+        for (; d < xs.size(); ++d) {
+          if (op.attrs.slices[d].squeeze) continue;
+          if (j++ == axis) break;
+        }
+        if (d == xs.size() || op.attrs.slices[d].step != 1) return false;
+        axis = d;
+        break;
+      }
+      case Op::Reshape: {
+        std::vector<ReshapeGroup> groups;
+        if (!reshape_groups(xs, type(v).shape, groups)) return false;
+        bool found = false;
+        for (const ReshapeGroup& g : groups) {
+          if (axis < g.o0 || axis >= g.o1) continue;
+          found = true;
+          if (g.i1 - g.i0 == 1) {
+            // A split (or 1:1): the input index is a ravel of the group's output indices, in which
+            // only the innermost output axis has a unit coefficient.
+            if (axis + 1 != g.o1) return false;
+            axis = g.i0;
+          } else {
+            // A merge: the innermost input axis is the output index modulo its extent; a chunk
+            // starting at a multiple of `chunk` stays within one run when the extent is a multiple.
+            const ir::Dim& e = xs[g.i1 - 1];
+            if (!e.is_const() || e.const_value() % chunk != 0) return false;
+            axis = g.i1 - 1;
+          }
+          break;
+        }
+        if (!found) return false;
+        break;
+      }
+      default: return false;
+    }
+    v = x;
   }
 }
 

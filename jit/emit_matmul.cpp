@@ -200,13 +200,19 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
                              "return nullptr; }\n"
                            : view_fn;
     ops += std::string("  static constexpr bool kAView = ") + (view ? "true" : "false") + ";\n";
+    // Shown from the views' shapes (Ctx::axis_contiguous): 8 consecutive k at a multiple of 8 are
+    // consecutive in memory, so only the alignment is checked at run time.
+    const bool view_rows = view && c.axis_contiguous(a, c.type(a).rank() - 1, 8);
+    ops += std::string("  static constexpr bool kAViewRows = ") + (view_rows ? "true" : "false") + ";\n";
     ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
     std::string ok = "true", body;
     if (view) {
       body =
           "    const T* a0 = a_addr(p, r, k);\n    bool run = (reinterpret_cast<unsigned long long>(a0) & "
-          "15) == 0;\n"
-          "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == a0 + e;\n"
+          "15) == 0;\n" +
+          std::string(view_rows ? ""
+                                : "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == "
+                                  "a0 + e;\n") +
           "    if (run) {\n      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(a0)), out);\n    } "
           "else {\n"
           "#pragma unroll\n      for (int e = 0; e < 8; ++e) out[e] = a(p, r, k + e, s0, s1);\n    }\n";

@@ -20,8 +20,9 @@
 // all lie beyond S only helps with the loads.
 //
 // Operands are staged in 16-byte chunks (8 elements along the head width): by cp.async when
-// Ops::*_at gives the chunk's 8 addresses consecutive and 16-byte aligned (every address checked:
-// a view may not be contiguous), else element by element through Ops::q/k/v. Widths are padded
+// Ops::*_at gives the chunk's 8 addresses consecutive and 16-byte aligned (every address checked
+// unless the code generator showed the rows contiguous from the views' shapes, Ops::k*Rows), else
+// element by element through Ops::q/k/v. Widths are padded
 // to DKP, DVP (multiples of 16) with zeros.
 //
 // Ops (jit/emit_attention.cpp):
@@ -29,6 +30,8 @@
 //   static long long S(p), KV(p), DK(p), DV(p)
 //   static float q(p, b, i, d), k(p, b, j, d), v(p, b, j, d)
 //   static constexpr bool kQAt, kKAt, kVAt; static const T* q_at(p, b, i, d), k_at(...), v_at(...)
+//   static constexpr bool kQRows, kKRows, kVRows   a row's chunks are contiguous (from the views'
+//                                                  shapes): only their alignment is checked
 //   static float score(p, b, i, j, float dot), prob(float x)
 //   static void store(p, b, i, d, float acc)
 // Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8];
@@ -47,21 +50,21 @@
 // Which operand a staging call reads: 0 q (rows i), 1 k, 2 v (rows j).
 template <class Ops, int WHICH> struct GrapeAttnOperand;
 template <class Ops> struct GrapeAttnOperand<Ops, 0> {
-  static constexpr bool kAt = Ops::kQAt;
+  static constexpr bool kAt = Ops::kQAt, kRows = Ops::kQRows;
   __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
     return Ops::q_at(p, b, r, d);
   }
   __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::q(p, b, r, d); }
 };
 template <class Ops> struct GrapeAttnOperand<Ops, 1> {
-  static constexpr bool kAt = Ops::kKAt;
+  static constexpr bool kAt = Ops::kKAt, kRows = Ops::kKRows;
   __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
     return Ops::k_at(p, b, r, d);
   }
   __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::k(p, b, r, d); }
 };
 template <class Ops> struct GrapeAttnOperand<Ops, 2> {
-  static constexpr bool kAt = Ops::kVAt;
+  static constexpr bool kAt = Ops::kVAt, kRows = Ops::kVRows;
   __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
     return Ops::v_at(p, b, r, d);
   }
@@ -88,8 +91,9 @@ __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long
       if (d + 8 <= D) {
         const T* a = X::at(p, b, r, d);
         bool run = (reinterpret_cast<unsigned long long>(a) & 15) == 0;
+        if constexpr (!X::kRows)
 #pragma unroll
-        for (int e = 1; e < 8; ++e) run = run && X::at(p, b, r, d + e) == a + e;
+          for (int e = 1; e < 8; ++e) run = run && X::at(p, b, r, d + e) == a + e;
         if (run) {
           grape_cp_async16(s, a, 16);
           continue;

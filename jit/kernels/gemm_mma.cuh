@@ -15,8 +15,9 @@
 //   static constexpr bool kADirect;  static const T* a_ptr(p)
 //   static constexpr bool kAView;    static const T* a_addr(p, r, k)   A is a buffer seen through
 //                                    views (merge_heads, say): 8 k whose addresses are consecutive
-//                                    and 16-byte aligned (every address checked) go by cp.async,
-//                                    others element by element into the same stage
+//                                    and 16-byte aligned (every address checked, unless kAViewRows:
+//                                    the views' shapes show it) go by cp.async, others element by
+//                                    element into the same stage
 #ifndef GRAPE_KERNELS_GEMM_MMA_CUH
 #define GRAPE_KERNELS_GEMM_MMA_CUH
 
@@ -210,8 +211,9 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
           if (gr < R && gk + 8 <= kend) {
             const T* a0 = Ops::a_addr(p, gr, gk);
             bool run = (reinterpret_cast<unsigned long long>(a0) & 15) == 0;
+            if constexpr (!Ops::kAViewRows)
 #pragma unroll
-            for (int e = 1; e < 8; ++e) run = run && Ops::a_addr(p, gr, gk + e) == a0 + e;
+              for (int e = 1; e < 8; ++e) run = run && Ops::a_addr(p, gr, gk + e) == a0 + e;
             if (run) {
               grape_cp_async16(dst, a0, 16);
               continue;

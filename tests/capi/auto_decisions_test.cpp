@@ -9,19 +9,11 @@
 #include <string>
 
 #include "grape.h"
+#include "capi_err.h"
 #include "model_source.h"
 
 namespace {
 
-struct Err {
-  grp_error* e;
-  explicit Err(grp_error* x) : e(x) {}
-  ~Err() { grp_error_free(e); }
-  Err(const Err&) = delete;
-  Err& operator=(const Err&) = delete;
-  bool ok() const { return e == nullptr; }
-  std::string msg() const { return e ? grp_error_message(e) : ""; }
-};
 
 grp_session* cpu_session(grp_model** m) {
   *m = nullptr;

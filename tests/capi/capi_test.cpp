@@ -15,21 +15,11 @@
 #include <vector>
 
 #include "grape.h"
+#include "capi_err.h"
 #include "model_source.h"
 
 namespace {
 
-// Owns an error; the test reads code and message.
-struct Err {
-  grp_error* e;
-  explicit Err(grp_error* x) : e(x) {}
-  ~Err() { grp_error_free(e); }
-  Err(const Err&) = delete;
-  Err& operator=(const Err&) = delete;
-  bool ok() const { return e == nullptr; }
-  grp_code code() const { return grp_error_code(e); }
-  std::string msg() const { return grp_error_message(e); }
-};
 
 #define EXPECT_OK(call)                   \
   do {                                    \

@@ -184,6 +184,8 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   ASSERT_EQ(ks.size(), 1u);
   const std::string src = ks[0].source;
   EXPECT_NE(src.find("static constexpr bool kAView = true"), std::string::npos);
+  // merge_heads keeps the head width innermost with unit stride: 8 consecutive k are consecutive.
+  EXPECT_NE(src.find("static constexpr bool kAViewRows = true"), std::string::npos);
   EXPECT_NE(src.find(std::string("#ifdef ") + jit::kWideDefine), std::string::npos);
   EXPECT_NE(src.find("grape_gemm_mma<Ops, 128, 128, 2, 3>"), std::string::npos);
   // BERT b=16 (2048 rows): 16 x 6 tiles of 128, 0.73 blocks per multiprocessor: wide.
@@ -314,6 +316,35 @@ fn main(q: f16[B, 4, 1, 64], k: f16[B, 4, T, 64], v: f16[B, 4, T, 64], p: i32[])
   EXPECT_EQ(fused, 2u);
 }
 
+// Whether 8 consecutive elements along an axis of a view are consecutive in memory, from the
+// shapes alone (Ctx::axis_contiguous, used to skip the kernels' per-chunk address checks): a head
+// split and merge keep the innermost axis; a transpose of the innermost axis does not; a merge
+// whose inner extent is not a multiple of 8 is not shown contiguous (conservative).
+TEST(CodegenFusion, ViewRowsContiguityFromShapes) {
+  auto c = compile_text("views.grp", R"(
+weights { w: f16[768, 768] }
+fn split_merge(x: f16[B, S, 768]) -> f16[B, S, 768] {
+  return linear(reshape(transpose(transpose(reshape(x, (B, S, 12, 64)), 1, 2), 1, 2), (B, S, 768)), w)
+}
+fn transposed(x: f16[B, 64, 12]) -> f16[B, 768] {
+  return linear(reshape(transpose(x, 1, 2), (B, 768)), w)
+}
+fn inner_twelve(x: f16[B, 12, 64]) -> f16[B, 768] {
+  return linear(reshape(transpose(x, 1, 2), (B, 768)), w)
+}
+)");
+  auto rows_of = [&](const char* entry) {
+    auto ks = kernels_of(*c->mod, entry);
+    EXPECT_EQ(ks.size(), 1u) << entry;
+    const std::string& s = ks.at(0).source;
+    EXPECT_NE(s.find("static constexpr bool kAView = true"), std::string::npos) << entry;
+    return s.find("static constexpr bool kAViewRows = true") != std::string::npos;
+  };
+  EXPECT_TRUE(rows_of("split_merge"));
+  EXPECT_FALSE(rows_of("transposed"));    // the last axis has stride 12
+  EXPECT_FALSE(rows_of("inner_twelve"));  // a merge over (64, 12): runs of 12 elements
+}
+
 // Many (or a runtime number of) query rows in f16/bf16: one tensor-core attention kernel
 // (jit/kernels/attention_mma.cuh), 64 query rows per block, head widths padded to 16; its source
 // compiles with NVRTC. Heads wider than 128 stay unfused there.
@@ -335,6 +366,8 @@ fn wide(q: f16[2, 32, 160], k: f16[2, 8, 160], v: f16[2, 8, 160]) -> f16[2, 32, 
   EXPECT_EQ(enc[0].launch.kind, jit::LaunchRule::Attention);
   EXPECT_TRUE(enc[0].launch.attention_mma);
   EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64>"), std::string::npos);
+  for (const char* f : {"kQRows = true", "kKRows = true", "kVRows = true"})
+    EXPECT_NE(enc[0].source.find(f), std::string::npos) << f;
   auto d = scheduler::launch_dims(enc[0].launch, {{"B", 16}, {"S", 128}}, 132);
   EXPECT_EQ(d.block, 128u);
   EXPECT_EQ(d.grid, 16u * 12u * 2u);
