@@ -210,9 +210,11 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
       body =
           "    const T* a0 = a_addr(p, r, k);\n    bool run = (reinterpret_cast<unsigned long long>(a0) & "
           "15) == 0;\n" +
-          std::string(view_rows ? ""
-                                : "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == "
-                                  "a0 + e;\n") +
+          std::string(
+              view_rows
+                  ? ""
+                  : "#pragma unroll\n    for (int e = 1; e < 8; ++e) run = run && a_addr(p, r, k + e) == "
+                    "a0 + e;\n") +
           "    if (run) {\n      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(a0)), out);\n    } "
           "else {\n"
           "#pragma unroll\n      for (int e = 0; e < 8; ++e) out[e] = a(p, r, k + e, s0, s1);\n    }\n";

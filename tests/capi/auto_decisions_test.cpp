@@ -8,12 +8,11 @@
 #include <cstring>
 #include <string>
 
-#include "grape.h"
 #include "capi_err.h"
+#include "grape.h"
 #include "model_source.h"
 
 namespace {
-
 
 grp_session* cpu_session(grp_model** m) {
   *m = nullptr;

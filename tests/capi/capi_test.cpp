@@ -14,12 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "grape.h"
 #include "capi_err.h"
+#include "grape.h"
 #include "model_source.h"
 
 namespace {
-
 
 #define EXPECT_OK(call)                   \
   do {                                    \
