@@ -102,8 +102,6 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
                (a.empty() ? "    return nullptr;\n" : code + "    return " + a + ";\n") + "  }\n";
       };
       ops += fn_at("q_at", "i", qc, qa) + fn_at("k_at", "j", kc, ka) + fn_at("v_at", "j", vc, va);
-      ka.clear();  // emitted
-      va.clear();
     }
     // Lanes per v row for 16-byte v loads: DV / (elements per 16 bytes), when that is a power of two <= 32.
     if (rows) {
@@ -131,14 +129,7 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
             });
   ops += "};\n\n";
 
-  std::string s = ops;
-  if (mma) {
-    std::string h = kernel_header(name);
-    const std::string lb = "__launch_bounds__(256)";
-    s += h.replace(h.find(lb), lb.size(), "__launch_bounds__(GRAPE_ATTN_MMA_THREADS)");
-  } else {
-    s += kernel_header(name);
-  }
+  std::string s = ops + kernel_header(name, mma ? "GRAPE_ATTN_MMA_THREADS" : "256");
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   if (mma) {
     auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };

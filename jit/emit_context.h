@@ -110,10 +110,11 @@ std::string prune_unused_unravels(std::string glue, const std::vector<Ctx::Unrav
 // Matrix products with at most this many rows take the GEMV template (jit/kernels/gemv.cuh).
 constexpr int kGemvMaxRows = 16;
 
-// `extern "C" __global__ void __launch_bounds__(256) name(const __grid_constant__ KParams kp) {`,
-// `const KParams* const p = &kp;` and the predicate's
-// early return (emit_kernels.cpp).
-std::string kernel_header(const std::string& name);
+// `extern "C" __global__ void __launch_bounds__(BOUNDS) name(const __grid_constant__ KParams kp) {`,
+// `const KParams* const p = &kp;` and the predicate's early return (emit_kernels.cpp). `bounds`:
+// the launch bounds' arguments (threads per block, and optionally the blocks per multiprocessor
+// the register budget must allow).
+std::string kernel_header(const std::string& name, const std::string& bounds = "256");
 // The kernel of a group whose core is a matmul/linear (emit_matmul.cpp) or a fused attention
 // (emit_attention.cpp).
 std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& launch);

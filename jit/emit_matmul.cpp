@@ -279,11 +279,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : std::to_string(tx * 8);
   // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
   // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
-  auto two_per_sm = [](std::string h) {
-    const std::string lb = "__launch_bounds__(256)";
-    return h.replace(h.find(lb), lb.size(), "__launch_bounds__(256, 2)");
-  };
-  std::string s = ops + two_per_sm(kernel_header(name));
+  std::string s = ops + kernel_header(name, "256, 2");
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   const bool gemv_tc = scheduler::gemv_on_tensor_cores(n_dim);
   if (gemv_tc) {
@@ -296,7 +292,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
          "(p, item, grape_smem);\n";
   }
   s += "}\n\n";
-  s += two_per_sm(kernel_header(name + kTensorCoreSuffix));
+  s += kernel_header(name + kTensorCoreSuffix, "256, 2");
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, "
@@ -306,11 +302,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // the operand reuse of 64 x 64, at twice the registers (one block per multiprocessor). Only
   // compiled when a launch needs it (kWideDefine), since it doubles a matrix product's ptxas time.
   s += std::string("\n#ifdef ") + kWideDefine + "\n";
-  {
-    std::string h = kernel_header(name + kWideSuffix);
-    const std::string lb = "__launch_bounds__(256)";
-    s += h.replace(h.find(lb), lb.size(), "__launch_bounds__(256, 1)");  // 168 registers, no spills
-  }
+  s += kernel_header(name + kWideSuffix, "256, 1");  // 168 registers, no spills
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, "

@@ -110,11 +110,6 @@ void attention_mma(int64_t S, int64_t DK, int64_t DV, LaunchDims& d, int64_t bat
 
 }  // namespace
 
-unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv) {
-  const int64_t ldk = ceil_div(dk, 16) * 16 + 8, ldv = ceil_div(dv, 16) * 16 + 8;
-  return static_cast<unsigned>(2 * (64 * ldk + 2 * 64 * ldk + 2 * 64 * ldv));
-}
-
 int gemm_wide_override() {
   static const int o = [] {
     const char* v = std::getenv("GRAPE_GEMM_WIDE");
@@ -148,8 +143,7 @@ bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }
 
-LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims,
-                       int sm_count) {
+LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count) {
   LaunchDims d;
   d.block = static_cast<unsigned>(rule.threads);
   int64_t blocks = 1;

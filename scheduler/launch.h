@@ -64,8 +64,11 @@ constexpr unsigned kAttentionMaxSharedBytes = 48 * 1024;
 // The dynamic shared memory of attention_mma.cuh for head widths dk, dv, and the most it asks for
 // (widths up to scheduler::kMaxFusedMmaHeadDim = 128): the executor raises the limit of each
 // tensor-core attention kernel to this once, at load.
-unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv);
-constexpr unsigned kAttentionMmaMaxSharedBytes = 2 * (64 * 136 + 2 * 64 * 136 + 2 * 64 * 136);
+constexpr unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv) {
+  const int64_t ldk = (dk + 15) / 16 * 16 + 8, ldv = (dv + 15) / 16 * 16 + 8;
+  return static_cast<unsigned>(2 * (64 * ldk + 2 * 64 * ldk + 2 * 64 * ldv));
+}
+constexpr unsigned kAttentionMmaMaxSharedBytes = attention_mma_shared_bytes(128, 128);
 
 constexpr int64_t kMaxGrid = 65535;
 

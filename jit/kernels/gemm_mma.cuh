@@ -86,6 +86,10 @@ struct GrapeChunks {
   int col[kPerThread];          // its first column (element) within the stage
   bool row_ok[kPerThread];      // the chunk exists and its row is in range
   __device__ __forceinline__ int row(int i) const { return (int)((threadIdx.x + i * GRAPE_GEMM_THREADS) / (COLS / 8)); }
+  // Whether this thread has an i-th chunk (false only when the stage has fewer chunks than threads).
+  __device__ __forceinline__ bool has(int i) const {
+    return kPerThread * GRAPE_GEMM_THREADS == kChunks || threadIdx.x + i * GRAPE_GEMM_THREADS < kChunks;
+  }
 };
 template <int ROWS, int COLS, int LD, class T>
 __device__ __forceinline__ void grape_chunks_init(GrapeChunks<ROWS, COLS, LD>& ch, const T* base, long long row0,
@@ -197,8 +201,7 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
       if constexpr (Ops::kADirect) {
 #pragma unroll
         for (int i = 0; i < ca.kPerThread; ++i) {
-          if (ca.kPerThread * GRAPE_GEMM_THREADS > ca.kChunks && threadIdx.x + i * GRAPE_GEMM_THREADS >= ca.kChunks)
-            continue;
+          if (!ca.has(i)) continue;
           const bool ok = ca.row_ok[i] && ca.col[i] < left;
           grape_cp_async16_s(sA + stage * A_STAGE * (unsigned)sizeof(T) + ca.dst[i],
                              ok ? ca.src[i] + (long long)step * BK * (long long)sizeof(T) : ca.src[i], ok ? 16 : 0);
@@ -230,8 +233,7 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
     if (w_vec) {
 #pragma unroll
       for (int i = 0; i < cw.kPerThread; ++i) {
-        if (cw.kPerThread * GRAPE_GEMM_THREADS > cw.kChunks && threadIdx.x + i * GRAPE_GEMM_THREADS >= cw.kChunks)
-          continue;
+        if (!cw.has(i)) continue;
         // [K][N]: a chunk is a K row's 8 columns, in range while its row is; [N][K]: 8 K columns.
         const bool ok = cw.row_ok[i] && (Ops::kWKN ? cw.row(i) < left : cw.col[i] < left);
         const long long adv = Ops::kWKN ? (long long)step * BK * N : (long long)step * BK;

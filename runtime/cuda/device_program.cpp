@@ -177,9 +177,12 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
         need_wide.push_back(k);
     if (!need_wide.empty()) build_wide(need_wide);
     for (size_t k = 0; k < specs_.size(); ++k) {
-      scheduler::LaunchRule rule = specs_[k].launch;
-      rule.allow_wide = wide_funcs_[k] != nullptr;
-      scheduler::LaunchDims ld = scheduler::launch_dims(rule, dims_, dev_.sm_count());
+      scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count());
+      if (ld.wide && !wide_funcs_[k]) {  // its build failed: 64 x 64 tiles
+        scheduler::LaunchRule rule = specs_[k].launch;
+        rule.allow_wide = false;
+        ld = scheduler::launch_dims(rule, dims_, dev_.sm_count());
+      }
       if (ld.scratch_bytes > scratch_[k].size()) {
         // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
         scratch_[k] =
