@@ -299,10 +299,10 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
        "4>(p, item, grape_smem);\n";
   s += "}\n";
   // 128 x 128 tiles (8 warps of 64 x 32, 3 stages) for products that fill the GPU with them: twice
-  // the operand reuse of 64 x 64, at twice the registers (one block per multiprocessor). Only
+  // the operand reuse of 64 x 64, two blocks per multiprocessor (scheduler::kGemmWideBlocksPerSm). Only
   // compiled when a launch needs it (kWideDefine), since it doubles a matrix product's ptxas time.
   s += std::string("\n#ifdef ") + kWideDefine + "\n";
-  s += kernel_header(name + kWideSuffix, "256, 1");  // 168 registers, no spills
+  s += kernel_header(name + kWideSuffix, "256, " + std::to_string(scheduler::gemm_wide_blocks_per_sm()));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, "

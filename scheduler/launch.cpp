@@ -1,8 +1,11 @@
 #include "scheduler/launch.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "base/error.h"
 
 namespace grape::scheduler {
 
@@ -110,21 +113,33 @@ void attention_mma(int64_t S, int64_t DK, int64_t DV, LaunchDims& d, int64_t bat
 
 }  // namespace
 
+// A typo in a measurement switch must not silently measure the default: hence the error.
+int env_knob(const char* name, int lo, int hi, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || errno != 0 || n < lo || n > hi)
+    throw Error(ErrorCode::InvalidArgument, std::string(name) + " must be an integer from " +
+                                                std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
+                                                v + "'");
+  return static_cast<int>(n);
+}
+
 int gemm_wide_override() {
-  static const int o = [] {
-    const char* v = std::getenv("GRAPE_GEMM_WIDE");
-    return v && std::strcmp(v, "0") == 0 ? 0 : v && std::strcmp(v, "1") == 0 ? 1 : -1;
-  }();
+  static const int o = env_knob("GRAPE_GEMM_WIDE", 0, 1, -1);
   return o;
 }
 
 int gemm_wide_stages() {
-  static const int s = [] {
-    const char* v = std::getenv("GRAPE_GEMM_WIDE_STAGES");
-    const int n = v ? std::atoi(v) : 0;
-    return n >= 2 && n <= 6 ? n : kGemmWideStages;
-  }();
+  static const int s = env_knob("GRAPE_GEMM_WIDE_STAGES", 2, 6, kGemmWideStages);
   return s;
+}
+
+int gemm_wide_blocks_per_sm() {
+  static const int b = env_knob("GRAPE_GEMM_WIDE_BLOCKS", 1, 2, kGemmWideBlocksPerSm);
+  return b;
 }
 
 unsigned gemm_wide_shared_bytes() {
@@ -132,10 +147,7 @@ unsigned gemm_wide_shared_bytes() {
 }
 
 bool gemv_uses_tensor_cores() {
-  static const bool on = [] {
-    const char* v = std::getenv("GRAPE_GEMV_TC");
-    return v && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = env_knob("GRAPE_GEMV_TC", 0, 1, 0) == 1;
   return on;
 }
 

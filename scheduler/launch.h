@@ -46,8 +46,11 @@ constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
 // The 128 x 128 tiles are taken when they give at least this many blocks per multiprocessor (x
 // 1/4: 0.5), i.e. the wave is about as full as with 64 x 64 tiles at two blocks per
 // multiprocessor. GRAPE_GEMM_WIDE=0 never takes them, =1 always for more than 16 rows (A/B
-// measurements; read once).
+// measurements; read once; any other value is an InvalidArgument error, as for the knobs below).
 constexpr int64_t kWideMinBlocksPerSmQuarters = 2;
+// A measurement switch from the environment variable `name`: unset or empty gives `fallback`,
+// an integer in [lo, hi] itself; anything else throws InvalidArgument naming the variable.
+int env_knob(const char* name, int lo, int hi, int fallback);
 int gemm_wide_override();  // -1 none, 0 off, 1 on
 // Pipeline stages of the wide tiles (GRAPE_GEMM_WIDE_STAGES=2..6 for measurements, read once; it
 // changes the kernel source, so the kernel cache keeps each), and their dynamic shared memory:
@@ -55,6 +58,11 @@ int gemm_wide_override();  // -1 none, 0 off, 1 on
 // each wide kernel's limit to this.
 constexpr int kGemmWideStages = 3;
 int gemm_wide_stages();
+// Blocks of the wide tiles per multiprocessor (their __launch_bounds__): 2 holds them to 128
+// registers (125, no spills on sm_90) so one block's epilogue and barriers overlap the other's
+// tensor-core work; GRAPE_GEMM_WIDE_BLOCKS=1|2 for measurements (read once, changes the source).
+constexpr int kGemmWideBlocksPerSm = 2;
+int gemm_wide_blocks_per_sm();
 unsigned gemm_wide_shared_bytes();
 
 // The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no

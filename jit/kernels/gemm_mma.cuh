@@ -336,7 +336,7 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
         }
       }
     }
-    grape_splitk_finish<Ops>(p, tile, tiles, m0, BM, n0, BN);
+    grape_splitk_finish<Ops, 2>(p, tile, tiles, m0, BM, n0, BN);
     return;
   }
 

@@ -152,39 +152,112 @@ __device__ __forceinline__ long long grape_gemv_partials_offset(long long tiles)
 
 // Split-K completion, shared with gemm_mma.cuh: every split of output tile `tile` has written its
 // partial sums for rows [r0, r0 + rows) x columns [n0, n0 + cols); the last split to arrive adds
-// them in split order and stores through the epilogue. 256 threads.
-template <class Ops>
+// them and stores through the epilogue. 256 threads. Each element's sum is (s0 + s1) + (s2 + s3),
+// s_j the sum in order of splits j, j + 4, ... below the last multiple of 4, the remaining splits
+// added to s0, so the result does not depend on the launch.
+//
+// The finishing block is the kernel's critical path (on BERT's b=1 products the other blocks had
+// long ended while it summed one element at a time): each thread takes G groups of W consecutive
+// columns (W = 4: 16-byte loads where the rows allow) and, for four splits at a time, issues all
+// 4 * G loads before any add, with no branch between them (a group past the tile reads the tile's
+// first group and is not stored).
+template <class Ops, int G, int W>
+__device__ __forceinline__ void grape_splitk_sum(const KParams* p, const float* base, long long stride,
+                                                 int splits, long long r0, long long n0, int nr, int nc) {
+  const long long N = Ops::N(p);
+  const int gc = nc / W, groups = nr * gc;
+  auto load = [&](long long o) {
+    if constexpr (W == 4) return __ldcg(reinterpret_cast<const float4*>(base + o));
+    else return make_float4(__ldcg(base + o), 0.0f, 0.0f, 0.0f);
+  };
+  for (int g0 = threadIdx.x; g0 < groups; g0 += 256 * G) {
+    float4 s[G][4];
+    long long off[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int q = g0 + g * 256 < groups ? g0 + g * 256 : 0;
+      off[g] = (long long)(q / gc) * N + (q % gc) * W;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) s[g][j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    int sp = 0;
+    for (; sp + 4 <= splits; sp += 4) {
+      float4 v[G][4];
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[g][j] = load(off[g] + (sp + j) * stride);
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          s[g][j].x += v[g][j].x;
+          s[g][j].y += v[g][j].y;
+          s[g][j].z += v[g][j].z;
+          s[g][j].w += v[g][j].w;
+        }
+    }
+    if (sp < splits) {  // 1 to 3 splits left, loaded together, added in order to s0
+      const int left = splits - sp;
+      float4 v[G][3];
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int j = 0; j < 3; ++j) v[g][j] = load(off[g] + (sp + (j < left ? j : 0)) * stride);
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int j = 0; j < 3; ++j)
+          if (j < left) {
+            s[g][0].x += v[g][j].x;
+            s[g][0].y += v[g][j].y;
+            s[g][0].z += v[g][j].z;
+            s[g][0].w += v[g][j].w;
+          }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int q = g0 + g * 256;
+      if (q >= groups) break;
+      const long long r = r0 + q / gc, n = n0 + (long long)(q % gc) * W;
+      const float t[4] = {(s[g][0].x + s[g][1].x) + (s[g][2].x + s[g][3].x),
+                          (s[g][0].y + s[g][1].y) + (s[g][2].y + s[g][3].y),
+                          (s[g][0].z + s[g][1].z) + (s[g][2].z + s[g][3].z),
+                          (s[g][0].w + s[g][1].w) + (s[g][2].w + s[g][3].w)};
+#pragma unroll
+      for (int e = 0; e < W; ++e) Ops::store(p, r, n + e, t[e]);
+    }
+  }
+}
+
+// G: column groups per thread and pass. The GEMMs take 2 (8 loads in flight; 4 would hold 128
+// floats at once, sums and loads, and spill at 128 registers); the GEMVs 1 (at most 16 rows: one
+// or two passes; their main loops already use every register they may).
+template <class Ops, int G>
 __device__ void grape_splitk_finish(const KParams* p, long long tile, long long tiles, long long r0,
                                     long long rows, long long n0, int cols) {
   __shared__ int last;
-  const long long R = Ops::R(p), N = Ops::N(p), splits = p->splits;
+  const long long R = Ops::R(p), N = Ops::N(p);
+  const int splits = (int)p->splits;
   unsigned int* counters = static_cast<unsigned int*>(p->scratch);
   const float* part = reinterpret_cast<const float*>(static_cast<const char*>(p->scratch) +
                                                      grape_gemv_partials_offset(tiles));
-  __threadfence();
+  // The block's partial stores happen before thread 0's fence (barrier), which orders them before
+  // its arrival (cumulativity): one fence per block, not one per thread.
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1u) == (unsigned int)(splits - 1);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&counters[tile], 1u) == (unsigned int)(splits - 1);
+    __threadfence();
+  }
   __syncthreads();
   if (!last) return;
-  __threadfence();
-  // Unrolled so each thread has several elements' partial loads in flight at once.
-#pragma unroll 4
-  for (long long t = threadIdx.x; t < rows * cols; t += 256) {
-    const long long r = r0 + t / cols, n = n0 + t % cols;
-    if (r >= R || n >= N) continue;
-    const float* q = part + r * N + n;
-    const long long stride = R * N;
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    long long sp = 0;
-    for (; sp + 4 <= splits; sp += 4) {
-      s0 += __ldcg(q + sp * stride);
-      s1 += __ldcg(q + (sp + 1) * stride);
-      s2 += __ldcg(q + (sp + 2) * stride);
-      s3 += __ldcg(q + (sp + 3) * stride);
-    }
-    for (; sp < splits; ++sp) s0 += __ldcg(q + sp * stride);
-    Ops::store(p, r, n, (s0 + s1) + (s2 + s3));
-  }
+  const int nr = (int)min(rows, R - r0), nc = (int)min((long long)cols, N - n0);
+  const float* base = part + r0 * N + n0;
+  if ((N & 3) == 0 && (nc & 3) == 0 && (reinterpret_cast<size_t>(base) & 15) == 0)
+    grape_splitk_sum<Ops, G, 4>(p, base, R * N, splits, r0, n0, nr, nc);
+  else
+    grape_splitk_sum<Ops, G, 1>(p, base, R * N, splits, r0, n0, nr, nc);
   __syncthreads();
   if (threadIdx.x == 0) counters[tile] = 0;
 }
@@ -312,7 +385,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
     }
     __syncthreads();
   }
-  if (p->splits > 1) grape_splitk_finish<Ops>(p, tile, tiles, 0, R, n0, TN);
+  if (p->splits > 1) grape_splitk_finish<Ops, 1>(p, tile, tiles, 0, R, n0, TN);
 }
 
 // W [N][K]: in each warp, 4 groups of 8 lanes read 4 weight rows (columns of the product), 8 * kN
@@ -409,7 +482,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
     }
     __syncthreads();
   }
-  if (p->splits > 1) grape_splitk_finish<Ops>(p, tile, tiles, 0, R, n0, TN);
+  if (p->splits > 1) grape_splitk_finish<Ops, 1>(p, tile, tiles, 0, R, n0, TN);
 }
 
 #endif  // GRAPE_KERNELS_GEMV_CUH

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/error.h"
 #include "frontend/compile.h"
 #include "jit/kernel_source.h"
 #include "jit/nvrtc.h"
@@ -188,6 +189,8 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_NE(src.find("static constexpr bool kAViewRows = true"), std::string::npos);
   EXPECT_NE(src.find(std::string("#ifdef ") + jit::kWideDefine), std::string::npos);
   EXPECT_NE(src.find("grape_gemm_mma<Ops, 128, 128, 2, 3>"), std::string::npos);
+  // Two blocks per multiprocessor: one block's epilogue overlaps the other's tensor-core work.
+  EXPECT_NE(src.find("__launch_bounds__(256, 2) grape_kernel_wide"), std::string::npos);
   // BERT b=16 (2048 rows): 16 x 6 tiles of 128, 0.73 blocks per multiprocessor: wide.
   auto d = scheduler::launch_dims(ks[0].launch, {{"B", 16}, {"S", 128}}, 132);
   EXPECT_TRUE(d.tensor_cores);
@@ -207,6 +210,30 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
     EXPECT_FALSE(r.cubin.empty());
     EXPECT_FALSE(r.has_warnings()) << r.log;
   }
+}
+
+TEST(CodegenFusion, EnvKnobsRejectValuesOutsideTheirRange) {
+  const char* name = "GRAPE_TEST_ENV_KNOB";
+  unsetenv(name);
+  EXPECT_EQ(scheduler::env_knob(name, 2, 6, 3), 3);
+  setenv(name, "", 1);
+  EXPECT_EQ(scheduler::env_knob(name, 2, 6, 3), 3);
+  setenv(name, "5", 1);
+  EXPECT_EQ(scheduler::env_knob(name, 2, 6, 3), 5);
+  for (const char* bad : {"7", "1", "-2", "4x", "x", "99999999999999999999"}) {
+    setenv(name, bad, 1);
+    try {
+      scheduler::env_knob(name, 2, 6, 3);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const grape::Error& e) {
+      EXPECT_EQ(e.code(), grape::ErrorCode::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("GRAPE_TEST_ENV_KNOB must be an integer from 2 to 6, got '" +
+                                           std::string(bad) + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  unsetenv(name);
 }
 
 // gemv_kn's column tiles narrow (8 threads x 8 columns down to 1 x 8) until the tiles alone give

@@ -80,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __gr
 }
 
 #ifdef GRAPE_GEMM_WIDE
-extern "C" __global__ void __launch_bounds__(256, 1) grape_kernel_wide(const __grid_constant__ KParams kp) {
+extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wide(const __grid_constant__ KParams kp) {
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];
