@@ -203,6 +203,68 @@ std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   return s;
 }
 
+// A float literal of v in decimal, usable in a constant expression: "%.9g" round-trips a float;
+// a ".0" where it printed an integer ("1f" is not C++), then the suffix.
+std::string f32_decimal(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
+  std::string s = buf;
+  if (s.find_first_of(".eEni") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+// The longest rows the warp-per-row template (jit/kernels/row_norm.cuh) takes: 32 registers of
+// values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
+constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
+constexpr int kRowNormWarps = 8;
+
+// Rows of a constant length up to kRowNormWarpMaxCols: the glue of jit/kernels/row_norm.cuh, an Ops
+// struct with the fused input x(row, j) and the output out(row, j, y).
+std::string norm_warp_rows(Ctx& c, const std::string& name, LaunchRule& L, const RowSpace& r) {
+  const ir::Operation& op = *c.g.core;
+  ValueId x = op.operands[0], out = op.results[0];
+  const int64_t cols = r.red_dims[0].const_value();
+  const char* kind = op.op == Op::Softmax      ? "kGrapeSoftmax"
+                     : op.op == Op::LogSoftmax ? "kGrapeLogSoftmax"
+                     : op.op == Op::LayerNorm  ? "kGrapeLayerNorm"
+                                               : "kGrapeRmsNorm";
+  const std::string eps = f32_decimal(op.op == Op::LayerNorm || op.op == Op::RmsNorm ? op.attrs.eps : 0.0);
+  std::string ops = "struct Ops {\n";
+  ops += std::string("  static constexpr int kKind = ") + kind + ";\n";
+  ops += std::string("  static constexpr float kEps = ") + eps + ";\n";
+  ops += "  __device__ static long long rows(const KParams* p) { return " + c.numel(r.kept_dims) + "; }\n";
+  ops += "  __device__ static long long cnt(const KParams*) { return " + std::to_string(cols) + "LL; }\n";
+  {
+    std::string code;
+    Idx kept = c.unravel("row", r.kept_dims, code, "    ");
+    std::string v = row_elem(c, x, r, kept, "j", code, "    ");
+    ops += "  __device__ static float x(const KParams* p, long long row, long long j) {\n" + code + "    return " +
+           v + ";\n  }\n";
+  }
+  {
+    std::string code;
+    Idx kept = c.unravel("row", r.kept_dims, code, "    ");
+    Idx red = c.unravel("j", r.red_dims, code, "    ");
+    Idx full = join(r, kept, red);
+    std::string res = "y";
+    if (op.op == Op::LayerNorm || op.op == Op::RmsNorm) {
+      res = "y * " + c.value(op.operands[1], {full.back()}, code, "    ");
+      if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, "    ");
+    }
+    ops += "  __device__ static void out(const KParams* p, long long row, long long j, float y) {\n" + code +
+           c.emit_output(full, round_to(c.type(out).dtype, "(" + res + ")"), "    ") + "  }\n";
+  }
+  ops += "};\n\n";
+  const int per_lane = static_cast<int>((cols + 31) / 32);
+  std::string s = ops + kernel_header(name);
+  s += "  grape_row_norm<Ops, " + std::to_string(per_lane) + ">(p);\n}\n";
+  c.templates = {"row_norm.cuh"};
+  L.kind = LaunchRule::Rows;
+  L.items = r.kept_dims;
+  L.rows_per_block = kRowNormWarps;
+  return s;
+}
+
 // softmax / log_softmax over one axis, layer_norm / rms_norm over the last (runtime/cpu/norm.cpp).
 std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.core;
@@ -211,6 +273,10 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   bool sm = op.op == Op::Softmax || op.op == Op::LogSoftmax;
   int64_t axis = sm ? op.attrs.axis : static_cast<int64_t>(c.type(x).rank()) - 1;
   RowSpace r = row_space(c, x, {axis});
+  if (r.red_dims.size() == 1 && r.red_dims[0].is_const() && r.red_dims[0].const_value() >= 1 &&
+      r.red_dims[0].const_value() <= kRowNormWarpMaxCols)
+    return norm_warp_rows(c, name, L, r);
+  // Longer or runtime-length rows: one block per row, a pass over x per statistic.
   std::string s = kernel_header(name);
   s += "  __shared__ float sm[32];\n";
   Idx kept;
@@ -239,9 +305,7 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
     s += ind + "float sq = 0.0f;\n";
     pass("{ const float d = $x - mean; sq += d * d; }");
     s += ind + "sq = grape_block_reduce(sq, GrapeAdd(), sm);\n";
-    char eps[64];
-    std::snprintf(eps, sizeof eps, "%.9gf", op.attrs.eps);
-    s += ind + "const float inv = 1.0f / sqrtf(sq / (float)cnt + " + eps + ");\n";
+    s += ind + "const float inv = 1.0f / sqrtf(sq / (float)cnt + " + f32_decimal(op.attrs.eps) + ");\n";
   }
   std::string code;
   Idx full;

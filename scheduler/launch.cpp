@@ -172,7 +172,7 @@ LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64
     case LaunchRule::Rows: {
       int64_t n = 1;
       for (size_t i = 0; i < rule.items.size(); ++i) n *= item(i);
-      blocks = n;
+      blocks = ceil_div(n, std::max(1, rule.rows_per_block));
       break;
     }
     case LaunchRule::Tiles: {

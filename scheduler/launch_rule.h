@@ -13,7 +13,7 @@ namespace grape::scheduler {
 struct LaunchRule {
   enum Kind {
     Elementwise,    // grid-stride over `elements` (product of `items`)
-    Rows,           // one block per row, grid-stride over rows (product of `items`)
+    Rows,           // rows_per_block rows per block, grid-stride over rows (product of `items`)
     Tiles,          // matrix products: `items` = {batch, M, N}; M <= gemv_max_m uses a GEMV path
                     // with gemv_cols output columns per block, else tile_m x tile_n tiles
     Single,         // one block
@@ -27,6 +27,7 @@ struct LaunchRule {
   int threads = 256;
   int work = -1;               // the output buffer the launch covers (informational)
   std::vector<ir::Dim> items;  // see Kind
+  int rows_per_block = 1;  // Rows: 8 for jit/kernels/row_norm.cuh (a warp per row)
   int gemv_max_m = 16;
   int gemv_cols = 32;
   int tile_m = 64;

@@ -69,6 +69,41 @@ fn main(x: f32[B, S, 128]) -> f32[B, S, 128] {
   check_golden("softmax_rows", body(ks[0]));
 }
 
+// Rows of a constant length up to 1024 take jit/kernels/row_norm.cuh (a warp per row, eight rows
+// per block); longer ones the block-per-row kernel. Both print the norms' epsilon as a valid
+// literal: eps=1 used to become "1f", which NVRTC rejects.
+TEST(CodegenFusion, NormRowsByWarpUpTo1024ColumnsAndIntegerEpsilons) {
+  auto c = compile_text("norms.grp", R"(
+weights { g: f32[768]
+          b: f32[768]
+          g2: f32[2000] }
+fn short_rows(x: f32[B, 768]) -> f32[B, 768] {
+  return layer_norm(x, g, b, eps=1)
+}
+fn long_rows(x: f32[B, 2000]) -> f32[B, 2000] {
+  return rms_norm(x, g2, eps=2)
+}
+)");
+  auto short_rows = kernels_of(*c->mod, "short_rows");
+  auto long_rows = kernels_of(*c->mod, "long_rows");
+  ASSERT_EQ(short_rows.size(), 1u);
+  ASSERT_EQ(long_rows.size(), 1u);
+  EXPECT_NE(short_rows[0].source.find("grape_row_norm<Ops, 24>(p);"), std::string::npos);
+  EXPECT_NE(short_rows[0].source.find("static constexpr float kEps = 1.0f;"), std::string::npos);
+  EXPECT_EQ(long_rows[0].source.find("grape_row_norm<"), std::string::npos);
+  EXPECT_NE(long_rows[0].source.find("sq / (float)cnt + 2.0f)"), std::string::npos);
+  // 300 rows of 8 per block; the block-per-row kernel one block per row.
+  EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).grid, 38u);
+  EXPECT_EQ(scheduler::launch_dims(long_rows[0].launch, {{"B", 300}}, 132).grid, 300u);
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  for (const auto* k : {&short_rows[0], &long_rows[0]}) {
+    jit::CompileResult r = jit::compile_cuda(k->source, k->name, "sm_90");
+    EXPECT_FALSE(r.cubin.empty()) << r.log;
+    EXPECT_FALSE(r.has_warnings()) << r.log;
+  }
+}
+
 TEST(CodegenGolden, PredicatedKernelReturnsEarly) {
   auto c = compile_text("pred.grp", R"(
 fn main(x: f32[8], c: bool[]) -> f32[8] {
