@@ -216,7 +216,7 @@ std::string f32_decimal(double v) {
 // The longest rows the warp-per-row template (jit/kernels/row_norm.cuh) takes: 32 registers of
 // values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
 constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
-constexpr int kRowNormWarps = 8;
+constexpr int kRowNormWarps = 4;
 
 // Rows of a constant length up to kRowNormWarpMaxCols: the glue of jit/kernels/row_norm.cuh, an Ops
 // struct with the fused input x(row, j) and the output out(row, j, y).
@@ -228,40 +228,59 @@ std::string norm_warp_rows(Ctx& c, const std::string& name, LaunchRule& L, const
                      : op.op == Op::LogSoftmax ? "kGrapeLogSoftmax"
                      : op.op == Op::LayerNorm  ? "kGrapeLayerNorm"
                                                : "kGrapeRmsNorm";
+  // Read-only loads (emit_context.h): out's gamma and beta loads may then be issued ahead of the
+  // stores of the row's earlier elements instead of one store's latency apart.
+  c.readonly_inputs = true;
   const std::string eps = f32_decimal(op.op == Op::LayerNorm || op.op == Op::RmsNorm ? op.attrs.eps : 0.0);
   std::string ops = "struct Ops {\n";
   ops += std::string("  static constexpr int kKind = ") + kind + ";\n";
   ops += std::string("  static constexpr float kEps = ") + eps + ";\n";
   ops += "  __device__ static long long rows(const KParams* p) { return " + c.numel(r.kept_dims) + "; }\n";
   ops += "  __device__ static long long cnt(const KParams*) { return " + std::to_string(cols) + "LL; }\n";
+  // The row's kept indices, unravelled once per row (Ops::row): x and out then do only the column's
+  // index arithmetic. Unravelled in out, a row's 64-bit divisions were redone for every element,
+  // since the compiler cannot keep p->shape in registers across out's global stores.
+  Idx kept_fields;
   {
     std::string code;
     Idx kept = c.unravel("row", r.kept_dims, code, "    ");
-    std::string v = row_elem(c, x, r, kept, "j", code, "    ");
-    ops += "  __device__ static float x(const KParams* p, long long row, long long j) {\n" + code + "    return " +
-           v + ";\n  }\n";
+    std::string fields, init;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      fields += (i ? ", k" : "k") + std::to_string(i);
+      init += (i ? ", " : "") + kept[i];
+      kept_fields.push_back("r.k" + std::to_string(i));
+    }
+    ops += kept.empty() ? "  struct Row {};\n" : "  struct Row { long long " + fields + "; };\n";
+    ops += "  __device__ static Row row(const KParams* p, long long row) {\n" + code + "    return Row{" +
+           init + "};\n  }\n";
   }
   {
     std::string code;
-    Idx kept = c.unravel("row", r.kept_dims, code, "    ");
+    std::string v = row_elem(c, x, r, kept_fields, "j", code, "    ");
+    ops += "  __device__ static float x(const KParams* p, const Row& r, long long j) {\n" + code +
+           "    return " + v + ";\n  }\n";
+  }
+  {
+    std::string code;
     Idx red = c.unravel("j", r.red_dims, code, "    ");
-    Idx full = join(r, kept, red);
+    Idx full = join(r, kept_fields, red);
     std::string res = "y";
     if (op.op == Op::LayerNorm || op.op == Op::RmsNorm) {
       res = "y * " + c.value(op.operands[1], {full.back()}, code, "    ");
       if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, "    ");
     }
-    ops += "  __device__ static void out(const KParams* p, long long row, long long j, float y) {\n" + code +
+    ops += "  __device__ static void out(const KParams* p, const Row& r, long long j, float y) {\n" + code +
            c.emit_output(full, round_to(c.type(out).dtype, "(" + res + ")"), "    ") + "  }\n";
   }
   ops += "};\n\n";
   const int per_lane = static_cast<int>((cols + 31) / 32);
-  std::string s = ops + kernel_header(name);
+  std::string s = ops + kernel_header(name, std::to_string(32 * kRowNormWarps));
   s += "  grape_row_norm<Ops, " + std::to_string(per_lane) + ">(p);\n}\n";
   c.templates = {"row_norm.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
   L.rows_per_block = kRowNormWarps;
+  L.threads = 32 * kRowNormWarps;
   return s;
 }
 

@@ -27,7 +27,7 @@ struct LaunchRule {
   int threads = 256;
   int work = -1;               // the output buffer the launch covers (informational)
   std::vector<ir::Dim> items;  // see Kind
-  int rows_per_block = 1;  // Rows: 8 for jit/kernels/row_norm.cuh (a warp per row)
+  int rows_per_block = 1;      // Rows: 4 for jit/kernels/row_norm.cuh (a warp per row)
   int gemv_max_m = 16;
   int gemv_cols = 32;
   int tile_m = 64;

@@ -9,7 +9,7 @@
 // then Ops::out(p, row, j, y) applies the rest (layer_norm's gamma and beta, the rounding to the
 // output type, fused epilogue ops) and stores.
 //
-// One warp per row, eight rows per block of 256 threads: each lane reads its PER_LANE elements
+// One warp per row, four rows per block of 128 threads: each lane reads its PER_LANE elements
 // (j = lane + 32 t, coalesced) once into registers and the statistics are warp shuffles, so there
 // is no barrier and x is read once. (The block-per-row kernel that jit/emit_kernels.cpp generates
 // for longer or runtime-length rows reads x once per pass and synchronises the block twice per
@@ -19,19 +19,22 @@
 //   static constexpr int kKind     kGrapeSoftmax, kGrapeLogSoftmax, kGrapeLayerNorm, kGrapeRmsNorm
 //   static constexpr float kEps    the norms' epsilon
 //   static long long rows(p), cnt(p)
-//   static float x(p, row, j)      the (fused) input
-//   static void out(p, row, j, float y)
+//   struct Row; static Row row(p, row_index)   the row's indices, computed once per row
+//   static float x(p, const Row&, j)           the (fused) input
+//   static void out(p, const Row&, j, float y)
 #ifndef GRAPE_KERNELS_ROW_NORM_CUH
 #define GRAPE_KERNELS_ROW_NORM_CUH
 
-#define GRAPE_ROW_NORM_WARPS 8
+// Four rows per block of 128 threads: BERT at batch 1 (128 rows) still spreads over 32 blocks.
+#define GRAPE_ROW_NORM_WARPS 4
 
 constexpr int kGrapeSoftmax = 0, kGrapeLogSoftmax = 1, kGrapeLayerNorm = 2, kGrapeRmsNorm = 3;
 
 template <class Ops, int PER_LANE>
-__device__ void grape_row_norm_warp(const KParams* p, long long row) {
+__device__ void grape_row_norm_warp(const KParams* p, long long row_index) {
   const int lane = threadIdx.x & 31;
   const long long cnt = Ops::cnt(p);
+  const typename Ops::Row row = Ops::row(p, row_index);
   float v[PER_LANE];
 #pragma unroll
   for (int t = 0; t < PER_LANE; ++t) {

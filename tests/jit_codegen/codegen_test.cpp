@@ -69,7 +69,7 @@ fn main(x: f32[B, S, 128]) -> f32[B, S, 128] {
   check_golden("softmax_rows", body(ks[0]));
 }
 
-// Rows of a constant length up to 1024 take jit/kernels/row_norm.cuh (a warp per row, eight rows
+// Rows of a constant length up to 1024 take jit/kernels/row_norm.cuh (a warp per row, four rows
 // per block); longer ones the block-per-row kernel. Both print the norms' epsilon as a valid
 // literal: eps=1 used to become "1f", which NVRTC rejects.
 TEST(CodegenFusion, NormRowsByWarpUpTo1024ColumnsAndIntegerEpsilons) {
@@ -92,8 +92,9 @@ fn long_rows(x: f32[B, 2000]) -> f32[B, 2000] {
   EXPECT_NE(short_rows[0].source.find("static constexpr float kEps = 1.0f;"), std::string::npos);
   EXPECT_EQ(long_rows[0].source.find("grape_row_norm<"), std::string::npos);
   EXPECT_NE(long_rows[0].source.find("sq / (float)cnt + 2.0f)"), std::string::npos);
-  // 300 rows of 8 per block; the block-per-row kernel one block per row.
-  EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).grid, 38u);
+  // 300 rows, 4 per block of 128 threads; the block-per-row kernel one block per row.
+  EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).grid, 75u);
+  EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).block, 128u);
   EXPECT_EQ(scheduler::launch_dims(long_rows[0].launch, {{"B", 300}}, 132).grid, 300u);
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
