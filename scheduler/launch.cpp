@@ -25,9 +25,10 @@ constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
 // K splits so that `tiles` work items become at most about `target` (one wave: a second wave
 // doubles the latency-bound time of these short blocks), each K range a multiple of `unit` and at
 // least kMinSplitK long (shorter ranges cost more in partial sums than they gain).
-void split_k(int64_t K, int64_t tiles, int64_t target, int64_t min_splits, int64_t unit, LaunchDims& d) {
+void split_k(int64_t K, int64_t tiles, int64_t target, int64_t min_splits, int64_t unit, LaunchDims& d,
+             int64_t min_k = kMinSplitK) {
   int64_t splits = std::max(min_splits, target / std::max<int64_t>(tiles, 1));
-  splits = std::clamp<int64_t>(splits, 1, std::max<int64_t>(1, K / kMinSplitK));
+  splits = std::clamp<int64_t>(splits, 1, std::max<int64_t>(1, K / min_k));
   splits = std::max(splits, min_splits);
   d.kchunk = std::max<int64_t>(unit, ceil_div(ceil_div(K, splits), unit) * unit);
   d.splits = std::max<int64_t>(1, ceil_div(K, d.kchunk));
@@ -83,7 +84,7 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     d.shared_bytes = kGemmSharedBytes;
     int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
     if (tiles < sm_count)
-      split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+      split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d, gemm_min_split_k());
     else
       d.kchunk = std::max<int64_t>(K, 1);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
@@ -140,6 +141,11 @@ int gemm_wide_stages() {
 int gemm_wide_blocks_per_sm() {
   static const int b = env_knob("GRAPE_GEMM_WIDE_BLOCKS", 1, 2, kGemmWideBlocksPerSm);
   return b;
+}
+
+int gemm_min_split_k() {
+  static const int k = env_knob("GRAPE_GEMM_MIN_SPLIT_K", 32, 1 << 20, kGemmMinSplitK);
+  return k;
 }
 
 unsigned gemm_wide_shared_bytes() {

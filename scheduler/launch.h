@@ -63,6 +63,11 @@ int gemm_wide_stages();
 // tensor-core work; GRAPE_GEMM_WIDE_BLOCKS=1|2 for measurements (read once, changes the source).
 constexpr int kGemmWideBlocksPerSm = 2;
 int gemm_wide_blocks_per_sm();
+// The shortest K range of a split of the 64 x 64 tensor-core tiles (GRAPE_GEMM_MIN_SPLIT_K=32..
+// for measurements, read once): fewer, longer splits leave less for the finishing block to sum.
+// BERT b=1 (H100, graph): 1.27 ms at 128, 1.19 at 256, 1.21 at 384 and 768.
+constexpr int kGemmMinSplitK = 256;
+int gemm_min_split_k();
 unsigned gemm_wide_shared_bytes();
 
 // The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no
