@@ -185,13 +185,15 @@ TEST(CodegenFusion, GemvSplitsKToCoverTheGpu) {
   d = scheduler::launch_dims(r, {}, 132);
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 393u);
-  // Tensor-core tiles that would leave SMs idle split K too: BERT b=1, 128 x 768 x 768.
+  // Tensor-core tiles that would leave SMs idle split K too, into ranges of at least
+  // kGemmMinSplitK: BERT b=1, 128 x 768 x 768.
   r.items = {ir::Dim(128), ir::Dim(768), ir::Dim(768)};
   d = scheduler::launch_dims(r, {}, 132);
   EXPECT_TRUE(d.tensor_cores);
-  EXPECT_EQ(d.splits, 6);
-  EXPECT_EQ(d.kchunk, 128);
-  EXPECT_EQ(d.grid, 24u * 6u);
+  EXPECT_EQ(scheduler::kGemmMinSplitK, 256);
+  EXPECT_EQ(d.splits, 3);
+  EXPECT_EQ(d.kchunk, 256);
+  EXPECT_EQ(d.grid, 24u * 3u);
   // Enough tiles: no split, and 128 x 128 tiles fill the GPU (BERT b=16, 2048 x 3072).
   r.items = {ir::Dim(2048), ir::Dim(3072), ir::Dim(768)};
   d = scheduler::launch_dims(r, {}, 132);
