@@ -3,6 +3,7 @@
 #   Debian packages  cmake g++ make ninja-build re2c bison libzstd-dev libxxhash-dev googletest libgtest-dev
 #                    clang libclang-rt-14-dev (libFuzzer and the sanitizers with clang) python3 python3-pip
 #                    nlohmann-json3-dev (header-only JSON: grape batch's requests, safetensors headers)
+#                    ccache (scripts/test.sh compiles through it: a re-run recompiles only what changed)
 #   Python modules   numpy safetensors (the numpy references and safetensors interop tests)
 # Idempotent and silent when everything is present. Runs apt-get as root, or through sudo.
 # Downloads nothing but those packages.
@@ -24,6 +25,7 @@ need_cmd ninja ninja-build
 need_cmd re2c re2c
 need_cmd bison bison
 need_cmd clang++ clang
+need_cmd ccache ccache
 need_deb libzstd-dev
 need_deb libxxhash-dev
 need_deb googletest
