@@ -19,8 +19,10 @@
 #   5. a summary with the time of each phase; exit status non-zero if anything failed
 #
 # Every compile goes through ccache (GRAPE_CCACHE=0: not): the three builds recompile only what
-# changed since the last run on this machine, whatever the checkout's path (CCACHE_BASEDIR). A
-# machine's first run compiles everything.
+# changed since the last run on this machine from the same checkout path (CI checks out at one
+# path). CCACHE_BASEDIR lets the -O2 build hit from any path; the ASan and fuzz builds carry debug
+# info, which records the build directory, so ccache keys them by it. A machine's first run
+# compiles everything.
 #
 # Environment: GRAPE_JOBS (parallel jobs, default: number of cores), GRAPE_FUZZ_SECONDS (per
 # fuzzer, default 20; 0 builds the fuzzers but does not run them), GRAPE_SKIP_BINDINGS=1 (skips
