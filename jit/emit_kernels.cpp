@@ -231,7 +231,8 @@ std::string norm_warp_rows(Ctx& c, const std::string& name, LaunchRule& L, const
   // Read-only loads (emit_context.h): out's gamma and beta loads may then be issued ahead of the
   // stores of the row's earlier elements instead of one store's latency apart.
   c.readonly_inputs = true;
-  const std::string eps = f32_decimal(op.op == Op::LayerNorm || op.op == Op::RmsNorm ? op.attrs.eps : 0.0);
+  const bool affine = op.op == Op::LayerNorm || op.op == Op::RmsNorm;  // gamma (and beta), an epsilon
+  const std::string eps = f32_decimal(affine ? op.attrs.eps : 0.0);
   std::string ops = "struct Ops {\n";
   ops += std::string("  static constexpr int kKind = ") + kind + ";\n";
   ops += std::string("  static constexpr float kEps = ") + eps + ";\n";
@@ -265,7 +266,7 @@ std::string norm_warp_rows(Ctx& c, const std::string& name, LaunchRule& L, const
     Idx red = c.unravel("j", r.red_dims, code, "    ");
     Idx full = join(r, kept_fields, red);
     std::string res = "y";
-    if (op.op == Op::LayerNorm || op.op == Op::RmsNorm) {
+    if (affine) {
       res = "y * " + c.value(op.operands[1], {full.back()}, code, "    ");
       if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, "    ");
     }

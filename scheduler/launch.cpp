@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "base/error.h"
 
@@ -24,7 +23,7 @@ constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
 
 // K splits so that `tiles` work items become at most about `target` (one wave: a second wave
 // doubles the latency-bound time of these short blocks), each K range a multiple of `unit` and at
-// least kMinSplitK long (shorter ranges cost more in partial sums than they gain).
+// least `min_k` long (shorter ranges cost more in partial sums than they gain).
 void split_k(int64_t K, int64_t tiles, int64_t target, int64_t min_splits, int64_t unit, LaunchDims& d,
              int64_t min_k = kMinSplitK) {
   int64_t splits = std::max(min_splits, target / std::max<int64_t>(tiles, 1));

@@ -161,6 +161,13 @@ __device__ __forceinline__ long long grape_gemv_partials_offset(long long tiles)
 // columns (W = 4: 16-byte loads where the rows allow) and, for four splits at a time, issues all
 // 4 * G loads before any add, with no branch between them (a group past the tile reads the tile's
 // first group and is not stored).
+__device__ __forceinline__ void grape_add4(float4& s, const float4& v) {
+  s.x += v.x;
+  s.y += v.y;
+  s.z += v.z;
+  s.w += v.w;
+}
+
 template <class Ops, int G, int W>
 __device__ __forceinline__ void grape_splitk_sum(const KParams* p, const float* base, long long stride,
                                                  int splits, long long r0, long long n0, int nr, int nc) {
@@ -190,12 +197,7 @@ __device__ __forceinline__ void grape_splitk_sum(const KParams* p, const float* 
 #pragma unroll
       for (int g = 0; g < G; ++g)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          s[g][j].x += v[g][j].x;
-          s[g][j].y += v[g][j].y;
-          s[g][j].z += v[g][j].z;
-          s[g][j].w += v[g][j].w;
-        }
+        for (int j = 0; j < 4; ++j) grape_add4(s[g][j], v[g][j]);
     }
     if (sp < splits) {  // 1 to 3 splits left, loaded together, added in order to s0
       const int left = splits - sp;
@@ -208,12 +210,7 @@ __device__ __forceinline__ void grape_splitk_sum(const KParams* p, const float* 
       for (int g = 0; g < G; ++g)
 #pragma unroll
         for (int j = 0; j < 3; ++j)
-          if (j < left) {
-            s[g][0].x += v[g][j].x;
-            s[g][0].y += v[g][j].y;
-            s[g][0].z += v[g][j].z;
-            s[g][0].w += v[g][j].w;
-          }
+          if (j < left) grape_add4(s[g][0], v[g][j]);
     }
 #pragma unroll
     for (int g = 0; g < G; ++g) {
