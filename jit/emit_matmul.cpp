@@ -105,6 +105,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   const std::string N = c.dim(n_dim), K = c.dim(k_dim);
   const std::string T = storage_type(dt);
   const bool a_direct = !rp && c.buf.count(a) && !c.prod.count(a);
+  bool wgmma = false;  // gemm_wgmma.cuh applies; set with A's staging below
 
   // A (or the row prologue's input) at flat row r, column k: when it is a buffer of shape
   // lead + [K], its offset is r * K + k (the hint spares the unravel's divisions).
@@ -204,6 +205,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     // consecutive in memory, so only the alignment is checked at run time.
     const bool view_rows = view && c.axis_contiguous(a, c.type(a).rank() - 1, 8);
     ops += std::string("  static constexpr bool kAViewRows = ") + (view_rows ? "true" : "false") + ";\n";
+    // Both operands K-major and A staged by 16-byte copies: the Hopper tiles (gemm_wgmma.cuh).
+    wgmma = linear && (a_direct || view_rows);
     ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
     std::string ok = "true", body;
     if (view) {
@@ -305,12 +308,21 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   s += kernel_header(name + kWideSuffix, "256, " + std::to_string(scheduler::gemm_wide_blocks_per_sm()));
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
+  // Compiled for sm_90a (a Hopper device, runtime/cuda/device_program.cpp): the same tiles with
+  // warpgroup MMA when both operands are K-major and the rows are 16-byte multiples.
+  if (wgmma) {
+    s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  if (Ops::K(p) % 8 == 0) {\n";
+    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_wgmma<Ops, " +
+         std::to_string(scheduler::gemm_wgmma_stages()) + ">(p, item, grape_smem);\n";
+    s += "    return;\n  }\n#endif\n";
+  }
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, "
        "2, " +
        std::to_string(scheduler::gemm_wide_stages()) + ">(p, item, grape_smem);\n";
   s += "}\n#endif\n";
-  c.templates = {"gemv.cuh", "gemm_mma.cuh"};
+  c.templates = {"gemv.cuh", "gemm_mma.cuh", "gemm_wgmma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
+  L.wgmma = wgmma;
   L.items = {rows, n_dim, k_dim};
   L.weight_kn = !linear;
   L.gemv_cols = linear ? 128 : tx * 8;

@@ -50,8 +50,8 @@ bool wide_tiles(int64_t R, int64_t N, int sm_count) {
   return ceil_div(R, 128) * ceil_div(N, 128) * 4 >= kWideMinBlocksPerSmQuarters * int64_t{sm_count};
 }
 
-void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, LaunchDims& d,
-                    int64_t& blocks) {
+void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, bool wgmma_device,
+                    LaunchDims& d, int64_t& blocks) {
   if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
     int64_t tiles = ceil_div(N, 128);
     split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
@@ -74,7 +74,7 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
   } else if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
     d.tensor_cores = true;
     d.wide = true;
-    d.shared_bytes = gemm_wide_shared_bytes();
+    d.shared_bytes = rule.wgmma && wgmma_device ? gemm_wgmma_shared_bytes() : gemm_wide_shared_bytes();
     d.kchunk = std::max<int64_t>(K, 1);
     blocks = ceil_div(R, 128) * ceil_div(N, 128);
   } else {
@@ -151,6 +151,20 @@ unsigned gemm_wide_shared_bytes() {
   return static_cast<unsigned>(gemm_wide_stages() * 2 * (128 * 40 + 128 * 40) + 128 * 8);
 }
 
+bool gemm_wgmma_device(const std::string& arch) {
+  static const bool on = env_knob("GRAPE_GEMM_WGMMA", 0, 1, 1) == 1;
+  return on && arch == "sm_90";
+}
+
+int gemm_wgmma_stages() {
+  static const int s = env_knob("GRAPE_GEMM_WGMMA_STAGES", 3, 6, kGemmWgmmaStages);
+  return s;
+}
+
+unsigned gemm_wgmma_shared_bytes() {
+  return std::max(static_cast<unsigned>(gemm_wgmma_stages() * 2 * 128 * 64 * 2 + 1024), gemm_wide_shared_bytes());
+}
+
 bool gemv_uses_tensor_cores() {
   static const bool on = env_knob("GRAPE_GEMV_TC", 0, 1, 0) == 1;
   return on;
@@ -160,7 +174,8 @@ bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }
 
-LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count) {
+LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,
+                       bool wgmma_device) {
   LaunchDims d;
   d.block = static_cast<unsigned>(rule.threads);
   int64_t blocks = 1;
@@ -188,7 +203,7 @@ LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64
     }
     case LaunchRule::Single: blocks = 1; break;
     case LaunchRule::MatrixProduct:
-      matrix_product(rule, item(0), item(1), item(2), sm_count, d, blocks);
+      matrix_product(rule, item(0), item(1), item(2), sm_count, wgmma_device, d, blocks);
       break;
     case LaunchRule::Attention:
       if (rule.attention_mma)

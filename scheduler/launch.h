@@ -22,8 +22,10 @@ struct LaunchDims {
 // Evaluates the rule's dims with `dims` (symbol -> value). The grid is capped (kernels grid-stride),
 // and at least 1 even for empty work (the kernel then exits at once). `sm_count` sizes the
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).
+// `wgmma_device`: the wide tiles are built for sm_90a (gemm_wgmma_device), so products with
+// LaunchRule::wgmma need gemm_wgmma_shared_bytes.
 LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims,
-                       int sm_count = 132);
+                       int sm_count = 132, bool wgmma_device = false);
 
 // Experiment (GRAPE_GEMV_TC=1, read once): products of at most 16 rows run on the tensor cores
 // too (gemm_mma.cuh with 16 x 128 tiles, 3 stages) instead of gemv.cuh. Code generation and launch
@@ -69,6 +71,16 @@ int gemm_wide_blocks_per_sm();
 constexpr int kGemmMinSplitK = 256;
 int gemm_min_split_k();
 unsigned gemm_wide_shared_bytes();
+
+// Hopper's warpgroup MMA (jit/kernels/gemm_wgmma.cuh) for the wide tiles: used on a device whose
+// NVRTC target is sm_90 (built as sm_90a) unless GRAPE_GEMM_WGMMA=0 (A/B measurements; read once).
+bool gemm_wgmma_device(const std::string& arch);
+// Its pipeline stages (GRAPE_GEMM_WGMMA_STAGES=3..6, read once; changes the source) and dynamic
+// shared memory: stages of 2 x 128 x 64 16-bit elements, 1024 bytes to align them (the swizzle),
+// at least what the mma.sync fallback in the same kernel needs.
+constexpr int kGemmWgmmaStages = 4;
+int gemm_wgmma_stages();
+unsigned gemm_wgmma_shared_bytes();
 
 // The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no
 // attribute is needed): head widths up to 256 fit, and the scores stay in it when they fit too.

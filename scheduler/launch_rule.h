@@ -39,6 +39,9 @@ struct LaunchRule {
   // MatrixProduct: large products may take the 128 x 128 tile entry point (LaunchDims::wide);
   // false when the executor could not build it (then 64 x 64 tiles).
   bool allow_wide = true;
+  // MatrixProduct: both operands K-major with 16-byte staging, so on a Hopper device the wide
+  // entry point runs jit/kernels/gemm_wgmma.cuh (more shared memory: LaunchDims says how much).
+  bool wgmma = false;
   // Attention: the tensor-core kernel (jit/kernels/attention_mma.cuh) for many query rows.
   bool attention_mma = false;
 };

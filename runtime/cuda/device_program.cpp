@@ -83,7 +83,9 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
     jobs.push_back({"#define " + std::string(jit::kWideDefine) + " 1\n" + specs_[k].source,
                     specs_[k].name + jit::kWideSuffix});
   jit::KernelCache cache = jit::KernelCache::open_default();
-  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
+  // On Hopper the wide tiles use warpgroup MMA, which only sm_90a (not sm_90) code may contain.
+  const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, wgmma ? "sm_90a" : dev_.arch(), &cache);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const size_t k = kernels[i];
     try {
@@ -94,7 +96,8 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
       modules_.emplace_back(dev_, image, "kernel " + jobs[i].name);
       CUfunction fn = modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWideSuffix).c_str());
       jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  static_cast<int>(scheduler::gemm_wide_shared_bytes())),
+                                                  static_cast<int>(wgmma ? scheduler::gemm_wgmma_shared_bytes()
+                                                                         : scheduler::gemm_wide_shared_bytes())),
                  "cuFuncSetAttribute", "kernel " + jobs[i].name);
       wide_funcs_[k] = fn;
     } catch (const std::exception& e) {
@@ -170,18 +173,19 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
       arena_ = jit::DeviceBuffer(dev_, layout_.size, "the arena of " + f_.name);
       ++generation_;
     }
+    const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());
     std::vector<size_t> need_wide;
     for (size_t k = 0; k < specs_.size(); ++k)
       if (!wide_funcs_[k] && !wide_failed_[k] && specs_[k].launch.kind == jit::LaunchRule::MatrixProduct &&
-          scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count()).wide)
+          scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count(), wgmma).wide)
         need_wide.push_back(k);
     if (!need_wide.empty()) build_wide(need_wide);
     for (size_t k = 0; k < specs_.size(); ++k) {
-      scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count());
+      scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count(), wgmma);
       if (ld.wide && !wide_funcs_[k]) {  // its build failed: 64 x 64 tiles
         scheduler::LaunchRule rule = specs_[k].launch;
         rule.allow_wide = false;
-        ld = scheduler::launch_dims(rule, dims_, dev_.sm_count());
+        ld = scheduler::launch_dims(rule, dims_, dev_.sm_count(), wgmma);
       }
       if (ld.scratch_bytes > scratch_[k].size()) {
         // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.

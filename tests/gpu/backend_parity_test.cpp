@@ -251,6 +251,11 @@ const MatrixCase kMatrixCases[] = {
     {"mma view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1) + r", 256, 512, 384, true},
     {"wide view A", "bf16", "transpose(linear(transpose(x, 0, 1), wt), 0, 1)", 4096, 256, 1024, true},
     {"gemv view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1)", 8, 512, 384, true},
+    // Wide tiles of K-major operands: warpgroup MMA on Hopper (gemm_wgmma.cuh), else mma.sync.
+    {"wgmma linear bias residual", "f16", "linear(x, wt, b) + r", 2048, 768, 768},
+    {"wgmma ragged M N K gelu", "bf16", "gelu(linear(x, wt, b))", 2000, 520, 1000},
+    {"wgmma K not 8-aligned: mma.sync", "f16", "linear(x, wt) + r", 2048, 100, 1024},
+    {"wgmma view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1)", 8192, 256, 512, true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),

@@ -240,14 +240,56 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_TRUE(d.tensor_cores);
   EXPECT_FALSE(d.wide);
   EXPECT_GT(d.splits, 1);
+  // On Hopper (wgmma_device) the same wide tiles run gemm_wgmma.cuh: its larger shared memory.
+  EXPECT_NE(src.find("grape_gemm_wgmma<Ops, " + std::to_string(scheduler::gemm_wgmma_stages()) + ">"),
+            std::string::npos);
+  EXPECT_TRUE(ks[0].launch.wgmma);
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 16}, {"S", 128}}, 132, true);
+  EXPECT_TRUE(d.wide);
+  EXPECT_EQ(d.grid, 96u);
+  EXPECT_EQ(d.shared_bytes, scheduler::gemm_wgmma_shared_bytes());
+  EXPECT_GE(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
-  for (const std::string& s :
-       std::vector<std::string>{src, "#define " + std::string(jit::kWideDefine) + " 1\n" + src}) {
+  const std::string wide = "#define " + std::string(jit::kWideDefine) + " 1\n" + src;
+  for (const std::string& s : std::vector<std::string>{src, wide}) {
     jit::CompileResult r = jit::compile_cuda(s, "proj", "sm_90");
     EXPECT_FALSE(r.cubin.empty());
     EXPECT_FALSE(r.has_warnings()) << r.log;
+    EXPECT_EQ(r.ptx.find("wgmma"), std::string::npos);
   }
+  // sm_90a: the warpgroup MMA path is compiled in (ptxas checks its operands), beside the
+  // mma.sync fallback for K % 8 != 0.
+  jit::CompileResult r = jit::compile_cuda(wide, "proj", "sm_90a");
+  EXPECT_FALSE(r.cubin.empty());
+  EXPECT_FALSE(r.has_warnings()) << r.log;
+  EXPECT_NE(r.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), std::string::npos);
+  EXPECT_NE(r.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+}
+
+// A product whose W is [K][N] (matmul) or whose A is computed keeps the mma.sync wide tiles.
+TEST(CodegenFusion, WgmmaOnlyForKMajorOperandsStagedBy16Bytes) {
+  auto c = compile_text("kn.grp", R"(
+weights { w: f16[768, 768]
+          g: f16[768]
+          b: f16[768] }
+fn main(x: f16[B, 768]) -> (f16[B, 768], f16[B, 768]) {
+  return (matmul(x, w), linear(layer_norm(x, g, b), w))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_GE(ks.size(), 2u);
+  int products = 0;
+  for (const auto& k : ks) {
+    if (k.launch.kind != jit::LaunchRule::MatrixProduct) continue;
+    ++products;
+    EXPECT_FALSE(k.launch.wgmma) << k.source;
+    EXPECT_EQ(k.source.find("grape_gemm_wgmma<Ops"), std::string::npos);
+    auto d = scheduler::launch_dims(k.launch, {{"B", 4096}}, 132, true);
+    EXPECT_TRUE(d.wide);
+    EXPECT_EQ(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
+  }
+  EXPECT_EQ(products, 2);
 }
 
 TEST(CodegenFusion, EnvKnobsRejectValuesOutsideTheirRange) {

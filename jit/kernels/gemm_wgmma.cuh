@@ -1,0 +1,215 @@
+// Hopper (sm_90a) matrix products: warpgroup MMA (wgmma.mma_async) on operands in shared memory.
+//
+//   out[r][n] = Ops::store(r, n, sum_k A(r, k) * W(n, k))        r < R, n < N, k < K
+//
+// One work item is a 128 x 128 output tile, computed by two warpgroups (256 threads), each
+// 64 x 128 with m64n128k16 instructions. A ([R][K], Ops::kADirect, or seen through views whose
+// rows are consecutive, Ops::kAViewRows) and W ([N][K], so both operands are K-major, the layout
+// wgmma reads without a transpose) go by cp.async into an S-stage ring of 128 x 64-element
+// stages, each row one 128-byte line stored in the 128-byte swizzle (16-byte chunk c of row r at
+// chunk c ^ (r % 8)) that the wgmma descriptors name, so the tensor cores read without bank
+// conflicts. The loads run S - 2 stages ahead; one batch of wgmma stays in flight while the
+// threads wait for the next stage (wgmma.wait_group 1), so the stage refilled in an iteration is
+// the one read two iterations before. Only compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL):
+// jit/emit_matmul.cpp's wide entry point falls back to gemm_mma.cuh elsewhere, and at run time
+// when K % 8 != 0 (no 16-byte rows). scheduler/launch.cpp sizes the shared memory to match.
+#ifndef GRAPE_KERNELS_GEMM_WGMMA_CUH
+#define GRAPE_KERNELS_GEMM_WGMMA_CUH
+
+#define GRAPE_WGMMA_BM 128
+#define GRAPE_WGMMA_BN 128
+#define GRAPE_WGMMA_BK 64
+#define GRAPE_WGMMA_STAGE_BYTES (2 * 128 * 64 * 2)  // A and W, 128 rows x 128 bytes each
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// The 64 accumulator registers of one m64n128k16 instruction, as asm operands 0..63.
+#define GRAPE_WGMMA_D64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define GRAPE_WGMMA_D64_OUT \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+template <class T> struct GrapeWgmma;
+template <> struct GrapeWgmma<__half> {
+  // d += A * B^T for one k16 step; scale-d is 1 (accumulate), no negation, no transposes.
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" GRAPE_WGMMA_D64 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : GRAPE_WGMMA_D64_OUT
+                 : "l"(a), "l"(b), "r"(1));
+  }
+};
+template <> struct GrapeWgmma<__nv_bfloat16> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GRAPE_WGMMA_D64 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : GRAPE_WGMMA_D64_OUT
+                 : "l"(a), "l"(b), "r"(1));
+  }
+};
+
+// A shared-memory matrix descriptor for a K-major operand in 128-byte swizzle: start address,
+// leading byte offset 16 (unused by this layout), stride byte offset 1024 (from one group of 8
+// rows to the next), swizzle mode 1 (128 B). Addresses and offsets are in 16-byte units.
+__device__ __forceinline__ unsigned long long grape_wgmma_desc(unsigned saddr) {
+  return (unsigned long long)((saddr & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void grape_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void grape_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void grape_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// The accumulators are written by the asynchronous wgmma: pin them so the compiler neither reads
+// nor moves them between an instruction's issue and its wait.
+__device__ __forceinline__ void grape_wgmma_pin(float* d) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// Writes to shared memory by ordinary (generic-proxy) stores and cp.async, made visible to the
+// tensor cores' reads (the async proxy); each thread fences its own writes before the barrier.
+__device__ __forceinline__ void grape_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+template <class Ops, int S>
+__device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char* smem_raw) {
+  using T = typename Ops::T;
+  constexpr int BM = GRAPE_WGMMA_BM, BN = GRAPE_WGMMA_BN, BK = GRAPE_WGMMA_BK;
+  constexpr unsigned kStage = GRAPE_WGMMA_STAGE_BYTES, kHalf = kStage / 2;
+  static_assert(S >= 3, "the refilled stage is the one read two iterations before");
+  static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewRows), "K-major operands only");
+  const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
+  const long long tn = (N + BN - 1) / BN, tiles = ((R + BM - 1) / BM) * tn;
+  const long long tile = item % tiles, split = item / tiles;
+  const long long m0 = (tile / tn) * BM, n0 = (tile % tn) * BN;
+  const long long kbeg = split * p->kchunk, kend = min(K, kbeg + p->kchunk);
+  // The swizzle is on address bits 4-9, so every stage starts at a multiple of 1024 bytes (the
+  // launch asks for 1024 bytes more than the stages need).
+  const unsigned raw = grape_smem_addr(smem_raw), base = (raw + 1023u) & ~1023u;
+  unsigned char* const smem = smem_raw + (base - raw);
+  const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+
+  // This thread's 16-byte chunks: rows (tid / 8) + 32 i of A and of W, chunk tid % 8 of each
+  // 64-element row; its swizzled position is the same for all four (rows 32 apart).
+  const int crow = tid >> 3, cchunk = tid & 7;
+  const unsigned cdst = (unsigned)(crow * 128 + ((cchunk ^ (crow & 7)) << 4));
+  const T* wsrc[4];
+  bool wok[4];
+  const T* asrc[4];
+  bool aok[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const long long n = n0 + crow + 32 * i, r = m0 + crow + 32 * i;
+    wok[i] = n < N;
+    wsrc[i] = reinterpret_cast<const T*>(Ops::w(p)) + (wok[i] ? n * K : 0) + cchunk * 8;
+    aok[i] = r < R;
+    if constexpr (Ops::kADirect) asrc[i] = Ops::a_ptr(p) + (aok[i] ? r * K : 0) + cchunk * 8;
+    else asrc[i] = nullptr;
+  }
+  auto load_stage = [&](int stage, long long k0) {
+    const unsigned sa = base + stage * kStage + cdst, sw = sa + kHalf;
+    const bool kin = k0 + cchunk * 8 < kend;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const bool ok = wok[i] && kin;
+      grape_cp_async16_s(sw + i * 32 * 128, ok ? wsrc[i] + k0 : wsrc[i], ok ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const bool ok = aok[i] && kin;
+      if constexpr (Ops::kADirect) {
+        grape_cp_async16_s(sa + i * 32 * 128, ok ? asrc[i] + k0 : asrc[i], ok ? 16 : 0);
+      } else {
+        // Views with consecutive rows: 16-byte runs when aligned, else element by element.
+        const long long r = m0 + crow + 32 * i, k = k0 + cchunk * 8;
+        const T* a0 = ok ? Ops::a_addr(p, r, k) : nullptr;
+        if (!ok || (reinterpret_cast<unsigned long long>(a0) & 15) == 0) {
+          grape_cp_async16_s(sa + i * 32 * 128, ok ? a0 : reinterpret_cast<const T*>(Ops::w(p)), ok ? 16 : 0);
+        } else {
+          T* dst = reinterpret_cast<T*>(smem + (sa - base) + i * 32 * 128);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) dst[e] = GrapeMma<T>::from(Ops::a(p, r, k + e, 0.0f, 0.0f));
+        }
+      }
+    }
+  };
+
+  float acc[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  const int KT = (int)max(0LL, (kend - kbeg + BK - 1) / BK);
+#pragma unroll
+  for (int s = 0; s < S - 2; ++s) {
+    if (s < KT) load_stage(s, kbeg + (long long)s * BK);
+    grape_cp_async_commit();
+  }
+  int cur = 0, nxt = S - 2;  // the stage read now, the stage loaded now
+  for (int kt = 0; kt < KT; ++kt) {
+    grape_cp_async_wait<S - 3>();
+    grape_fence_proxy_async();
+    __syncthreads();  // stage kt is in, and every warpgroup is done with stage kt - 2
+    const int nt = kt + S - 2;
+    if (nt < KT) load_stage(nxt, kbeg + (long long)nt * BK);
+    grape_cp_async_commit();
+    const unsigned sa = base + cur * kStage + wg * 64 * 128, sw = base + cur * kStage + kHalf;
+    grape_wgmma_fence();
+    grape_wgmma_pin(acc);
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk)  // k16 steps: 32 bytes further along the swizzled lines
+      GrapeWgmma<T>::mma(acc, grape_wgmma_desc(sa + kk * 32), grape_wgmma_desc(sw + kk * 32));
+    grape_wgmma_commit();
+    grape_wgmma_wait<1>();
+    grape_wgmma_pin(acc);
+    cur = cur + 1 == S ? 0 : cur + 1;
+    nxt = nxt + 1 == S ? 0 : nxt + 1;
+  }
+  grape_wgmma_wait<0>();
+  grape_wgmma_pin(acc);
+  grape_cp_async_wait<0>();
+  __syncthreads();  // the next item's first loads overwrite the stages
+
+  // Accumulator j * 4 + e: row wg * 64 + warp * 16 + lane / 4 (+ 8 for e >= 2), column
+  // 8 j + 2 (lane % 4) (+ 1 for odd e), the mma.sync m16n8 layout repeated along n.
+  const long long rbase = m0 + wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2), nbase = n0 + (lane & 3) * 2;
+  if (p->splits > 1) {
+    float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const long long r = rbase + (e >> 1) * 8, n = nbase + j * 8 + (e & 1);
+        if (r < R && n < N) part[(split * R + r) * N + n] = acc[j * 4 + e];
+      }
+    grape_splitk_finish<Ops, 2>(p, tile, tiles, m0, BM, n0, BN);
+    return;
+  }
+  if (m0 + BM <= R && n0 + BN <= N) {
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const long long n = nbase + j * 8;
+      Ops::store(p, rbase, n, acc[j * 4]);
+      Ops::store(p, rbase, n + 1, acc[j * 4 + 1]);
+      Ops::store(p, rbase + 8, n, acc[j * 4 + 2]);
+      Ops::store(p, rbase + 8, n + 1, acc[j * 4 + 3]);
+    }
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const long long r = rbase + (e >> 1) * 8, n = nbase + j * 8 + (e & 1);
+      if (r < R && n < N) Ops::store(p, r, n, acc[j * 4 + e]);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+#endif  // GRAPE_KERNELS_GEMM_WGMMA_CUH
