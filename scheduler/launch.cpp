@@ -74,7 +74,12 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
   } else if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
     d.tensor_cores = true;
     d.wide = true;
-    d.shared_bytes = rule.wgmma && wgmma_device ? gemm_wgmma_shared_bytes() : gemm_wide_shared_bytes();
+    d.shared_bytes = gemm_wide_shared_bytes();
+    if (rule.wgmma && wgmma_device) {
+      const int o = gemm_wgmma_blocks_override();
+      const bool two = o == 0 ? ceil_div(R, 128) * ceil_div(N, 128) > sm_count : o == 2;
+      d.shared_bytes = gemm_wgmma_shared_bytes(two ? 3 : gemm_wgmma_stages());
+    }
     d.kchunk = std::max<int64_t>(K, 1);
     blocks = ceil_div(R, 128) * ceil_div(N, 128);
   } else {
@@ -156,14 +161,21 @@ bool gemm_wgmma_device(const std::string& arch) {
   return on && arch == "sm_90";
 }
 
+int gemm_wgmma_blocks_override() {
+  static const int b = env_knob("GRAPE_GEMM_WGMMA_BLOCKS", 0, 2, 0);
+  return b;
+}
+
 int gemm_wgmma_stages() {
-  static const int s = env_knob("GRAPE_GEMM_WGMMA_STAGES", 3, 6, kGemmWgmmaStages);
+  static const int s = env_knob("GRAPE_GEMM_WGMMA_STAGES", 3, 4, kGemmWgmmaStages);
   return s;
 }
 
-unsigned gemm_wgmma_shared_bytes() {
-  return std::max(static_cast<unsigned>(gemm_wgmma_stages() * 2 * 128 * 64 * 2 + 1024), gemm_wide_shared_bytes());
+unsigned gemm_wgmma_shared_bytes(int stages) {
+  return std::max(static_cast<unsigned>(stages * 2 * 128 * 64 * 2 + 1024), gemm_wide_shared_bytes());
 }
+
+unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }
 
 bool gemv_uses_tensor_cores() {
   static const bool on = env_knob("GRAPE_GEMV_TC", 0, 1, 0) == 1;

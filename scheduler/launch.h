@@ -75,12 +75,21 @@ unsigned gemm_wide_shared_bytes();
 // Hopper's warpgroup MMA (jit/kernels/gemm_wgmma.cuh) for the wide tiles: used on a device whose
 // NVRTC target is sm_90 (built as sm_90a) unless GRAPE_GEMM_WGMMA=0 (A/B measurements; read once).
 bool gemm_wgmma_device(const std::string& arch);
-// Its pipeline stages (GRAPE_GEMM_WGMMA_STAGES=3..6, read once; changes the source) and dynamic
-// shared memory: stages of 2 x 128 x 64 16-bit elements, 1024 bytes to align them (the swizzle),
-// at least what the mma.sync fallback in the same kernel needs.
+// The kernel takes its pipeline depth from its dynamic shared memory (32 KB stages of 2 x 128 x 64
+// 16-bit elements, plus 1024 bytes to align them for the swizzle), so the launch decides:
+//  - at most one wave of tiles: one block per multiprocessor, kGemmWgmmaStages stages
+//    (GRAPE_GEMM_WGMMA_STAGES=3|4 for measurements; 5 measured no faster than 4);
+//  - more tiles than multiprocessors: two blocks per multiprocessor (3 stages each, 128 registers),
+//    so one block's epilogue and barriers overlap the other's tensor-core work.
+// GRAPE_GEMM_WGMMA_BLOCKS=1|2 forces either (0, the default: by the tile count). H100, same run
+// (bench_kernels): MLP fc1 at 256 rows (256 tiles) 116 -> 84 us with two blocks; BERT b=16's
+// q/k/v (96 tiles) 14.2 -> 16.3 us with two, which can share a multiprocessor while others idle.
 constexpr int kGemmWgmmaStages = 4;
 int gemm_wgmma_stages();
-unsigned gemm_wgmma_shared_bytes();
+int gemm_wgmma_blocks_override();  // 0 auto, 1, 2
+unsigned gemm_wgmma_shared_bytes(int stages);
+// The most any launch asks for (the executor sets each wgmma kernel's limit to it once).
+unsigned gemm_wgmma_max_shared_bytes();
 
 // The most dynamic shared memory an attention kernel asks for (within the default 48 KB, so no
 // attribute is needed): head widths up to 256 fit, and the scores stay in it when they fit too.

@@ -10,7 +10,8 @@
 // chunk c ^ (r % 8)) that the wgmma descriptors name, so the tensor cores read without bank
 // conflicts. The loads run S - 2 stages ahead; one batch of wgmma stays in flight while the
 // threads wait for the next stage (wgmma.wait_group 1), so the stage refilled in an iteration is
-// the one read two iterations before. Only compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL):
+// the one read two iterations before. The finished tile goes through shared memory so that the
+// epilogue's stores coalesce. Only compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL):
 // jit/emit_matmul.cpp's wide entry point falls back to gemm_mma.cuh elsewhere, and at run time
 // when K % 8 != 0 (no 16-byte rows). scheduler/launch.cpp sizes the shared memory to match.
 #ifndef GRAPE_KERNELS_GEMM_WGMMA_CUH
@@ -79,8 +80,19 @@ __device__ __forceinline__ void grape_wgmma_pin(float* d) {
 // tensor cores' reads (the async proxy); each thread fences its own writes before the barrier.
 __device__ __forceinline__ void grape_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+__device__ __forceinline__ void grape_opaque(const char*& p) { asm volatile("" : "+l"(p)); }
+__device__ __forceinline__ void grape_opaque(unsigned& x) { asm volatile("" : "+r"(x)); }
+
+// The pipeline depth is the launch's: as many 32 KB stages as the dynamic shared memory holds
+// after the 1024 bytes of alignment (scheduler/launch.cpp gives 3 for two blocks per
+// multiprocessor, 4 for one), so one kernel serves both; each depth is its own instantiation.
+__device__ __forceinline__ int grape_wgmma_stages_given() {
+  unsigned bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return (int)min((bytes - 1024u) / GRAPE_WGMMA_STAGE_BYTES, 6u);
+}
 template <class Ops, int S>
-__device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char* smem_raw) {
+__device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned char* smem_raw) {
   using T = typename Ops::T;
   constexpr int BM = GRAPE_WGMMA_BM, BN = GRAPE_WGMMA_BN, BK = GRAPE_WGMMA_BK;
   constexpr unsigned kStage = GRAPE_WGMMA_STAGE_BYTES, kHalf = kStage / 2;
@@ -98,41 +110,45 @@ __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char
   const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
 
   // This thread's 16-byte chunks: rows (tid / 8) + 32 i of A and of W, chunk tid % 8 of each
-  // 64-element row; its swizzled position is the same for all four (rows 32 apart).
+  // 64-element row; its swizzled position is the same for all four (rows 32 apart). Sources are
+  // computed once per tile (a row past the end reads its tile's first row with size 0, so every
+  // address stays valid); a K step adds the same byte offset to all eight.
   const int crow = tid >> 3, cchunk = tid & 7;
-  const unsigned cdst = (unsigned)(crow * 128 + ((cchunk ^ (crow & 7)) << 4));
-  const T* wsrc[4];
-  bool wok[4];
-  const T* asrc[4];
-  bool aok[4];
+  unsigned cdst = (unsigned)(crow * 128 + ((cchunk ^ (crow & 7)) << 4));
+  const char* src[8];  // W chunks 0-3, then A chunks 0-3 (direct A)
+  unsigned rows_ok = 0;  // bit i: chunk i's row exists
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const long long n = n0 + crow + 32 * i, r = m0 + crow + 32 * i;
-    wok[i] = n < N;
-    wsrc[i] = reinterpret_cast<const T*>(Ops::w(p)) + (wok[i] ? n * K : 0) + cchunk * 8;
-    aok[i] = r < R;
-    if constexpr (Ops::kADirect) asrc[i] = Ops::a_ptr(p) + (aok[i] ? r * K : 0) + cchunk * 8;
-    else asrc[i] = nullptr;
+    rows_ok |= (n < N ? 1u : 0u) << i;
+    rows_ok |= (r < R ? 1u : 0u) << (4 + i);
+    src[i] = reinterpret_cast<const char*>(reinterpret_cast<const T*>(Ops::w(p)) + (n < N ? n : n0) * K + cchunk * 8);
+    if constexpr (Ops::kADirect)
+      src[4 + i] = reinterpret_cast<const char*>(Ops::a_ptr(p) + (r < R ? r : m0) * K + cchunk * 8);
   }
+  // Opaque to the optimiser, which would otherwise recompute every address from threadIdx in
+  // each K step (about 150 instructions a step, as many issue slots as the tensor work).
+#pragma unroll
+  for (int i = 0; i < 8; ++i) grape_opaque(src[i]);
+  grape_opaque(rows_ok);
+  grape_opaque(cdst);
   auto load_stage = [&](int stage, long long k0) {
-    const unsigned sa = base + stage * kStage + cdst, sw = sa + kHalf;
-    const bool kin = k0 + cchunk * 8 < kend;
+    const unsigned sw = base + stage * kStage + kHalf + cdst, sa = sw - kHalf;
+    const unsigned live = k0 + cchunk * 8 < kend ? rows_ok : 0u;
+    const long long off = k0 * (long long)sizeof(T);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) grape_cp_async16_s(sw + i * 32 * 128, src[i] + off, (live >> i) & 1 ? 16 : 0);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const bool ok = wok[i] && kin;
-      grape_cp_async16_s(sw + i * 32 * 128, ok ? wsrc[i] + k0 : wsrc[i], ok ? 16 : 0);
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const bool ok = aok[i] && kin;
       if constexpr (Ops::kADirect) {
-        grape_cp_async16_s(sa + i * 32 * 128, ok ? asrc[i] + k0 : asrc[i], ok ? 16 : 0);
+        grape_cp_async16_s(sa + i * 32 * 128, src[4 + i] + off, (live >> (4 + i)) & 1 ? 16 : 0);
       } else {
         // Views with consecutive rows: 16-byte runs when aligned, else element by element.
+        const bool ok = (live >> (4 + i)) & 1;
         const long long r = m0 + crow + 32 * i, k = k0 + cchunk * 8;
         const T* a0 = ok ? Ops::a_addr(p, r, k) : nullptr;
         if (!ok || (reinterpret_cast<unsigned long long>(a0) & 15) == 0) {
-          grape_cp_async16_s(sa + i * 32 * 128, ok ? a0 : reinterpret_cast<const T*>(Ops::w(p)), ok ? 16 : 0);
+          grape_cp_async16_s(sa + i * 32 * 128, ok ? static_cast<const void*>(a0) : src[0], ok ? 16 : 0);
         } else {
           T* dst = reinterpret_cast<T*>(smem + (sa - base) + i * 32 * 128);
 #pragma unroll
@@ -151,6 +167,9 @@ __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char
     if (s < KT) load_stage(s, kbeg + (long long)s * BK);
     grape_cp_async_commit();
   }
+  // Descriptors of stage 0 (this warpgroup's 64 rows of A, all 128 rows of W); a stage and a k16
+  // step add to the start address field (16-byte units; it cannot carry out of its 14 bits).
+  const unsigned long long da0 = grape_wgmma_desc(base + wg * 64 * 128), dw0 = grape_wgmma_desc(base + kHalf);
   int cur = 0, nxt = S - 2;  // the stage read now, the stage loaded now
   for (int kt = 0; kt < KT; ++kt) {
     grape_cp_async_wait<S - 3>();
@@ -159,12 +178,12 @@ __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char
     const int nt = kt + S - 2;
     if (nt < KT) load_stage(nxt, kbeg + (long long)nt * BK);
     grape_cp_async_commit();
-    const unsigned sa = base + cur * kStage + wg * 64 * 128, sw = base + cur * kStage + kHalf;
+    const unsigned long long step = (unsigned long long)(cur * (kStage >> 4));
     grape_wgmma_fence();
     grape_wgmma_pin(acc);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)  // k16 steps: 32 bytes further along the swizzled lines
-      GrapeWgmma<T>::mma(acc, grape_wgmma_desc(sa + kk * 32), grape_wgmma_desc(sw + kk * 32));
+      GrapeWgmma<T>::mma(acc, da0 + step + 2 * kk, dw0 + step + 2 * kk);
     grape_wgmma_commit();
     grape_wgmma_wait<1>();
     grape_wgmma_pin(acc);
@@ -174,41 +193,59 @@ __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char
   grape_wgmma_wait<0>();
   grape_wgmma_pin(acc);
   grape_cp_async_wait<0>();
-  __syncthreads();  // the next item's first loads overwrite the stages
+  __syncthreads();  // every warpgroup is done with the stages: the tile goes through them below
 
   // Accumulator j * 4 + e: row wg * 64 + warp * 16 + lane / 4 (+ 8 for e >= 2), column
   // 8 j + 2 (lane % 4) (+ 1 for odd e), the mma.sync m16n8 layout repeated along n.
-  const long long rbase = m0 + wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2), nbase = n0 + (lane & 3) * 2;
+  const int trow = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2), tcol = (lane & 3) * 2;
   if (p->splits > 1) {
     float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
 #pragma unroll
     for (int j = 0; j < 16; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const long long r = rbase + (e >> 1) * 8, n = nbase + j * 8 + (e & 1);
+        const long long r = m0 + trow + (e >> 1) * 8, n = n0 + tcol + j * 8 + (e & 1);
         if (r < R && n < N) part[(split * R + r) * N + n] = acc[j * 4 + e];
       }
     grape_splitk_finish<Ops, 2>(p, tile, tiles, m0, BM, n0, BN);
     return;
   }
-  if (m0 + BM <= R && n0 + BN <= N) {
+  // The epilogue through shared memory: each warp then stores whole rows, lane l columns l,
+  // l + 32, l + 64, l + 96, so one store instruction writes 32 consecutive elements (2 sectors)
+  // instead of 8 rows x 8 bytes, and the epilogue's loads (bias, residual) coalesce the same way.
+  // Rows padded to 136 floats: the float2 writes of a half-warp hit 16 distinct bank pairs.
+  constexpr int LDT = BN + 8;
+  float* const ts = reinterpret_cast<float*>(smem);
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const long long n = nbase + j * 8;
-      Ops::store(p, rbase, n, acc[j * 4]);
-      Ops::store(p, rbase, n + 1, acc[j * 4 + 1]);
-      Ops::store(p, rbase + 8, n, acc[j * 4 + 2]);
-      Ops::store(p, rbase + 8, n + 1, acc[j * 4 + 3]);
-    }
-    return;
+  for (int j = 0; j < 16; ++j) {
+    *reinterpret_cast<float2*>(ts + trow * LDT + tcol + j * 8) = make_float2(acc[j * 4], acc[j * 4 + 1]);
+    *reinterpret_cast<float2*>(ts + (trow + 8) * LDT + tcol + j * 8) = make_float2(acc[j * 4 + 2], acc[j * 4 + 3]);
   }
+  __syncthreads();
+  const int w = tid >> 5;
+  if (m0 + BM <= R && n0 + BN <= N) {
+#pragma unroll 4
+    for (int rr = w * 16; rr < w * 16 + 16; ++rr)
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+      for (int c = 0; c < 4; ++c) Ops::store(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
+  } else {
+    for (int rr = w * 16; rr < w * 16 + 16; ++rr) {
+      if (m0 + rr >= R) break;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const long long r = rbase + (e >> 1) * 8, n = nbase + j * 8 + (e & 1);
-      if (r < R && n < N) Ops::store(p, r, n, acc[j * 4 + e]);
+      for (int c = 0; c < 4; ++c)
+        if (n0 + lane + 32 * c < N) Ops::store(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
     }
+  }
+  __syncthreads();  // the next item's first loads overwrite the tile
+}
+
+// One work item with the launch's pipeline depth: 3 stages (two blocks per multiprocessor) or 4.
+template <class Ops>
+__device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char* smem) {
+  const int stages = grape_wgmma_stages_given();
+  if (stages == 3) grape_gemm_wgmma_tile<Ops, 3>(p, item, smem);
+  else if (stages >= 4) grape_gemm_wgmma_tile<Ops, 4>(p, item, smem);
+  else __trap();  // scheduler::gemm_wgmma_shared_bytes never gives less than 3 stages
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL

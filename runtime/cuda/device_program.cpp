@@ -96,7 +96,7 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
       modules_.emplace_back(dev_, image, "kernel " + jobs[i].name);
       CUfunction fn = modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWideSuffix).c_str());
       jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  static_cast<int>(wgmma ? scheduler::gemm_wgmma_shared_bytes()
+                                                  static_cast<int>(wgmma ? scheduler::gemm_wgmma_max_shared_bytes()
                                                                          : scheduler::gemm_wide_shared_bytes())),
                  "cuFuncSetAttribute", "kernel " + jobs[i].name);
       wide_funcs_[k] = fn;
