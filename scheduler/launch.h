@@ -77,13 +77,18 @@ unsigned gemm_wide_shared_bytes();
 bool gemm_wgmma_device(const std::string& arch);
 // The kernel takes its pipeline depth from its dynamic shared memory (32 KB stages of 2 x 128 x 64
 // 16-bit elements, plus 1024 bytes to align them for the swizzle), so the launch decides:
-//  - at most one wave of tiles: one block per multiprocessor, kGemmWgmmaStages stages
-//    (GRAPE_GEMM_WGMMA_STAGES=3|4 for measurements; 5 measured no faster than 4);
-//  - more tiles than multiprocessors: two blocks per multiprocessor (3 stages each, 128 registers),
-//    so one block's epilogue and barriers overlap the other's tensor-core work.
-// GRAPE_GEMM_WGMMA_BLOCKS=1|2 forces either (0, the default: by the tile count). H100, same run
-// (bench_kernels): MLP fc1 at 256 rows (256 tiles) 116 -> 84 us with two blocks; BERT b=16's
-// q/k/v (96 tiles) 14.2 -> 16.3 us with two, which can share a multiprocessor while others idle.
+//  - by default one block per multiprocessor, kGemmWgmmaStages stages (GRAPE_GEMM_WGMMA_STAGES=3|4
+//    for measurements; 5 measured no faster than 4);
+//  - two blocks per multiprocessor (3 stages each, 128 registers) when the tiles exceed one wave
+//    and K is at least kGemmWgmmaTwoBlocksMinK: long K loops gain from the second block hiding the
+//    first one's barriers and waits.
+// GRAPE_GEMM_WGMMA_BLOCKS=1|2 forces either (0, the default: the rule above). H100, same run
+// (bench_kernels): MLP fc1 at 256 rows (256 tiles, K 4096) 116 -> 84 us with two blocks; BERT
+// b=16's FFN up (384 tiles, K 768) 29.9 -> 29.1 us alone but 38 -> 42 us inside BERT, whose
+// whole forward went 2.01-2.06 -> 2.24-2.26 ms with two blocks for it; q/k/v (96 tiles) 14.2 ->
+// 16.3 us with two (the block scheduler may pair blocks on one SM while others idle). Two data
+// points make this rule; autotuning (issue 7 item 6) should replace it.
+constexpr int64_t kGemmWgmmaTwoBlocksMinK = 2048;
 constexpr int kGemmWgmmaStages = 4;
 int gemm_wgmma_stages();
 int gemm_wgmma_blocks_override();  // 0 auto, 1, 2

@@ -249,13 +249,10 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   // 96 tiles, one wave: one block per multiprocessor, 4 stages of 32 KB (+ 1 KB to align).
   EXPECT_EQ(d.shared_bytes, scheduler::gemm_wgmma_shared_bytes(scheduler::kGemmWgmmaStages));
   EXPECT_EQ(d.shared_bytes, 4u * 32768u + 1024u);
-  // b=32: 192 tiles, more than one wave: two blocks per multiprocessor of 3 stages.
+  // b=32: 192 tiles, more than one wave, but K = 768: still one block.
   d = scheduler::launch_dims(ks[0].launch, {{"B", 32}, {"S", 128}}, 132, true);
   EXPECT_TRUE(d.wide);
-  EXPECT_EQ(d.shared_bytes, 3u * 32768u + 1024u);
-  EXPECT_LE(2 * (d.shared_bytes + 1024), 228u * 1024u);  // two fit (1 KB reserved per block)
-  EXPECT_GE(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
-  EXPECT_LE(d.shared_bytes, scheduler::gemm_wgmma_max_shared_bytes());
+  EXPECT_EQ(d.shared_bytes, 4u * 32768u + 1024u);
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
   const std::string wide = "#define " + std::string(jit::kWideDefine) + " 1\n" + src;
@@ -272,6 +269,29 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_FALSE(r.has_warnings()) << r.log;
   EXPECT_NE(r.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), std::string::npos);
   EXPECT_NE(r.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+}
+
+// More tiles than multiprocessors and a long K: two blocks per multiprocessor of 3 stages each.
+TEST(CodegenFusion, WgmmaTakesTwoBlocksPerSmForManyTilesOfLongK) {
+  auto c = compile_text("fc1.grp", R"(
+weights { w: f16[16384, 4096] }
+fn main(x: f16[B, 4096]) -> f16[B, 16384] {
+  return gelu(linear(x, w))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 1u);
+  ASSERT_TRUE(ks[0].launch.wgmma);
+  auto d = scheduler::launch_dims(ks[0].launch, {{"B", 256}}, 132, true);  // 256 tiles
+  EXPECT_TRUE(d.wide);
+  EXPECT_EQ(d.shared_bytes, 3u * 32768u + 1024u);
+  EXPECT_LE(2 * (d.shared_bytes + 1024), 228u * 1024u);  // two fit (1 KB reserved per block)
+  EXPECT_GE(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
+  EXPECT_LE(d.shared_bytes, scheduler::gemm_wgmma_max_shared_bytes());
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 128}}, 132, true);  // 128 tiles: one wave
+  EXPECT_EQ(d.shared_bytes, 4u * 32768u + 1024u);
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 256}}, 132, false);  // not Hopper: mma.sync tiles
+  EXPECT_EQ(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
 }
 
 // A product whose W is [K][N] (matmul) or whose A is computed keeps the mma.sync wide tiles.
