@@ -312,8 +312,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // warpgroup MMA when both operands are K-major and the rows are 16-byte multiples.
   if (wgmma) {
     s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  if (Ops::K(p) % 8 == 0) {\n";
-    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_wgmma<Ops>(p, item, "
-         "grape_smem);\n";
+    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+         "      grape_gemm_wgmma<Ops>(p, item, grape_smem);\n";
     s += "    return;\n  }\n#endif\n";
   }
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, "

@@ -77,8 +77,8 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     d.shared_bytes = gemm_wide_shared_bytes();
     if (rule.wgmma && wgmma_device) {
       const int o = gemm_wgmma_blocks_override();
-      const bool two = o == 0 ? ceil_div(R, 128) * ceil_div(N, 128) > sm_count && K >= kGemmWgmmaTwoBlocksMinK
-                              : o == 2;
+      const bool two =
+          o == 0 ? ceil_div(R, 128) * ceil_div(N, 128) > sm_count && K >= kGemmWgmmaTwoBlocksMinK : o == 2;
       d.shared_bytes = gemm_wgmma_shared_bytes(two ? 3 : gemm_wgmma_stages());
     }
     d.kchunk = std::max<int64_t>(K, 1);

@@ -24,8 +24,8 @@ struct LaunchDims {
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).
 // `wgmma_device`: the wide tiles are built for sm_90a (gemm_wgmma_device), so products with
 // LaunchRule::wgmma need gemm_wgmma_shared_bytes.
-LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims,
-                       int sm_count = 132, bool wgmma_device = false);
+LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count = 132,
+                       bool wgmma_device = false);
 
 // Experiment (GRAPE_GEMV_TC=1, read once): products of at most 16 rows run on the tensor cores
 // too (gemm_mma.cuh with 16 x 128 tiles, 3 stages) instead of gemv.cuh. Code generation and launch

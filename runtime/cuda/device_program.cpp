@@ -85,7 +85,8 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
   jit::KernelCache cache = jit::KernelCache::open_default();
   // On Hopper the wide tiles use warpgroup MMA, which only sm_90a (not sm_90) code may contain.
   const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());
-  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, wgmma ? "sm_90a" : dev_.arch(), &cache);
+  std::vector<jit::CompileOutcome> built =
+      jit::compile_parallel(jobs, wgmma ? "sm_90a" : dev_.arch(), &cache);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const size_t k = kernels[i];
     try {
@@ -95,10 +96,11 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
       const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
       modules_.emplace_back(dev_, image, "kernel " + jobs[i].name);
       CUfunction fn = modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWideSuffix).c_str());
-      jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  static_cast<int>(wgmma ? scheduler::gemm_wgmma_max_shared_bytes()
-                                                                         : scheduler::gemm_wide_shared_bytes())),
-                 "cuFuncSetAttribute", "kernel " + jobs[i].name);
+      jit::check(
+          jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           static_cast<int>(wgmma ? scheduler::gemm_wgmma_max_shared_bytes()
+                                                                  : scheduler::gemm_wide_shared_bytes())),
+          "cuFuncSetAttribute", "kernel " + jobs[i].name);
       wide_funcs_[k] = fn;
     } catch (const std::exception& e) {
       wide_failed_[k] = true;
