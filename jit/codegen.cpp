@@ -10,6 +10,7 @@
 #include "jit/kernel_source.h"
 #include "jit/nvrtc.h"
 #include "jit/parallel_compile.h"
+#include "scheduler/launch.h"
 
 namespace grape::jit {
 
@@ -63,6 +64,10 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     std::string what;
   };
   std::map<std::string, std::pair<std::vector<CompileJob>, std::vector<Item>>> per_arch;
+  // With a bundle, the matrix products' wide variants too (runtime/cuda/device_program.cpp builds
+  // them at first use, for gemm_wide_target: sm_90a on Hopper), so a session without NVRTC gets
+  // the same kernels as one with it. Keyed by the variant's own target.
+  std::map<std::string, std::pair<std::vector<CompileJob>, std::vector<Item>>> wide;
   for (const auto& f : m.functions) {
     std::vector<KernelSpec> ks;
     try {
@@ -78,15 +83,18 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
         jobs.push_back({k.source, k.name});
         items.push_back({"entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) +
                          " at " + where(k.root->loc) + "), " + arch + ": "});
+        if (bundle && k.launch.kind == LaunchRule::MatrixProduct) {
+          const std::string target = scheduler::gemm_wide_target(arch);
+          auto& [wjobs, witems] = wide[target];
+          wjobs.push_back({wide_variant_source(k.source), k.name + kWideSuffix});
+          witems.push_back({"entry '" + f.name + "', kernel " + k.name + kWideSuffix + " (" +
+                            ir::op_name(k.root->op) + " at " + where(k.root->loc) + "), " + target + ": "});
+        }
       }
     }
   }
-  for (const auto& arch : archs) {
-    auto& [jobs, items] = per_arch[arch];
-    for (const std::string& source : extra_sources) {
-      jobs.push_back({source, "executor kernels"});
-      items.push_back({"the executors' own kernels, " + arch + ": "});
-    }
+  auto compile = [&](const std::string& arch, std::vector<CompileJob>& jobs, std::vector<Item>& items,
+                     size_t& compiled) {
     std::vector<CompileOutcome> outs = compile_parallel(jobs, arch, nullptr);
     std::set<std::string> bundled;
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -96,11 +104,20 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
         rep.errors.push_back(items[i].what + problem);
         continue;
       }
-      ++rep.compiled;
+      ++compiled;
       if (bundle && bundled.insert(jobs[i].source).second)
         bundle->push_back({bundle_key(jobs[i].source, arch, {}), arch, outs[i].result.cubin, outs[i].result.ptx});
     }
+  };
+  for (const auto& arch : archs) {
+    auto& [jobs, items] = per_arch[arch];
+    for (const std::string& source : extra_sources) {
+      jobs.push_back({source, "executor kernels"});
+      items.push_back({"the executors' own kernels, " + arch + ": "});
+    }
+    compile(arch, jobs, items, rep.compiled);
   }
+  for (auto& [target, jobs_items] : wide) compile(target, jobs_items.first, jobs_items.second, rep.wide_compiled);
   return rep;
 }
 

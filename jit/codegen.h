@@ -25,6 +25,7 @@ struct CompileReport {
   std::vector<Entry> entries;
   std::vector<std::string> archs;
   size_t compiled = 0;              // (kernel, arch) pairs that compiled cleanly (identical sources compile once)
+  size_t wide_compiled = 0;         // with a bundle: matrix products' wide variants, likewise
   std::vector<std::string> errors;  // each names the entry, kernel, op and source location
   bool ok() const { return errors.empty(); }
 };
@@ -34,7 +35,8 @@ struct CompileReport {
 // "file:line:col" (default: "line L:C").
 // `extra_sources` (the executors' own kernels) are compiled for every arch too. With `bundle`,
 // every distinct source that compiled cleanly is appended to it (for write_bundle,
-// jit/kernel_bundle.h).
+// jit/kernel_bundle.h), and so are the matrix products' wide variants (wide_variant_source, for
+// scheduler::gemm_wide_target(arch): the kernels a session builds at first use).
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
                              const std::function<std::string(Span)>& locate = nullptr,
                              std::vector<BundledKernel>* bundle = nullptr,

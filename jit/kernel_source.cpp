@@ -17,6 +17,10 @@ const std::string& embedded_file(const std::string& name) {
   return it->second;
 }
 
+std::string wide_variant_source(const std::string& source) {
+  return "#define " + std::string(kWideDefine) + " 1\n" + source;
+}
+
 std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue) {
   std::string s = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n";
   std::set<std::string> added;

@@ -28,6 +28,8 @@ constexpr const char* kTensorCoreSuffix = "_mma";
 // that launch it (runtime/cuda/device_program.cpp builds that variant at first use).
 constexpr const char* kWideSuffix = "_wide";
 constexpr const char* kWideDefine = "GRAPE_GEMM_WIDE";
+// The source of a matrix product's wide variant: `source` with kWideDefine defined.
+std::string wide_variant_source(const std::string& source);
 
 // A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
 // (in order, each once, with #line markers so NVRTC's messages name the template file and line),

@@ -162,6 +162,8 @@ bool gemm_wgmma_device(const std::string& arch) {
   return on && arch == "sm_90";
 }
 
+std::string gemm_wide_target(const std::string& arch) { return gemm_wgmma_device(arch) ? "sm_90a" : arch; }
+
 int gemm_wgmma_blocks_override() {
   static const int b = env_knob("GRAPE_GEMM_WGMMA_BLOCKS", 0, 2, 0);
   return b;

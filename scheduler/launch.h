@@ -75,6 +75,9 @@ unsigned gemm_wide_shared_bytes();
 // Hopper's warpgroup MMA (jit/kernels/gemm_wgmma.cuh) for the wide tiles: used on a device whose
 // NVRTC target is sm_90 (built as sm_90a) unless GRAPE_GEMM_WGMMA=0 (A/B measurements; read once).
 bool gemm_wgmma_device(const std::string& arch);
+// The NVRTC target of the wide variants for a device (or bundle) target: sm_90a for sm_90 when
+// gemm_wgmma_device, else `arch` itself.
+std::string gemm_wide_target(const std::string& arch);
 // The kernel takes its pipeline depth from its dynamic shared memory (32 KB stages of 2 x 128 x 64
 // 16-bit elements, plus 1024 bytes to align them for the swizzle), so the launch decides:
 //  - by default one block per multiprocessor, kGemmWgmmaStages stages (GRAPE_GEMM_WGMMA_STAGES=3|4

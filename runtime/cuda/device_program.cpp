@@ -80,13 +80,12 @@ void DeviceProgram::compile() {
 void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
   std::vector<jit::CompileJob> jobs;
   for (size_t k : kernels)
-    jobs.push_back({"#define " + std::string(jit::kWideDefine) + " 1\n" + specs_[k].source,
-                    specs_[k].name + jit::kWideSuffix});
+    jobs.push_back({jit::wide_variant_source(specs_[k].source), specs_[k].name + jit::kWideSuffix});
   jit::KernelCache cache = jit::KernelCache::open_default();
   // On Hopper the wide tiles use warpgroup MMA, which only sm_90a (not sm_90) code may contain.
   const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());
   std::vector<jit::CompileOutcome> built =
-      jit::compile_parallel(jobs, wgmma ? "sm_90a" : dev_.arch(), &cache);
+      jit::compile_parallel(jobs, scheduler::gemm_wide_target(dev_.arch()), &cache);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const size_t k = kernels[i];
     try {

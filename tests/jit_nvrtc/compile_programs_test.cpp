@@ -11,7 +11,11 @@
 #include <vector>
 
 #include "jit/codegen.h"
+#include "jit/kernel_bundle.h"
+#include "jit/kernel_source.h"
 #include "jit/nvrtc.h"
+#include "scheduler/fusion.h"
+#include "scheduler/launch.h"
 #include "tests/jit_codegen/codegen_test_util.h"
 
 namespace grape {
@@ -50,6 +54,49 @@ TEST(CodegenNvrtc, Gpt2Real) {
   auto c = compile_file("examples/gpt2.grp");
   compile_all("gpt2", *c->mod);
 }
+// A bundle holds the matrix products' wide variants as well, under the key the executor looks up
+// when it builds them at first use: sm_90a (warpgroup MMA) for an sm_90 bundle.
+TEST(CodegenNvrtc, BundlesHoldTheWideVariantsForTheirTargets) {
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  auto c = compile_text("proj.grp", R"(
+weights { w: f16[256, 256] }
+fn main(x: f16[B, 256]) -> f16[B, 256] {
+  return gelu(linear(x, w)) + x
+}
+)");
+  ASSERT_TRUE(c->mod);
+  std::vector<jit::BundledKernel> bundle;
+  jit::CompileReport r = jit::compile_module(*c->mod, {"sm_90"}, nullptr, &bundle);
+  for (const auto& e : r.errors) ADD_FAILURE() << e.substr(0, 6000);
+  const ir::Function* f = c->mod->find("main");
+  ASSERT_NE(f, nullptr);
+  auto ks = jit::emit_kernels(*f, scheduler::plan_fusion(*f));
+  std::vector<std::string> products;
+  for (const auto& k : ks)
+    if (k.launch.kind == jit::LaunchRule::MatrixProduct) products.push_back(k.source);
+  ASSERT_FALSE(products.empty());
+  EXPECT_EQ(r.wide_compiled, products.size());
+  const std::string target = scheduler::gemm_wide_target("sm_90");
+  EXPECT_EQ(target, std::getenv("GRAPE_GEMM_WGMMA") && std::string(std::getenv("GRAPE_GEMM_WGMMA")) == "0"
+                        ? "sm_90"
+                        : "sm_90a");
+  auto has = [&](const std::string& source, const std::string& arch) {
+    const jit::Hash128 key = jit::bundle_key(source, arch, {});
+    for (const auto& b : bundle)
+      if (b.key == key && b.arch == arch && !b.cubin.empty()) return true;
+    return false;
+  };
+  for (const auto& src : products) {
+    EXPECT_TRUE(has(src, "sm_90"));
+    EXPECT_TRUE(has(jit::wide_variant_source(src), target));
+    EXPECT_FALSE(has(jit::wide_variant_source(src), "sm_90") && target != "sm_90");
+  }
+  // Without a bundle, `grape compile` checks the base sources only (the wide variants cost NVRTC
+  // time nobody asked for).
+  EXPECT_EQ(jit::compile_module(*c->mod, {"compute_80"}).wide_compiled, 0u);
+}
+
 TEST(CodegenNvrtc, DifftestCases) {
   for (const auto& e : fs::directory_iterator(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases")) {
     if (e.path().extension() != ".grp") continue;
