@@ -117,7 +117,8 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     }
     compile(arch, jobs, items, rep.compiled);
   }
-  for (auto& [target, jobs_items] : wide) compile(target, jobs_items.first, jobs_items.second, rep.wide_compiled);
+  for (auto& [target, jobs_items] : wide)
+    compile(target, jobs_items.first, jobs_items.second, rep.wide_compiled);
   return rep;
 }
 

@@ -93,8 +93,9 @@ std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::
   text += "total: " + std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") + " in " +
           std::to_string(rep.entries.size()) + " entr" + (rep.entries.size() == 1 ? "y" : "ies") + ", " +
           std::to_string(rep.compiled) + " kernel/target pairs compiled" +
-          (rep.wide_compiled ? " (and " + std::to_string(rep.wide_compiled) + " wide-tile variants for the bundle)"
-                             : std::string()) +
+          (rep.wide_compiled
+               ? " (and " + std::to_string(rep.wide_compiled) + " wide-tile variants for the bundle)"
+               : std::string()) +
           ", no errors or warnings\n";
   return text;
 }
