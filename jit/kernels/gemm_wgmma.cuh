@@ -40,23 +40,21 @@
   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
+// d += A * B^T for one k16 step of operand type TY (f16, bf16); scale-d is 1 (accumulate), no
+// negation, no transposes.
+#define GRAPE_WGMMA_M64N128K16(TY)                                                                    \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                           \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" GRAPE_WGMMA_D64          \
+               "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                     \
+               : GRAPE_WGMMA_D64_OUT                                                                  \
+               : "l"(a), "l"(b), "r"(1))
+
 template <class T> struct GrapeWgmma;
 template <> struct GrapeWgmma<__half> {
-  // d += A * B^T for one k16 step; scale-d is 1 (accumulate), no negation, no transposes.
-  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" GRAPE_WGMMA_D64 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : GRAPE_WGMMA_D64_OUT
-                 : "l"(a), "l"(b), "r"(1));
-  }
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N128K16("f16"); }
 };
 template <> struct GrapeWgmma<__nv_bfloat16> {
-  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GRAPE_WGMMA_D64 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : GRAPE_WGMMA_D64_OUT
-                 : "l"(a), "l"(b), "r"(1));
-  }
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N128K16("bf16"); }
 };
 
 // A shared-memory matrix descriptor for a K-major operand in 128-byte swizzle: start address,
