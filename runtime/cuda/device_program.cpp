@@ -78,6 +78,7 @@ void DeviceProgram::compile() {
 // use (and kept in the kernel cache). A failure is not an error: the kernel keeps its 64 x 64
 // entry point, with a warning once.
 void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<jit::CompileJob> jobs;
   for (size_t k : kernels)
     jobs.push_back({jit::wide_variant_source(specs_[k].source), specs_[k].name + jit::kWideSuffix});
@@ -111,6 +112,7 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
       }
     }
   }
+  compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void DeviceProgram::upload_weights(const std::map<std::string, Tensor>& weights) {
@@ -320,6 +322,14 @@ Executor::Executor(std::shared_ptr<DeviceProgram> program, const RunControl& con
   stats_.compile_ms = program_->compile_ms();
   stats_.kernels_compiled = program_->kernels_compiled();
   stats_.kernels_from_cache = program_->kernels_from_cache();
+}
+
+bool Executor::bind(const std::map<std::string, int64_t>& dims) {
+  const bool uploaded = program_->bind(dims);
+  stats_.compile_ms = program_->compile_ms();
+  stats_.kernels_compiled = program_->kernels_compiled();
+  stats_.kernels_from_cache = program_->kernels_from_cache();
+  return uploaded;
 }
 
 Executor::~Executor() = default;

@@ -74,6 +74,10 @@ class Executor {
 
  protected:
   Executor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
+  // Binds `dims` (DeviceProgram::bind: true when the parameter blocks were uploaded) and copies
+  // the program's build counters into stats_, which grow when a binding first needs a wide
+  // variant of a matrix product (built then, not at session start).
+  bool bind(const std::map<std::string, int64_t>& dims);
   std::shared_ptr<DeviceProgram> program_;
   // The session's trip cap for loops without `max`, deadline and interrupt flag (outlives this).
   const RunControl& control_;

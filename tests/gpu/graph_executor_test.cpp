@@ -157,6 +157,31 @@ TEST(GraphExecutor, ParameterBlocksUploadOnlyWhenTheyChange) {
   EXPECT_EQ(gpu.last_run_stats().graphs, 2u);
 }
 
+// A wide tile variant is built when a binding first needs it, after the session started: the run
+// statistics count it (they used to keep the counts of session start).
+TEST(GraphExecutor, RunStatsCountWideVariantsBuiltAtFirstUse) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(
+weights { w: f16[512, 256] }
+fn main(x: f16[M, 256]) -> f16[M, 512] {
+  return linear(x, w)
+}
+)",
+                              "wide.grp");
+  m->set_random_weights(3);
+  for (const char* executor : {"eager", "graph"}) {
+    Session gpu(m, SessionOptions{"main", "cuda", executor, 0});
+    gpu.run({{"x", sample(DType::F16, {16, 256}, 1)}});  // 16 rows: no wide tiles
+    const RunStats small = gpu.last_run_stats();
+    const size_t before = small.kernels_compiled + small.kernels_from_cache;
+    EXPECT_GE(before, 1u) << executor;
+    gpu.run({{"x", sample(DType::F16, {8192, 256}, 2)}});  // 64 x 4 tiles of 128: wide
+    const RunStats big = gpu.last_run_stats();
+    EXPECT_EQ(big.kernels_compiled + big.kernels_from_cache, before + 1) << executor;
+    EXPECT_GE(big.compile_ms, small.compile_ms) << executor;
+  }
+}
+
 // A loop without `max` stops at the run-time cap with an error, and the session stays usable.
 TEST(GraphExecutor, UnboundedLoopHitsTheTripCap) {
   REQUIRE_GPU();
