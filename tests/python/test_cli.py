@@ -1028,6 +1028,8 @@ def compile_writes_a_kernel_bundle_that_run_reads():
         return
     assert rc == 0, f"exit {rc}\n{out}{err}"
     assert f"bundle: {bundle} (" in out and os.path.getsize(bundle) > 1000, out
+    # The matrix products' wide variants go in too (sm_90a, the target the executor builds them for).
+    assert "wide-tile variants for the bundle" in out, out
     assert not os.path.exists(bundle + ".partial.tmp")
     # A good bundle is accepted (on the CPU backend its kernels go unused); a bad one is an error
     # naming the file, never ignored.
