@@ -78,6 +78,8 @@ __device__ __forceinline__ void grape_wgmma_pin(float* d) {
 // tensor cores' reads (the async proxy); each thread fences its own writes before the barrier.
 __device__ __forceinline__ void grape_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+// A value the optimiser must treat as unknown from here on, so it keeps it in a register instead
+// of recomputing it at each use (see the chunk addresses below).
 __device__ __forceinline__ void grape_opaque(const char*& p) { asm volatile("" : "+l"(p)); }
 __device__ __forceinline__ void grape_opaque(unsigned& x) { asm volatile("" : "+r"(x)); }
 
