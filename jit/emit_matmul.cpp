@@ -313,13 +313,29 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   if (wgmma) {
     s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  if (Ops::K(p) % 8 == 0) {\n";
     s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
-         "      grape_gemm_wgmma<Ops>(p, item, grape_smem);\n";
+         "      grape_gemm_wgmma<Ops, 128>(p, item, grape_smem);\n";
     s += "    return;\n  }\n#endif\n";
   }
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, "
        "2, " +
        std::to_string(scheduler::gemm_wide_stages()) + ">(p, item, grape_smem);\n";
-  s += "}\n#endif\n";
+  s += "}\n";
+  if (wgmma) {
+    // 128 x 64 wgmma tiles (sm_90a only) for products that 128 x 128 tiles would leave the GPU
+    // idle on (BERT at batch 1: 128 rows); the mma.sync tiles of the same shape when K % 8 != 0.
+    s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n";
+    s += kernel_header(name + kWgmma64Suffix, "256, 2");
+    s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+    s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
+    s += "  if (Ops::K(p) % 8 == 0) {\n";
+    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+         "      grape_gemm_wgmma<Ops, 64>(p, item, grape_smem);\n";
+    s += "    return;\n  }\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+         "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
+    s += "}\n#endif\n";
+  }
+  s += "#endif\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh", "gemm_wgmma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
   L.wgmma = wgmma;

@@ -28,6 +28,10 @@ constexpr const char* kTensorCoreSuffix = "_mma";
 // that launch it (runtime/cuda/device_program.cpp builds that variant at first use).
 constexpr const char* kWideSuffix = "_wide";
 constexpr const char* kWideDefine = "GRAPE_GEMM_WIDE";
+// With kWideDefine the products whose operands suit Hopper's warpgroup MMA (LaunchRule::wgmma) have
+// one more entry point when compiled for sm_90a: 128 x 64 tiles, for products too small for 128 x
+// 128 tiles to fill the GPU (LaunchDims::narrow).
+constexpr const char* kWgmma64Suffix = "_wgmma64";
 // The source of a matrix product's wide variant: `source` with kWideDefine defined.
 std::string wide_variant_source(const std::string& source);
 

@@ -83,6 +83,14 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     }
     d.kchunk = std::max<int64_t>(K, 1);
     blocks = ceil_div(R, 128) * ceil_div(N, 128);
+  } else if (rule.allow_wide && rule.wgmma && wgmma_device && gemm_wgmma64_enabled() && K % 8 == 0 &&
+             (K <= kGemmWgmma64MaxK || ceil_div(R, 128) * ceil_div(N, 64) * 2 >= sm_count)) {
+    d.tensor_cores = true;
+    d.wide = true;  // built with the wide variant (sm_90a)
+    d.narrow = true;
+    d.shared_bytes = gemm_wgmma64_shared_bytes();
+    d.kchunk = std::max<int64_t>(K, 1);
+    blocks = ceil_div(R, 128) * ceil_div(N, 64);
   } else {
     // 64 x 64 tiles, split along K when they would leave multiprocessors idle.
     d.tensor_cores = true;
@@ -177,6 +185,13 @@ int gemm_wgmma_stages() {
 unsigned gemm_wgmma_shared_bytes(int stages) {
   return std::max(static_cast<unsigned>(stages * 2 * 128 * 64 * 2 + 1024), gemm_wide_shared_bytes());
 }
+
+bool gemm_wgmma64_enabled() {
+  static const bool on = env_knob("GRAPE_GEMM_WGMMA64", 0, 1, 1) == 1;
+  return on;
+}
+
+unsigned gemm_wgmma64_shared_bytes() { return 4 * (128 + 64) * 128 + 1024; }
 
 unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }
 

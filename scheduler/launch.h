@@ -16,6 +16,7 @@ struct LaunchDims {
   int64_t splits = 1, kchunk = 0;
   bool tensor_cores = false;  // launch the kernel's tensor-core entry point (jit/kernel_source.h)
   bool wide = false;          // ... its 128 x 128 tile variant (jit::kWideSuffix), tensor_cores too
+  bool narrow = false;        // ... that variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix), wide too
   size_t scratch_bytes = 0;
 };
 
@@ -92,6 +93,14 @@ std::string gemm_wide_target(const std::string& arch);
 // 16.3 us with two (the block scheduler may pair blocks on one SM while others idle). Two data
 // points make this rule; autotuning (issue 7 item 6) should replace it.
 constexpr int64_t kGemmWgmmaTwoBlocksMinK = 2048;
+// Products of wgmma operands that do not take the 128 x 128 tiles (too few to fill the GPU: BERT
+// at batch 1) take 128 x 64 wgmma tiles without K splits, unless GRAPE_GEMM_WGMMA64=0 (then the
+// 64 x 64 mma.sync tiles with K splits), when K % 8 == 0 and either K is at most
+// kGemmWgmma64MaxK or the tiles fill half the multiprocessors (a long K over a handful of tiles
+// is the split-K path's case). Dynamic shared memory: 4 stages of (128 + 64) x 128 bytes.
+constexpr int64_t kGemmWgmma64MaxK = 4096;
+bool gemm_wgmma64_enabled();
+unsigned gemm_wgmma64_shared_bytes();
 constexpr int kGemmWgmmaStages = 4;
 int gemm_wgmma_stages();
 int gemm_wgmma_blocks_override();  // 0 auto, 1, 2

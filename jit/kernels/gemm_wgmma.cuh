@@ -2,8 +2,9 @@
 //
 //   out[r][n] = Ops::store(r, n, sum_k A(r, k) * W(n, k))        r < R, n < N, k < K
 //
-// One work item is a 128 x 128 output tile, computed by two warpgroups (256 threads), each
-// 64 x 128 with m64n128k16 instructions. A ([R][K], Ops::kADirect, or seen through views whose
+// One work item is a 128 x BN output tile (BN = 128, or 64 for products too small to fill the GPU
+// with 128 x 128 tiles), computed by two warpgroups (256 threads), each 64 x BN with m64nBNk16
+// instructions. A ([R][K], Ops::kADirect, or seen through views whose
 // rows are consecutive, Ops::kAViewRows) and W ([N][K], so both operands are K-major, the layout
 // wgmma reads without a transpose) go by cp.async into an S-stage ring of 128 x 64-element
 // stages, each row one 128-byte line stored in the 128-byte swizzle (16-byte chunk c of row r at
@@ -18,9 +19,9 @@
 #define GRAPE_KERNELS_GEMM_WGMMA_CUH
 
 #define GRAPE_WGMMA_BM 128
-#define GRAPE_WGMMA_BN 128
 #define GRAPE_WGMMA_BK 64
-#define GRAPE_WGMMA_STAGE_BYTES (2 * 128 * 64 * 2)  // A and W, 128 rows x 128 bytes each
+// One pipeline stage of 128 x BN tiles: A's 128 rows and W's BN rows of 64 elements (128 bytes).
+#define GRAPE_WGMMA_STAGE_BYTES(BN) ((128 + (BN)) * 128)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -40,21 +41,43 @@
   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
-// d += A * B^T for one k16 step of operand type TY (f16, bf16); scale-d is 1 (accumulate), no
-// negation, no transposes.
+// The 32 accumulator registers of one m64n64k16 instruction.
+#define GRAPE_WGMMA_D32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GRAPE_WGMMA_D32_OUT \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
+// d += A * B^T for one k16 step of operand type TY (f16, bf16), n = 128 or 64; scale-d is 1
+// (accumulate), no negation, no transposes.
 #define GRAPE_WGMMA_M64N128K16(TY)                                                                    \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                           \
                "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" GRAPE_WGMMA_D64          \
                "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                     \
                : GRAPE_WGMMA_D64_OUT                                                                  \
                : "l"(a), "l"(b), "r"(1))
+#define GRAPE_WGMMA_M64N64K16(TY)                                                                     \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                           \
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" GRAPE_WGMMA_D32           \
+               "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                     \
+               : GRAPE_WGMMA_D32_OUT                                                                  \
+               : "l"(a), "l"(b), "r"(1))
 
-template <class T> struct GrapeWgmma;
-template <> struct GrapeWgmma<__half> {
+template <class T, int N> struct GrapeWgmma;
+template <> struct GrapeWgmma<__half, 128> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N128K16("f16"); }
 };
-template <> struct GrapeWgmma<__nv_bfloat16> {
+template <> struct GrapeWgmma<__nv_bfloat16, 128> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N128K16("bf16"); }
+};
+template <> struct GrapeWgmma<__half, 64> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N64K16("f16"); }
+};
+template <> struct GrapeWgmma<__nv_bfloat16, 64> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N64K16("bf16"); }
 };
 
 // A shared-memory matrix descriptor for a K-major operand in 128-byte swizzle: start address,
@@ -70,9 +93,9 @@ template <int N> __device__ __forceinline__ void grape_wgmma_wait() {
 }
 // The accumulators are written by the asynchronous wgmma: pin them so the compiler neither reads
 // nor moves them between an instruction's issue and its wait.
-__device__ __forceinline__ void grape_wgmma_pin(float* d) {
+template <int NREG> __device__ __forceinline__ void grape_wgmma_pin(float* d) {
 #pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < NREG; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 // Writes to shared memory by ordinary (generic-proxy) stores and cp.async, made visible to the
 // tensor cores' reads (the async proxy); each thread fences its own writes before the barrier.
@@ -86,16 +109,19 @@ __device__ __forceinline__ void grape_opaque(unsigned& x) { asm volatile("" : "+
 // The pipeline depth is the launch's: as many 32 KB stages as the dynamic shared memory holds
 // after the 1024 bytes of alignment (scheduler/launch.cpp gives 3 for two blocks per
 // multiprocessor, 4 for one), so one kernel serves both; each depth is its own instantiation.
-__device__ __forceinline__ int grape_wgmma_stages_given() {
+__device__ __forceinline__ int grape_wgmma_stages_given(unsigned stage_bytes) {
   unsigned bytes;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
-  return (int)min((bytes - 1024u) / GRAPE_WGMMA_STAGE_BYTES, 6u);
+  return (int)min((bytes - 1024u) / stage_bytes, 6u);
 }
-template <class Ops, int S>
+template <class Ops, int BN, int S>
 __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned char* smem_raw) {
   using T = typename Ops::T;
-  constexpr int BM = GRAPE_WGMMA_BM, BN = GRAPE_WGMMA_BN, BK = GRAPE_WGMMA_BK;
-  constexpr unsigned kStage = GRAPE_WGMMA_STAGE_BYTES, kHalf = kStage / 2;
+  constexpr int BM = GRAPE_WGMMA_BM, BK = GRAPE_WGMMA_BK;
+  // A stage: A's 128 rows of 128 bytes, then W's BN rows.
+  constexpr unsigned kStageA = GRAPE_WGMMA_BM * 128, kStage = GRAPE_WGMMA_STAGE_BYTES(BN);
+  constexpr int WCH = BN / 32, NACC = BN / 2;  // W chunks per thread, accumulators per thread
+  static_assert(BN == 64 || BN == 128, "m64n64k16 or m64n128k16");
   static_assert(S >= 3, "the refilled stage is the one read two iterations before");
   static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewRows), "K-major operands only");
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
@@ -109,35 +135,40 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   unsigned char* const smem = smem_raw + (base - raw);
   const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
 
-  // This thread's 16-byte chunks: rows (tid / 8) + 32 i of A and of W, chunk tid % 8 of each
-  // 64-element row; its swizzled position is the same for all four (rows 32 apart). Sources are
-  // computed once per tile (a row past the end reads its tile's first row with size 0, so every
-  // address stays valid); a K step adds the same byte offset to all eight.
+  // This thread's 16-byte chunks: rows (tid / 8) + 32 i of A (4) and of W (BN / 32), chunk tid % 8
+  // of each 64-element row; its swizzled position is the same for all (rows 32 apart). Sources
+  // are computed once per tile (a row past the end reads its tile's first row with size 0, so
+  // every address stays valid); a K step adds the same byte offset to all.
   const int crow = tid >> 3, cchunk = tid & 7;
   unsigned cdst = (unsigned)(crow * 128 + ((cchunk ^ (crow & 7)) << 4));
-  const char* src[8];  // W chunks 0-3, then A chunks 0-3 (direct A)
+  const char* src[8];  // W chunks 0..WCH-1, then A chunks 0-3 at 4.. (direct A)
   unsigned rows_ok = 0;  // bit i: chunk i's row exists
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const long long n = n0 + crow + 32 * i, r = m0 + crow + 32 * i;
-    rows_ok |= (n < N ? 1u : 0u) << i;
+    if (i < WCH) {
+      rows_ok |= (n < N ? 1u : 0u) << i;
+      src[i] = reinterpret_cast<const char*>(reinterpret_cast<const T*>(Ops::w(p)) + (n < N ? n : n0) * K + cchunk * 8);
+    } else {
+      src[i] = nullptr;
+    }
     rows_ok |= (r < R ? 1u : 0u) << (4 + i);
-    src[i] = reinterpret_cast<const char*>(reinterpret_cast<const T*>(Ops::w(p)) + (n < N ? n : n0) * K + cchunk * 8);
     if constexpr (Ops::kADirect)
       src[4 + i] = reinterpret_cast<const char*>(Ops::a_ptr(p) + (r < R ? r : m0) * K + cchunk * 8);
   }
   // Opaque to the optimiser, which would otherwise recompute every address from threadIdx in
   // each K step (about 150 instructions a step, as many issue slots as the tensor work).
 #pragma unroll
-  for (int i = 0; i < 8; ++i) grape_opaque(src[i]);
+  for (int i = 0; i < 8; ++i)
+    if (i < WCH || (i >= 4 && Ops::kADirect)) grape_opaque(src[i]);
   grape_opaque(rows_ok);
   grape_opaque(cdst);
   auto load_stage = [&](int stage, long long k0) {
-    const unsigned sw = base + stage * kStage + kHalf + cdst, sa = sw - kHalf;
+    const unsigned sw = base + stage * kStage + kStageA + cdst, sa = sw - kStageA;
     const unsigned live = k0 + cchunk * 8 < kend ? rows_ok : 0u;
     const long long off = k0 * (long long)sizeof(T);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) grape_cp_async16_s(sw + i * 32 * 128, src[i] + off, (live >> i) & 1 ? 16 : 0);
+    for (int i = 0; i < WCH; ++i) grape_cp_async16_s(sw + i * 32 * 128, src[i] + off, (live >> i) & 1 ? 16 : 0);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if constexpr (Ops::kADirect) {
@@ -158,18 +189,18 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     }
   };
 
-  float acc[64];
+  float acc[NACC];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
   const int KT = (int)max(0LL, (kend - kbeg + BK - 1) / BK);
 #pragma unroll
   for (int s = 0; s < S - 2; ++s) {
     if (s < KT) load_stage(s, kbeg + (long long)s * BK);
     grape_cp_async_commit();
   }
-  // Descriptors of stage 0 (this warpgroup's 64 rows of A, all 128 rows of W); a stage and a k16
+  // Descriptors of stage 0 (this warpgroup's 64 rows of A, all BN rows of W); a stage and a k16
   // step add to the start address field (16-byte units; it cannot carry out of its 14 bits).
-  const unsigned long long da0 = grape_wgmma_desc(base + wg * 64 * 128), dw0 = grape_wgmma_desc(base + kHalf);
+  const unsigned long long da0 = grape_wgmma_desc(base + wg * 64 * 128), dw0 = grape_wgmma_desc(base + kStageA);
   int cur = 0, nxt = S - 2;  // the stage read now, the stage loaded now
   for (int kt = 0; kt < KT; ++kt) {
     grape_cp_async_wait<S - 3>();
@@ -180,18 +211,18 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     grape_cp_async_commit();
     const unsigned long long step = (unsigned long long)(cur * (kStage >> 4));
     grape_wgmma_fence();
-    grape_wgmma_pin(acc);
+    grape_wgmma_pin<NACC>(acc);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)  // k16 steps: 32 bytes further along the swizzled lines
-      GrapeWgmma<T>::mma(acc, da0 + step + 2 * kk, dw0 + step + 2 * kk);
+      GrapeWgmma<T, BN>::mma(acc, da0 + step + 2 * kk, dw0 + step + 2 * kk);
     grape_wgmma_commit();
     grape_wgmma_wait<1>();
-    grape_wgmma_pin(acc);
+    grape_wgmma_pin<NACC>(acc);
     cur = cur + 1 == S ? 0 : cur + 1;
     nxt = nxt + 1 == S ? 0 : nxt + 1;
   }
   grape_wgmma_wait<0>();
-  grape_wgmma_pin(acc);
+  grape_wgmma_pin<NACC>(acc);
   grape_cp_async_wait<0>();
   __syncthreads();  // every warpgroup is done with the stages: the tile goes through them below
 
@@ -201,7 +232,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   if (p->splits > 1) {
     float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
+    for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const long long r = m0 + trow + (e >> 1) * 8, n = n0 + tcol + j * 8 + (e & 1);
@@ -211,13 +242,14 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     return;
   }
   // The epilogue through shared memory: each warp then stores whole rows, lane l columns l,
-  // l + 32, l + 64, l + 96, so one store instruction writes 32 consecutive elements (2 sectors)
-  // instead of 8 rows x 8 bytes, and the epilogue's loads (bias, residual) coalesce the same way.
-  // Rows padded to 136 floats: the float2 writes of a half-warp hit 16 distinct bank pairs.
+  // l + 32, ..., so one store instruction writes 32 consecutive elements (2 sectors) instead of
+  // 8 rows x 8 bytes, and the epilogue's loads (bias, residual) coalesce the same way. Rows
+  // padded to BN + 8 floats (8 banks apart): the float2 writes of a half-warp hit 16 distinct
+  // bank pairs.
   constexpr int LDT = BN + 8;
   float* const ts = reinterpret_cast<float*>(smem);
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < BN / 8; ++j) {
     *reinterpret_cast<float2*>(ts + trow * LDT + tcol + j * 8) = make_float2(acc[j * 4], acc[j * 4 + 1]);
     *reinterpret_cast<float2*>(ts + (trow + 8) * LDT + tcol + j * 8) = make_float2(acc[j * 4 + 2], acc[j * 4 + 3]);
   }
@@ -227,24 +259,25 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
 #pragma unroll 4
     for (int rr = w * 16; rr < w * 16 + 16; ++rr)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) Ops::store(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
+      for (int c = 0; c < BN / 32; ++c) Ops::store(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
   } else {
     for (int rr = w * 16; rr < w * 16 + 16; ++rr) {
       if (m0 + rr >= R) break;
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
+      for (int c = 0; c < BN / 32; ++c)
         if (n0 + lane + 32 * c < N) Ops::store(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
     }
   }
   __syncthreads();  // the next item's first loads overwrite the tile
 }
 
-// One work item with the launch's pipeline depth: 3 stages (two blocks per multiprocessor) or 4.
-template <class Ops>
+// One work item (a 128 x BN tile) with the launch's pipeline depth: 3 stages (two blocks per
+// multiprocessor) or 4.
+template <class Ops, int BN>
 __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char* smem) {
-  const int stages = grape_wgmma_stages_given();
-  if (stages == 3) grape_gemm_wgmma_tile<Ops, 3>(p, item, smem);
-  else if (stages >= 4) grape_gemm_wgmma_tile<Ops, 4>(p, item, smem);
+  const int stages = grape_wgmma_stages_given(GRAPE_WGMMA_STAGE_BYTES(BN));
+  if (stages == 3) grape_gemm_wgmma_tile<Ops, BN, 3>(p, item, smem);
+  else if (stages >= 4) grape_gemm_wgmma_tile<Ops, BN, 4>(p, item, smem);
   else __trap();  // scheduler::gemm_wgmma_shared_bytes never gives less than 3 stages
 }
 

@@ -52,6 +52,7 @@ void DeviceProgram::compile() {
     funcs_.push_back(modules_.back().function(jit::kKernelSymbol));
     tc_funcs_.push_back(nullptr);
     wide_funcs_.push_back(nullptr);
+    wgmma64_funcs_.push_back(nullptr);
     wide_failed_.push_back(false);
     if (s.launch.kind == jit::LaunchRule::MatrixProduct) {
       tc_funcs_.back() =
@@ -101,6 +102,14 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
                                            static_cast<int>(wgmma ? scheduler::gemm_wgmma_max_shared_bytes()
                                                                   : scheduler::gemm_wide_shared_bytes())),
           "cuFuncSetAttribute", "kernel " + jobs[i].name);
+      if (wgmma && specs_[k].launch.wgmma) {
+        CUfunction f64 =
+            modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWgmma64Suffix).c_str());
+        jit::check(jit::driver().cuFuncSetAttribute(f64, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                    static_cast<int>(scheduler::gemm_wgmma64_shared_bytes())),
+                   "cuFuncSetAttribute", "kernel " + jobs[i].name);
+        wgmma64_funcs_[k] = f64;
+      }
       wide_funcs_[k] = fn;
     } catch (const std::exception& e) {
       wide_failed_[k] = true;
@@ -185,7 +194,7 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
     if (!need_wide.empty()) build_wide(need_wide);
     for (size_t k = 0; k < specs_.size(); ++k) {
       scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count(), wgmma);
-      if (ld.wide && !wide_funcs_[k]) {  // its build failed: 64 x 64 tiles
+      if (ld.wide && (!wide_funcs_[k] || (ld.narrow && !wgmma64_funcs_[k]))) {  // build failed: 64 x 64 tiles
         scheduler::LaunchRule rule = specs_[k].launch;
         rule.allow_wide = false;
         ld = scheduler::launch_dims(rule, dims_, dev_.sm_count(), wgmma);
@@ -197,7 +206,10 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
         scratch_[k].fill_bytes(0, stream_.handle());
       }
       Launch& l = launches_[k];
-      l.function = ld.wide ? wide_funcs_[k] : ld.tensor_cores ? tc_funcs_[k] : funcs_[k];
+      l.function = ld.narrow         ? wgmma64_funcs_[k]
+                   : ld.wide         ? wide_funcs_[k]
+                   : ld.tensor_cores ? tc_funcs_[k]
+                                     : funcs_[k];
       l.grid = ld.grid;
       l.block = ld.block;
       l.shared_bytes = ld.shared_bytes;

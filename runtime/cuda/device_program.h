@@ -115,6 +115,9 @@ class DeviceProgram {
   // Matrix products' 128 x 128 tile entry points, built at the first bind that launches them
   // (build_wide); wide_failed_: that build failed (no NVRTC, say), so the kernel keeps 64 x 64.
   std::vector<CUfunction> wide_funcs_;
+  // The wide variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix) of kernels with
+  // LaunchRule::wgmma, when built for sm_90a; else null.
+  std::vector<CUfunction> wgmma64_funcs_;
   std::vector<bool> wide_failed_;
   ControlKernels control_;
   std::map<std::string, jit::DeviceBuffer> weights_;

@@ -256,6 +256,10 @@ const MatrixCase kMatrixCases[] = {
     {"wgmma ragged M N K gelu", "bf16", "gelu(linear(x, wt, b))", 2000, 520, 1000},
     {"wgmma K not 8-aligned: mma.sync", "f16", "linear(x, wt) + r", 2048, 100, 1024},
     {"wgmma view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1)", 8192, 256, 512, true},
+    // Too few 128 x 128 tiles: 128 x 64 wgmma tiles on Hopper (LaunchDims::narrow).
+    {"wgmma64 BERT b=1 shape", "f16", "linear(x, wt, b) + r", 128, 768, 768},
+    {"wgmma64 ragged M N K gelu", "bf16", "gelu(linear(x, wt, b))", 100, 200, 72},
+    {"wgmma64 view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1)", 256, 384, 200, true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),

@@ -241,7 +241,8 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_FALSE(d.wide);
   EXPECT_GT(d.splits, 1);
   // On Hopper (wgmma_device) the same wide tiles run gemm_wgmma.cuh: its larger shared memory.
-  EXPECT_NE(src.find("grape_gemm_wgmma<Ops>"), std::string::npos);
+  EXPECT_NE(src.find("grape_gemm_wgmma<Ops, 128>"), std::string::npos);
+  EXPECT_NE(src.find("grape_gemm_wgmma<Ops, 64>"), std::string::npos);
   EXPECT_TRUE(ks[0].launch.wgmma);
   d = scheduler::launch_dims(ks[0].launch, {{"B", 16}, {"S", 128}}, 132, true);
   EXPECT_TRUE(d.wide);
@@ -249,6 +250,14 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   // 96 tiles, one wave: one block per multiprocessor, 4 stages of 32 KB (+ 1 KB to align).
   EXPECT_EQ(d.shared_bytes, scheduler::gemm_wgmma_shared_bytes(scheduler::kGemmWgmmaStages));
   EXPECT_EQ(d.shared_bytes, 4u * 32768u + 1024u);
+  // b=1 on Hopper: 128 x 64 wgmma tiles (12), no K splits, 4 stages of (128 + 64) x 128 bytes.
+  d = scheduler::launch_dims(ks[0].launch, {{"B", 1}, {"S", 128}}, 132, true);
+  EXPECT_TRUE(d.wide);
+  EXPECT_TRUE(d.narrow);
+  EXPECT_EQ(d.grid, 12u);
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.shared_bytes, 4u * 192u * 128u + 1024u);
+  EXPECT_NE(src.find(std::string("grape_kernel") + jit::kWgmma64Suffix), std::string::npos);
   // b=32: 192 tiles, more than one wave, but K = 768: still one block.
   d = scheduler::launch_dims(ks[0].launch, {{"B", 32}, {"S", 128}}, 132, true);
   EXPECT_TRUE(d.wide);
@@ -268,6 +277,7 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_FALSE(r.cubin.empty());
   EXPECT_FALSE(r.has_warnings()) << r.log;
   EXPECT_NE(r.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), std::string::npos);
+  EXPECT_NE(r.ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
   EXPECT_NE(r.ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
 }
 
@@ -311,9 +321,11 @@ fn main(x: f16[B, 768]) -> (f16[B, 768], f16[B, 768]) {
     if (k.launch.kind != jit::LaunchRule::MatrixProduct) continue;
     ++products;
     EXPECT_FALSE(k.launch.wgmma) << k.source;
-    EXPECT_EQ(k.source.find("grape_gemm_wgmma<Ops"), std::string::npos);
+    EXPECT_EQ(k.source.find("grape_gemm_wgmma<Ops,"), std::string::npos);
     auto d = scheduler::launch_dims(k.launch, {{"B", 4096}}, 132, true);
     EXPECT_TRUE(d.wide);
+    EXPECT_FALSE(d.narrow);
+    EXPECT_FALSE(scheduler::launch_dims(k.launch, {{"B", 128}}, 132, true).narrow);
     EXPECT_EQ(d.shared_bytes, scheduler::gemm_wide_shared_bytes());
   }
   EXPECT_EQ(products, 2);
