@@ -51,7 +51,8 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
 }
 
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
-                             const std::function<std::string(Span)>& locate, std::vector<BundledKernel>* bundle,
+                             const std::function<std::string(Span)>& locate,
+                             std::vector<BundledKernel>* bundle,
                              const std::vector<std::string>& extra_sources) {
   CompileReport rep;
   rep.archs = archs;
@@ -68,6 +69,11 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
   // them at first use, for gemm_wide_target: sm_90a on Hopper), so a session without NVRTC gets
   // the same kernels as one with it. Keyed by the variant's own target.
   std::map<std::string, std::pair<std::vector<CompileJob>, std::vector<Item>>> wide;
+  auto describe = [&](const ir::Function& f, const KernelSpec& k, const std::string& suffix,
+                      const std::string& arch) {
+    return "entry '" + f.name + "', kernel " + k.name + suffix + " (" + ir::op_name(k.root->op) + " at " +
+           where(k.root->loc) + "), " + arch + ": ";
+  };
   for (const auto& f : m.functions) {
     std::vector<KernelSpec> ks;
     try {
@@ -81,14 +87,12 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       for (const auto& arch : archs) {
         auto& [jobs, items] = per_arch[arch];
         jobs.push_back({k.source, k.name});
-        items.push_back({"entry '" + f.name + "', kernel " + k.name + " (" + ir::op_name(k.root->op) +
-                         " at " + where(k.root->loc) + "), " + arch + ": "});
+        items.push_back({describe(f, k, "", arch)});
         if (bundle && k.launch.kind == LaunchRule::MatrixProduct) {
           const std::string target = scheduler::gemm_wide_target(arch);
           auto& [wjobs, witems] = wide[target];
           wjobs.push_back({wide_variant_source(k.source), k.name + kWideSuffix});
-          witems.push_back({"entry '" + f.name + "', kernel " + k.name + kWideSuffix + " (" +
-                            ir::op_name(k.root->op) + " at " + where(k.root->loc) + "), " + target + ": "});
+          witems.push_back({describe(f, k, kWideSuffix, target)});
         }
       }
     }
@@ -106,7 +110,8 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       }
       ++compiled;
       if (bundle && bundled.insert(jobs[i].source).second)
-        bundle->push_back({bundle_key(jobs[i].source, arch, {}), arch, outs[i].result.cubin, outs[i].result.ptx});
+        bundle->push_back(
+            {bundle_key(jobs[i].source, arch, {}), arch, outs[i].result.cubin, outs[i].result.ptx});
     }
   };
   for (const auto& arch : archs) {

@@ -182,8 +182,16 @@ int gemm_wgmma_stages() {
   return s;
 }
 
+namespace {
+// Mirrors GRAPE_WGMMA_STAGE_BYTES (jit/kernels/gemm_wgmma.cuh): A's 128 rows and W's bn rows of 128
+// bytes; plus 1024 bytes to align the stages for the swizzle.
+unsigned wgmma_shared_bytes(int stages, int bn) {
+  return static_cast<unsigned>(stages * (128 + bn) * 128 + 1024);
+}
+}  // namespace
+
 unsigned gemm_wgmma_shared_bytes(int stages) {
-  return std::max(static_cast<unsigned>(stages * 2 * 128 * 64 * 2 + 1024), gemm_wide_shared_bytes());
+  return std::max(wgmma_shared_bytes(stages, 128), gemm_wide_shared_bytes());
 }
 
 bool gemm_wgmma64_enabled() {
@@ -191,7 +199,7 @@ bool gemm_wgmma64_enabled() {
   return on;
 }
 
-unsigned gemm_wgmma64_shared_bytes() { return 4 * (128 + 64) * 128 + 1024; }
+unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(4, 64); }
 
 unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }
 
