@@ -62,6 +62,8 @@ SessionPtr open_session(grp_model* model, const Options& o, int device, bool ann
   so.device = device;
   so.max_loop_trips = o.max_loop_trips;
   so.timeout_seconds = o.timeout;
+  so.buckets = o.buckets.c_str();
+  so.graph_memory_bytes = o.graph_memory_mb * (int64_t{1} << 20);
   grp_session* raw = nullptr;
   check(grp_session_create(model, &so, &raw));
   SessionPtr session(raw);

@@ -138,6 +138,15 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.timeout = std::strtod(v.c_str(), &end);
         if (v.empty() || *end != '\0' || errno != 0 || !(o.timeout > 0) || o.timeout > 1e9)
           throw UsageError("--timeout expects a number of seconds > 0, got " + quoted(v));
+      } else if (a == "--buckets") {
+        std::string v = nonempty(next());
+        o.buckets += (o.buckets.empty() ? "" : ";") + v;
+      } else if (a == "--graph-memory") {
+        o.graph_memory_mb = parse_int(next(), a);
+        if (o.graph_memory_mb <= 0 || o.graph_memory_mb > (int64_t{1} << 30))
+          throw UsageError("--graph-memory expects a positive number of MiB");
+      } else if (a == "--shapes") {
+        o.shapes = nonempty(next());
       } else if (a == "--json")
         o.json = flag();
       else if (a == "--profile")

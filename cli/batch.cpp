@@ -29,7 +29,7 @@ const char* kBatchUsage =
     "                   [--devices all|0,1,...] [--threads N|auto] [--shard I/N] [--resume | --overwrite]\n"
     "                   [--outputs auto|inline|npy|npy-rows] [--quiet] [--json] [--max-loop-trips N] "
     "[--timeout S]\n"
-    "                   [--limit NAME=N]... [--bundle F]\n"
+    "                   [--limit NAME=N]... [--bundle F] [--buckets SPEC]... [--graph-memory MB]\n"
     "Runs the entry once for every line of the request file (JSONL: {\"id\": ..., \"inputs\": {NAME: nested\n"
     "array | scalar | {\"npy\": PATH}}}) and appends one result line per request to DIR/results.jsonl\n"
     "(id, line, status ok with its outputs or error with the reason, the call's size and time).\n"
@@ -47,7 +47,7 @@ const std::vector<std::string> kBatchFlags = {
     "-D",        "--entry",          "--weights",   "--random-weights", "--input",   "--output",
     "--backend", "--executor",       "--requests",  "--max-batch",      "--devices", "--threads",
     "--shard",   "--resume",         "--overwrite", "--outputs",        "--quiet",   "-q",
-    "--json",    "--max-loop-trips", "--timeout",   "--limit", "--bundle"};
+    "--json",    "--max-loop-trips", "--timeout",   "--limit", "--bundle", "--buckets", "--graph-memory"};
 
 namespace {
 

@@ -21,6 +21,7 @@
 #include "cli/args.h"
 #include "cli/auto_report.h"
 #include "cli/batch.h"
+#include "cli/bench_shapes.h"
 #include "cli/build_progress.h"
 #include "cli/interrupt.h"
 #include "cli/values.h"
@@ -64,7 +65,8 @@ const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
     "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
     "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
-    "                   [--limit NAME=N]... [--bundle F] [--profile]\n"
+    "                   [--limit NAME=N]... [--bundle F] [--profile] [--buckets SPEC]... [--graph-memory MB]\n"
+    "                   [--shapes NAME=LO:HI[:STEP]]\n"
     "Runs the entry repeatedly and reports min / median / p90 / p99 / mean latency (device time from\n"
     "CUDA events on the CUDA backend, wall time on the CPU), kernels launched and host\n"
     "synchronisations per call, and the device memory the session holds. --executor picks the CUDA\n"
@@ -78,14 +80,22 @@ const char* kBenchUsage =
     "with a CUDA event before and after each kernel launch and prints every kernel's device time per\n"
     "call, its share, grid, the bytes it reads and writes and the FLOPs of its matrix products (from\n"
     "the shapes), and the GB/s and TFLOP/s they give, longest first (in the --json object as\n"
-    "\"profile\"); docs/kernels.md.\n";
+    "\"profile\"); docs/kernels.md.\n"
+    "--shapes NAME=LO:HI[:STEP] runs the entry at every value of the symbolic dim NAME: the inputs\n"
+    "(given at HI or more) are cut to their first VALUE entries along the axes declared NAME, and each\n"
+    "value gets --warmup calls (the first timed on its own) and --iters timed calls; it prints the\n"
+    "latency per value and the CUDA graphs held (count, memory, graphs rewritten for new dims).\n"
+    "--buckets SPEC sets the shape buckets of the graph executor and of auto, e.g. S=pow2 (default),\n"
+    "S=exact, S=16,64,256 (upper edges), several separated by ';' or given as repeated --buckets;\n"
+    "--graph-memory MB caps the device memory of the graphs held (least recently used evicted;\n"
+    "default 1024). docs/execution.md, \"Shape buckets\".\n";
 
 const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
     "                 [--executor eager|graph|auto] [--max-loop-trips N] [--timeout SECONDS]\n"
-    "                 [--limit NAME=N]... [--bundle F]\n"
+    "                 [--limit NAME=N]... [--bundle F] [--buckets SPEC]... [--graph-memory MB]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"
     "DIR/out1.npy, ... in return order, and any other outN.npy in DIR (from an earlier run) is\n"
@@ -366,6 +376,7 @@ void print_profile(const std::vector<ProfiledKernel>& ks, int64_t runs) {
 
 // Latency of repeated runs: device time (CUDA events) on the CUDA backend, wall time on the CPU.
 int cmd_bench(const Options& o) {
+  if (!o.shapes.empty()) return cmd_bench_shapes(o);
   if (o.iters <= 0) throw UsageError("--iters must be positive");
   if (o.profile && o.executor == "graph")
     throw UsageError(
@@ -521,12 +532,13 @@ int main_impl(int argc, char** argv) {
     usage = kBenchUsage;
     allowed = {"-D",         "--entry",  "--weights", "--random-weights", "--input",          "--backend",
                "--executor", "--warmup", "--iters",   "--json",           "--max-loop-trips", "--timeout",
-               "--limit",    "--bundle", "--profile"};
+               "--limit",    "--bundle", "--profile", "--buckets",        "--graph-memory",   "--shapes"};
     fn = cmd_bench;
   } else if (cmd == "run") {
     usage = kRunUsage;
     allowed = {"-D",        "--entry",    "--weights",        "--random-weights", "--input", "--output",
-               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit", "--bundle"};
+               "--backend", "--executor", "--max-loop-trips", "--timeout",        "--limit", "--bundle",
+               "--buckets", "--graph-memory"};
     fn = cmd_run;
   } else if (cmd == "batch") {
     usage = kBatchUsage;

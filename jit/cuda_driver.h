@@ -64,6 +64,8 @@ namespace grape::jit {
   X(cuGraphConditionalHandleCreate, "cuGraphConditionalHandleCreate")                    \
   X(cuGraphInstantiate, "cuGraphInstantiateWithFlags")                                   \
   X(cuGraphLaunch, "cuGraphLaunch")                                                      \
+  X(cuGraphUpload, "cuGraphUpload")                                                      \
+  X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2")                 \
   X(cuGraphExecDestroy, "cuGraphExecDestroy")
 
 struct Driver {

@@ -296,6 +296,8 @@ void Session::Impl::refresh_stats() {
   r.kernels_from_cache = g.kernels_from_cache;
   r.graph_launches = g.graph_launches;
   r.graphs = g.graphs;
+  r.graph_bytes = g.graph_bytes;
+  r.graph_updates = g.graph_updates;
   r.param_uploads = g.param_uploads;
   r.executor = gpu->last_executor();
   r.auto_state = gpu->auto_state();
@@ -346,6 +348,13 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
                     " weights but none are loaded; load a safetensors file or use random weights");
   impl_->control =
       std::make_unique<RunControl>(resolve_max_loop_trips(options.max_loop_trips), options.timeout_seconds);
+  // Checked on every backend, so that a bad spec fails where it is written, not on a GPU machine.
+  cuda::GraphOptions graph_options;
+  graph_options.buckets = ShapeBuckets::parse(options.buckets);
+  if (options.graph_memory_bytes < 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "graph memory budget " + std::to_string(options.graph_memory_bytes) + " is negative");
+  graph_options.memory_budget = static_cast<size_t>(options.graph_memory_bytes);
   impl_->model = model;
   impl_->fn = fn;
   impl_->weights = model->weights();
@@ -373,7 +382,7 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
                                            std::to_string(jit::Device::count()) + " found)");
     std::shared_ptr<const Model> model = impl_->model;
     impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device, *impl_->control,
-                                     [model](const Span& s) { return model->position(s); });
+                                     [model](const Span& s) { return model->position(s); }, graph_options);
     impl_->backend = "cuda";
     impl_->executor = impl_->gpu->name();
   }

@@ -92,6 +92,11 @@ struct SessionOptions {
   // executor only before it writes the first state; the graph executor checks it only before
   // launching its graph).
   double timeout_seconds = 0;
+  // CUDA graph executor (and auto): shape buckets per symbolic dim, "S=pow2;T=16,64,256;B=exact"
+  // (runtime/shape_buckets.h; "" : every dim pow2), and the device memory its instantiated graphs
+  // may hold before the least recently used is evicted (0: GraphOptions::kDefaultMemoryBudget).
+  std::string buckets = "";
+  int64_t graph_memory_bytes = 0;
 };
 
 // What the last run did (CUDA backend; the CPU backend reports zeros except `backend`).
@@ -105,6 +110,8 @@ struct RunStats {
   size_t kernels_compiled = 0, kernels_from_cache = 0;
   int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
   size_t graphs = 0;           // instantiated CUDA graphs held
+  size_t graph_bytes = 0;      // device memory they took
+  int64_t graph_updates = 0;   // 1 when the run rewrote its graph's nodes for new dims (same bucket)
   int64_t param_uploads = 0;   // parameter-block uploads in the run (0 or 1)
   // The executor that ran the call: "cpu", "eager" or "graph" (an "auto" session before its first
   // call: "auto").

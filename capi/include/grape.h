@@ -246,6 +246,17 @@ typedef struct grp_session_options {
    * eager, until the run writes its first state: then it runs to the end); the CUDA graph executor
    * checks it only before launching its graph. */
   double timeout_seconds;
+  /* Appended with shape buckets (zero: the default): */
+  /* CUDA graph executor and "auto": shape buckets per symbolic dim, "S=pow2;T=16,64,256;B=exact"
+   * (pow2: 1, 2, 3..4, 5..8, ...; exact: one graph per value; a list: upper edges, pow2 above the
+   * last). One instantiated graph serves every call whose dims fall in its bucket (a call with
+   * other dims rewrites the graph's nodes, no new graph), and "auto" decides per bucket. NULL or
+   * "": every dim pow2. A bad spec: GRP_ERR_INVALID_ARGUMENT (on every backend). */
+  const char* buckets;
+  /* Device memory the instantiated graphs may hold before the least recently used one is
+   * evicted (it is rebuilt from the plan when its bucket comes back). 0: 1 GiB; negative:
+   * GRP_ERR_INVALID_ARGUMENT. */
+  int64_t graph_memory_bytes;
 } grp_session_options;
 
 /* Sets the first `struct_size` bytes of *opts to the defaults, and opts->struct_size to
@@ -416,6 +427,9 @@ typedef struct grp_run_stats {
    * calls each)", "eager (the graph executor is unavailable: ...)"; "" for the other executors
    * and the CPU backend. Valid until the session's next run. */
   const char* auto_state;
+  /* Appended with shape buckets: */
+  size_t graph_bytes;     /* device memory the session's instantiated graphs took */
+  int64_t graph_updates;  /* 1 when the run rewrote its bucket's graph for new dims (no new graph) */
 } grp_run_stats;
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);

@@ -153,6 +153,8 @@ grp_error* grp_session_create(grp_model* m, const grp_session_options* opts, grp
     so.device = o.device;
     so.max_loop_trips = o.max_loop_trips;
     so.timeout_seconds = o.timeout_seconds;
+    so.buckets = o.buckets ? o.buckets : "";
+    so.graph_memory_bytes = o.graph_memory_bytes;
     auto s = std::make_unique<grp_session>();
     s->session = std::make_unique<Session>(m->model, so);
     s->entry = o.entry && *o.entry ? o.entry : "main";
@@ -308,6 +310,8 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     // The session keeps the last run's statistics until its next run.
     if (covers(offsetof(grp_run_stats, auto_state), sizeof(const char*)))
       out->auto_state = r.auto_state.c_str();
+    if (covers(offsetof(grp_run_stats, graph_bytes), sizeof(size_t))) out->graph_bytes = r.graph_bytes;
+    if (covers(offsetof(grp_run_stats, graph_updates), sizeof(int64_t))) out->graph_updates = r.graph_updates;
   });
 }
 

@@ -9,11 +9,11 @@
 namespace grape::cuda {
 
 AutoExecutor::AutoExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control,
-                           AutoSchedule schedule)
-    : Executor(std::move(program), control), policy_(schedule) {
+                           const GraphOptions& graph, AutoSchedule schedule)
+    : Executor(std::move(program), control), buckets_(graph.buckets), policy_(schedule) {
   eager_ = std::make_unique<EagerExecutor>(program_, control_);
   try {
-    graph_ = std::make_unique<GraphExecutor>(program_, control_);
+    graph_ = std::make_unique<GraphExecutor>(program_, control_, graph);
   } catch (const Error& e) {
     // A driver without conditional graph nodes: the session still runs, eager.
     if (e.code() != ErrorCode::Unsupported) throw;
@@ -31,6 +31,7 @@ void AutoExecutor::take_stats(const Executor& ran) {
   stats_ = ran.stats();
   stats_.graphs = graph_ ? graph_->stats().graphs : 0;
   stats_.graph_build_ms = graph_ ? graph_->stats().graph_build_ms : 0;
+  stats_.graph_bytes = graph_ ? graph_->stats().graph_bytes : 0;
   last_ = ran.name();
 }
 
@@ -49,7 +50,7 @@ double AutoExecutor::timed_run(Executor& e, const std::vector<Tensor>& inputs,
 
 std::vector<Tensor> AutoExecutor::run(const std::vector<Tensor>& inputs,
                                       const std::map<std::string, int64_t>& dims) {
-  const std::string bucket = bucket_of(dims);
+  const std::string bucket = buckets_.key(dims);
   Pick pick = profiling_ ? Pick::Eager : policy_.next(bucket);
   if (pick == Pick::Graph && !graph_) pick = Pick::Eager;  // the policy says so already
   auto fail = [&](const Executor& ran) {

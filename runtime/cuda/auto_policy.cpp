@@ -24,13 +24,6 @@ std::string ms(double x) {
 
 const char* pick_name(Pick p) { return p == Pick::Graph ? "graph" : "eager"; }
 
-std::string bucket_of(const std::map<std::string, int64_t>& dims) {
-  std::string key;
-  for (const auto& [name, value] : dims)
-    key += (key.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-  return key;
-}
-
 AutoPolicy::AutoPolicy(AutoSchedule schedule) : schedule_(schedule) {
   // A schedule without timed calls could not decide anything; without warm-up it is allowed.
   schedule_.warmup_calls = std::max(0, schedule_.warmup_calls);

@@ -33,9 +33,6 @@ struct AutoSchedule {
   int calls_to_decide() const { return 2 * (warmup_calls + timed_calls); }
 };
 
-// Until shape buckets exist, a bucket is one binding of the entry's symbolic dims (what a graph
-// is built for): "B=2, S=4" ("" without symbolic dims).
-std::string bucket_of(const std::map<std::string, int64_t>& dims);
 
 class AutoPolicy {
  public:

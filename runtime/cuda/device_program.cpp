@@ -181,8 +181,11 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
     bound_ = true;
     layout_ = scheduler::plan_arena(plan_, dims_);
     if (layout_.size > arena_.size()) {
+      std::map<std::string, int64_t> top = dims_;
+      for (auto& [name, value] : top) value = std::max(value, buckets_.bucket(name, value).hi);
+      size_t size = std::max(layout_.size, scheduler::plan_arena(plan_, top).size);
       arena_ = jit::DeviceBuffer();  // free first: the old arena's bytes count towards the new one's limit
-      arena_ = jit::DeviceBuffer(dev_, layout_.size, "the arena of " + f_.name);
+      arena_ = jit::DeviceBuffer(dev_, size, "the arena of " + f_.name);
       ++generation_;
     }
     const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());

@@ -22,6 +22,7 @@
 #include "jit/kernel_spec.h"
 #include "runtime/cuda/control_kernels.h"
 #include "runtime/cuda/executor.h"
+#include "runtime/shape_buckets.h"
 #include "runtime/tensor.h"
 #include "scheduler/arena.h"
 #include "scheduler/fusion.h"
@@ -53,7 +54,11 @@ class DeviceProgram {
   const ControlKernels& control() const { return control_; }
 
   // Binds the symbol values of a run (see above). Returns true when it uploaded the blocks.
+  // When the arena must grow, it grows to what the top of the dims' shape buckets needs, so that
+  // the other calls of those buckets neither reallocate it nor invalidate addresses baked into
+  // graphs.
   bool bind(const std::map<std::string, int64_t>& dims);
+  void set_buckets(const ShapeBuckets& buckets) { buckets_ = buckets; }
   const std::map<std::string, int64_t>& dims() const { return dims_; }
   // Changes whenever a storage's device address changes (arena regrown, a state reallocated):
   // anything that baked addresses in (a CUDA graph) must be rebuilt.
@@ -126,6 +131,7 @@ class DeviceProgram {
   size_t num_dim_values_ = 0;
 
   std::map<std::string, int64_t> dims_;
+  ShapeBuckets buckets_;
   bool bound_ = false;
   uint64_t generation_ = 1;
   scheduler::ArenaLayout layout_;

@@ -19,7 +19,8 @@ ProfileReport Executor::profile() const { return {}; }
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,
                                         const RunControl& control,
-                                        std::function<SourcePosition(const Span&)> locate) {
+                                        std::function<SourcePosition(const Span&)> locate,
+                                        const GraphOptions& graph) {
   if (kind != "auto" && kind != "eager" && kind != "graph")
     throw Error(ErrorCode::Unsupported,
                 "executor \"" + kind + "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
@@ -30,8 +31,9 @@ std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Funct
                     jit::driver().library_path + " lacks " + jit::driver().missing_graph_symbol);
   auto program = std::make_shared<DeviceProgram>(f, weights, device);
   program->set_locator(std::move(locate));
-  if (kind == "graph") return std::make_unique<GraphExecutor>(std::move(program), control);
-  if (kind == "auto") return std::make_unique<AutoExecutor>(std::move(program), control);
+  program->set_buckets(graph.buckets);
+  if (kind == "graph") return std::make_unique<GraphExecutor>(std::move(program), control, graph);
+  if (kind == "auto") return std::make_unique<AutoExecutor>(std::move(program), control, graph);
   return std::make_unique<EagerExecutor>(std::move(program), control);
 }
 

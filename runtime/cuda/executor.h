@@ -20,6 +20,7 @@
 #include "runtime/auto_decision.h"
 #include "runtime/kernel_profile.h"
 #include "runtime/run_control.h"
+#include "runtime/shape_buckets.h"
 #include "runtime/tensor.h"
 
 namespace grape::cuda {
@@ -31,12 +32,24 @@ struct RunStats {
   int64_t param_uploads = 0;   // parameter-block uploads in the last run (0 when nothing changed)
   int64_t graph_launches = 0;  // graph executor: graphs launched in the last run
   size_t graphs = 0;           // graph executor: instantiated graphs held
+  size_t graph_bytes = 0;      // graph executor: device memory those graphs took (see GraphOptions)
+  int64_t graph_updates = 0;   // graph executor: 1 when the last run rewrote its graph's nodes
   double graph_build_ms = 0;   // graph executor: building and instantiating them, in total
   double device_ms = 0;        // the last run's time on the stream, measured with CUDA events
   size_t device_bytes = 0;     // device memory held: weights, state, arena, parameter blocks, scratch
   double compile_ms = 0;       // time to build the kernels at construction (NVRTC or the cache)
   size_t kernels_compiled = 0;
   size_t kernels_from_cache = 0;
+};
+
+// How the graph executor files and keeps its graphs (docs/execution.md, "Shape buckets").
+struct GraphOptions {
+  ShapeBuckets buckets;  // one graph per bucket of the entry's symbolic dims (default pow2)
+  // Instantiated graphs are evicted least recently used first when the device memory they took
+  // (free-memory difference around instantiation and upload) exceeds this; 0: the default.
+  size_t memory_budget = 0;
+  static constexpr size_t kDefaultMemoryBudget = size_t{1} << 30;
+  size_t budget() const { return memory_budget ? memory_budget : kDefaultMemoryBudget; }
 };
 
 class DeviceProgram;
@@ -92,6 +105,7 @@ class Executor {
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,
                                         const RunControl& control,
-                                        std::function<SourcePosition(const Span&)> locate = {});
+                                        std::function<SourcePosition(const Span&)> locate = {},
+                                        const GraphOptions& graph = {});
 
 }  // namespace grape::cuda

@@ -6,20 +6,26 @@
 #include <cstring>
 #include <list>
 
+#include "base/error.h"
 #include "jit/cuda_driver.h"
 #include "runtime/cuda/device_program.h"
-#include "base/error.h"
 
 namespace grape::cuda {
 namespace {
 
-// One instantiated graph and what it was built for.
+// One instantiated graph: the graph of a shape bucket, and the binding its nodes hold now.
 struct Built {
+  std::string bucket;
   std::map<std::string, int64_t> dims;
   uint64_t generation = 0;
   std::vector<unsigned char> blocks;  // the parameter blocks its kernel nodes hold (by value)
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
+  // Every kernel node and conditional handle in the order add_steps creates them: an update walks
+  // the plan in the same order and rewrites node k with what build would have given it.
+  std::vector<CUgraphNode> nodes;
+  std::vector<CUgraphConditionalHandle> handles;
+  size_t bytes = 0;          // device memory instantiating and uploading it took
   int64_t kernel_nodes = 0;  // outside loops (loop bodies are counted per trip after a run)
 
   Built() = default;
@@ -28,6 +34,9 @@ struct Built {
   ~Built() {
     if (exec) jit::driver().cuGraphExecDestroy(exec);
     if (graph) jit::driver().cuGraphDestroy(graph);
+  }
+  bool holds(const DeviceProgram& p) const {
+    return dims == p.dims() && generation == p.generation() && blocks == p.host_blocks();
   }
 };
 
@@ -45,14 +54,20 @@ struct GraphExecutor::Impl {
   DeviceProgram& p;
   RunStats& stats;
   const RunControl& control;
+  GraphOptions options;
   jit::Event start, stop;
   jit::DeviceBuffer counters;
   jit::PinnedBuffer counters_host;
   std::list<std::unique_ptr<Built>> graphs;  // most recently used first
   std::vector<int64_t> body_kernels;         // per loop: kernel nodes in one trip
+  // While add_steps runs: the graph it builds (nodes are created and recorded) or, when
+  // `updating`, the graph whose recorded nodes it rewrites (nothing is created).
+  Built* target = nullptr;
+  bool updating = false;
+  size_t next_node = 0, next_handle = 0;
 
-  Impl(DeviceProgram& program, RunStats& s, const RunControl& c)
-      : p(program), stats(s), control(c), start(p.device()), stop(p.device()) {
+  Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
+      : p(program), stats(s), control(c), options(o), start(p.device()), stop(p.device()) {
     size_t n = std::max<size_t>(1, p.plan().loops.size());
     counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
     counters_host = jit::PinnedBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
@@ -61,6 +76,7 @@ struct GraphExecutor::Impl {
 
   CUdeviceptr counter(size_t loop) const { return counters.ptr() + loop * sizeof(LoopCounters); }
 
+  // Adds a kernel node after `prev` (build), or rewrites the next recorded one (update).
   CUgraphNode kernel_node(CUgraph g, CUgraphNode prev, CUfunction fn, unsigned grid, unsigned block,
                           unsigned shared, void** args, const std::string& what) {
     CUDA_KERNEL_NODE_PARAMS kp;
@@ -72,9 +88,19 @@ struct GraphExecutor::Impl {
     kp.blockDimY = kp.blockDimZ = 1;
     kp.sharedMemBytes = shared;
     kp.kernelParams = args;
+    const jit::Driver& d = jit::driver();
+    if (updating) {
+      if (next_node >= target->nodes.size())
+        throw Error(ErrorCode::Internal, "graph update: the plan has more kernel nodes than the graph");
+      CUgraphNode node = target->nodes[next_node++];
+      jit::check(d.cuGraphExecKernelNodeSetParams(target->exec, node, &kp), "cuGraphExecKernelNodeSetParams",
+                 what);
+      return node;
+    }
     CUgraphNode node = nullptr;
-    jit::check(jit::driver().cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp),
+    jit::check(d.cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp),
                "cuGraphAddKernelNode", what);
+    target->nodes.push_back(node);
     return node;
   }
 
@@ -95,8 +121,8 @@ struct GraphExecutor::Impl {
           break;
         }
         case scheduler::Step::Kind::Copy: {
+          // A copy of 0 bytes keeps its node: the topology must not depend on the dims.
           size_t bytes = p.bytes(s.dst);
-          if (bytes == 0) break;
           CUdeviceptr dst = p.address(s.dst), src = p.address(s.src);
           CUdeviceptr pred = s.pred == ir::kNoValue ? 0 : p.address(p.plan().storage(s.pred));
           unsigned long long n = bytes;
@@ -116,10 +142,17 @@ struct GraphExecutor::Impl {
   CUgraphNode add_loop(CUgraph g, size_t index, CUgraphNode prev, int64_t& kernels) {
     const scheduler::LoopPlan& l = p.plan().loops[index];
     std::string what = "the loop " + p.where(l.op);
-    const jit::Driver& d = jit::driver();
+    // The handle is created first: the entry kernel before the node sets it.
     CUgraphConditionalHandle handle = 0;
-    jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
-               "cuGraphConditionalHandleCreate", what);
+    CUgraph body = nullptr;
+    const bool build = !updating;
+    if (build) {
+      jit::check(jit::driver().cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
+                 "cuGraphConditionalHandleCreate", what);
+      target->handles.push_back(handle);
+    } else {
+      handle = target->handles.at(next_handle++);
+    }
     // A loop without a bound gets the session's trip cap (fixed for the session's life, so the
     // graph may keep it), passed as a negative bound (see grape_loop_next).
     long long max = l.max_trips >= 0 ? l.max_trips : -control.max_loop_trips();
@@ -128,18 +161,19 @@ struct GraphExecutor::Impl {
     void* enter_args[] = {&handle, &init, &trips, &max};
     prev = kernel_node(g, prev, p.control().loop_enter, 1, 1, 0, enter_args, what + " (entry)");
     ++kernels;
-
-    CUgraphNodeParams np;
-    std::memset(&np, 0, sizeof np);
-    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-    np.conditional.handle = handle;
-    np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
-    np.conditional.size = 1;
-    np.conditional.ctx = p.device().context();  // must be the handle's context (null is refused)
     CUgraphNode node = nullptr;
-    jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional WHILE)",
-               what);
-    CUgraph body = np.conditional.phGraph_out[0];
+    if (build) {
+      CUgraphNodeParams np;
+      std::memset(&np, 0, sizeof np);
+      np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+      np.conditional.handle = handle;
+      np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+      np.conditional.size = 1;
+      np.conditional.ctx = p.device().context();  // must be the handle's context (null is refused)
+      jit::check(jit::driver().cuGraphAddNode(&node, g, &prev, nullptr, 1, &np),
+                 "cuGraphAddNode (conditional WHILE)", what);
+      body = np.conditional.phGraph_out[0];
+    }
     int64_t in_body = 0;
     CUgraphNode last = add_steps(body, l.body, nullptr, in_body);
     void* next_args[] = {&handle, &cond, &trips, &max, &capped};
@@ -166,47 +200,86 @@ struct GraphExecutor::Impl {
     const auto& steps = p.plan().steps;
     const jit::Driver& d = jit::driver();
     const std::string what = "the commit phase of " + p.function().name;
+    const bool build = !updating;
     CUgraphConditionalHandle handle = 0;
-    jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
-               "cuGraphConditionalHandleCreate", what);
+    if (build) {
+      jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
+                 "cuGraphConditionalHandleCreate", what);
+      target->handles.push_back(handle);
+    } else {
+      handle = target->handles.at(next_handle++);
+    }
     CUdeviceptr capped = counters.ptr() + offsetof(LoopCounters, capped);
     unsigned loops = static_cast<unsigned>(p.plan().loops.size()), stride = sizeof(LoopCounters) / 4;
     void* args[] = {&handle, &capped, &loops, &stride};
     prev = kernel_node(g, prev, p.control().commit_gate, 1, 1, 0, args, what + " (gate)");
     ++kernels;
-    CUgraphNodeParams np;
-    std::memset(&np, 0, sizeof np);
-    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-    np.conditional.handle = handle;
-    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
-    np.conditional.size = 1;
-    np.conditional.ctx = p.device().context();
     CUgraphNode node = nullptr;
-    jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional IF)", what);
-    add_steps(np.conditional.phGraph_out[0], steps, nullptr, kernels, commit);
+    CUgraph body = nullptr;
+    if (build) {
+      CUgraphNodeParams np;
+      std::memset(&np, 0, sizeof np);
+      np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+      np.conditional.handle = handle;
+      np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+      np.conditional.size = 1;
+      np.conditional.ctx = p.device().context();
+      jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional IF)", what);
+      body = np.conditional.phGraph_out[0];
+    }
+    add_steps(body, steps, nullptr, kernels, commit);
     return node;
   }
 
-  std::unique_ptr<Built> build() {
-    auto t0 = std::chrono::steady_clock::now();
-    auto b = std::make_unique<Built>();
-    b->dims = p.dims();
-    b->generation = p.generation();
-    b->blocks = p.host_blocks();
-    const jit::Driver& d = jit::driver();
-    jit::check(d.cuGraphCreate(&b->graph, 0), "cuGraphCreate", "the graph of " + p.function().name);
+  // Walks the plan: builds target's graph, or (updating) rewrites its nodes for the binding now.
+  void walk_plan(Built& b) {
+    target = &b;
+    next_node = next_handle = 0;
+    b.kernel_nodes = 0;
     const auto& steps = p.plan().steps;
     const size_t commit = p.plan().first_state_write;
     if (commit > 0 && commit < steps.size() && may_hit_cap(steps, commit)) {
-      CUgraphNode last = add_steps(b->graph, steps, nullptr, b->kernel_nodes, 0, commit);
-      add_gated_commit(b->graph, last, b->kernel_nodes, commit);
+      CUgraphNode last = add_steps(b.graph, steps, nullptr, b.kernel_nodes, 0, commit);
+      add_gated_commit(b.graph, last, b.kernel_nodes, commit);
     } else {
-      add_steps(b->graph, steps, nullptr, b->kernel_nodes);
+      add_steps(b.graph, steps, nullptr, b.kernel_nodes);
     }
-    CUresult r = d.cuGraphInstantiate(&b->exec, b->graph, 0);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && graphs.size() > 0) {
+    if (updating && (next_node != b.nodes.size() || next_handle != b.handles.size()))
+      throw Error(ErrorCode::Internal, "graph update: the plan has fewer nodes than the graph");
+    b.dims = p.dims();
+    b.generation = p.generation();
+    b.blocks = p.host_blocks();
+  }
+
+  size_t free_device_memory() const {
+    size_t free = 0, total = 0;
+    jit::check(jit::driver().cuMemGetInfo(&free, &total), "cuMemGetInfo", "measuring a graph's memory");
+    return free;
+  }
+
+  std::unique_ptr<Built> build(const std::string& bucket) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto b = std::make_unique<Built>();
+    b->bucket = bucket;
+    const jit::Driver& d = jit::driver();
+    jit::check(d.cuGraphCreate(&b->graph, 0), "cuGraphCreate", "the graph of " + p.function().name);
+    updating = false;
+    walk_plan(*b);
+    auto instantiate = [&] {
+      size_t before = free_device_memory();
+      CUresult r = d.cuGraphInstantiate(&b->exec, b->graph, 0);
+      // Uploading now moves the first launch's setup out of the run and makes the memory count.
+      if (r == CUDA_SUCCESS) r = d.cuGraphUpload(b->exec, p.stream());
+      size_t after = free_device_memory();
+      b->bytes = before > after ? before - after : 0;
+      return r;
+    };
+    CUresult r = instantiate();
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !graphs.empty()) {
+      if (b->exec) d.cuGraphExecDestroy(b->exec);
+      b->exec = nullptr;
       graphs.clear();  // evict every other graph and try once more
-      r = d.cuGraphInstantiate(&b->exec, b->graph, 0);
+      r = instantiate();
     }
     jit::check(r, "cuGraphInstantiate", "the graph of " + p.function().name);
     stats.graph_build_ms +=
@@ -214,26 +287,56 @@ struct GraphExecutor::Impl {
     return b;
   }
 
-  Built& graph_for_binding() {
-    for (auto it = graphs.begin(); it != graphs.end(); ++it) {
-      // The kernel nodes hold their parameter blocks by value, so a graph serves only the blocks it
-      // was built with (a state given a new buffer changes them without changing dims).
-      if ((*it)->dims == p.dims() && (*it)->generation == p.generation() &&
-          (*it)->blocks == p.host_blocks()) {
-        graphs.splice(graphs.begin(), graphs, it);
-        return *graphs.front();
-      }
+  // Rewrites g's nodes for the binding now; false when the driver refused (the caller rebuilds).
+  bool update(Built& g) {
+    auto t0 = std::chrono::steady_clock::now();
+    updating = true;
+    bool ok = true;
+    try {
+      walk_plan(g);
+    } catch (const Error&) {
+      ok = false;
     }
-    // Addresses baked into older graphs are gone with their generation.
-    graphs.remove_if([&](const std::unique_ptr<Built>& g) { return g->generation != p.generation(); });
-    auto built = build();
-    graphs.push_front(std::move(built));
-    while (graphs.size() > kMaxGraphs) graphs.pop_back();
+    updating = false;
+    stats.graph_build_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return ok;
+  }
+
+  size_t held_bytes() const {
+    size_t n = 0;
+    for (const auto& g : graphs) n += g->bytes;
+    return n;
+  }
+
+  Built& graph_for_binding() {
+    const std::string bucket = options.buckets.key(p.dims());
+    stats.graph_updates = 0;
+    for (auto it = graphs.begin(); it != graphs.end(); ++it) {
+      if ((*it)->bucket != bucket) continue;
+      graphs.splice(graphs.begin(), graphs, it);
+      Built& g = *graphs.front();
+      // The kernel nodes hold their parameter blocks by value, so the graph serves the binding it
+      // was last set up for; any other binding of the bucket (dims, a state given a new buffer,
+      // the arena regrown) rewrites them.
+      if (g.holds(p)) return g;
+      if (update(g)) {
+        stats.graph_updates = 1;
+        return g;
+      }
+      graphs.pop_front();  // refused: built again below
+      break;
+    }
+    graphs.push_front(build(bucket));
+    // Least recently used first, never the one just built.
+    while (graphs.size() > 1 && (graphs.size() > kMaxGraphs || held_bytes() > options.budget()))
+      graphs.pop_back();
     return *graphs.front();
   }
 };
 
-GraphExecutor::GraphExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control)
+GraphExecutor::GraphExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control,
+                             const GraphOptions& options)
     : Executor(std::move(program), control) {
   const jit::Driver& d = jit::driver();
   if (!d.has_graphs())
@@ -241,7 +344,7 @@ GraphExecutor::GraphExecutor(std::shared_ptr<DeviceProgram> program, const RunCo
                 "executor \"graph\" needs CUDA graphs with conditional nodes (a CUDA 12.4 or "
                 "newer driver); the driver " +
                     d.library_path + " lacks " + d.missing_graph_symbol);
-  impl_ = std::make_unique<Impl>(*program_, stats_, control_);
+  impl_ = std::make_unique<Impl>(*program_, stats_, control_, options);
 }
 
 GraphExecutor::~GraphExecutor() = default;
@@ -285,6 +388,7 @@ std::vector<Tensor> GraphExecutor::run(const std::vector<Tensor>& inputs,
   stats_.device_ms = m.stop.elapsed_ms_since(m.start);
   stats_.device_bytes = p.device_bytes();
   stats_.graphs = m.graphs.size();
+  stats_.graph_bytes = m.held_bytes();
   // Kernels run: the graph's top level plus, per loop, its body times the trips of its last
   // execution (exact unless loops nest).
   stats_.kernels = g.kernel_nodes;

@@ -12,9 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "runtime/model.h"
+#include "runtime/shape_buckets.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace grape {
@@ -183,6 +185,90 @@ fn main(x: f16[M, 256]) -> f16[M, 512] {
 }
 
 // A loop without `max` stops at the run-time cap with an error, and the session stays usable.
+// Shape buckets: one graph per bucket of S (pow2 by default), rewritten in place when a call
+// brings other dims of the same bucket; every call compared with the CPU. Prefill has no loops;
+// generate's loops are conditional WHILE nodes, whose body nodes are rewritten too.
+TEST(GraphExecutor, ShapeBucketsServeChangingDimsWithOneGraphEach) {
+  REQUIRE_GPU();
+  auto m = tiny_gpt2();
+  Session cpu(m, SessionOptions{"prefill", "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{"prefill", "cuda", "graph", 0});
+  ShapeBuckets pow2;
+  std::set<std::string> buckets;
+  std::map<std::string, int64_t> last_of_bucket;
+  int c = 0;
+  for (int64_t s : {5, 6, 7, 8, 5, 5, 3, 4, 1, 2, 8, 12, 16, 9, 33, 64, 40}) {
+    std::string at = "prefill S=" + std::to_string(s) + " (call " + std::to_string(c) + ")";
+    Inputs in = {{"ids", sample(DType::I32, {1, s}, 40 + static_cast<uint32_t>(c++), 128)}};
+    auto a = cpu.run(in);
+    auto b = gpu.run(in);
+    expect_close(a[0], b[0], at);
+    std::string key = pow2.key({{"B", 1}, {"S", s}});
+    bool seen = buckets.count(key) > 0;
+    bool same_dims = seen && last_of_bucket[key] == s;
+    buckets.insert(key);
+    last_of_bucket[key] = s;
+    RunStats st = gpu.last_run_stats();
+    EXPECT_EQ(st.graphs, buckets.size()) << at;
+    EXPECT_EQ(st.graph_updates, seen && !same_dims ? 1 : 0) << at;
+    EXPECT_EQ(st.graph_launches, 1) << at;
+    EXPECT_EQ(st.host_syncs, 0) << at;
+  }
+  EXPECT_EQ(buckets.size(), 7u);  // 1, 2, 3..4, 5..8, 9..16, 33..64 and 17..32 never used: 1,2,3-4,5-8,9-16,33-64 + ...
+  for (const auto& st : cpu.states()) expect_close(cpu.state(st.name), gpu.state(st.name), "state " + st.name);
+
+  // generate: a bucket of prompt lengths 3..4 (and B = 2) serves both lengths with one graph.
+  Session cpu_g(m, SessionOptions{"generate", "cpu", "auto", 0});
+  Session gpu_g(m, SessionOptions{"generate", "cuda", "graph", 0});
+  c = 0;
+  for (int64_t s : {3, 4, 3, 4, 4}) {
+    std::string at = "generate S=" + std::to_string(s) + " (call " + std::to_string(c) + ")";
+    Inputs in = {{"prompt", sample(DType::I32, {2, s}, 60 + static_cast<uint32_t>(c), 128)},
+                 {"max_new", Tensor::scalar_i32(5 + c % 3)}};
+    auto a = cpu_g.run(in);
+    auto b = gpu_g.run(in);
+    expect_close(a[0], b[0], at);
+    RunStats st = gpu_g.last_run_stats();
+    EXPECT_EQ(st.graphs, 1u) << at;
+    EXPECT_EQ(st.graph_updates, c == 0 || c == 4 ? 0 : 1) << at;
+    EXPECT_EQ(st.host_syncs, 0) << at;
+    cpu_g.reset_state();
+    gpu_g.reset_state();
+    ++c;
+  }
+}
+
+// Exact buckets give one graph per value; a tiny memory budget keeps one graph at a time and the
+// results stay right (an evicted bucket is built again).
+TEST(GraphExecutor, ExactBucketsAndAGraphMemoryBudget) {
+  REQUIRE_GPU();
+  auto m = tiny_gpt2();
+  SessionOptions exact{"prefill", "cuda", "graph", 0};
+  exact.buckets = "S=exact";
+  SessionOptions small{"prefill", "cuda", "graph", 0};
+  small.graph_memory_bytes = 1;
+  Session cpu(m, SessionOptions{"prefill", "cpu", "auto", 0});
+  Session a(m, exact), b(m, small);
+  std::set<int64_t> values;
+  int c = 0;
+  for (int64_t s : {3, 4, 7, 3, 9, 4}) {
+    std::string at = "prefill S=" + std::to_string(s);
+    Inputs in = {{"ids", sample(DType::I32, {1, s}, 80 + static_cast<uint32_t>(c++), 128)}};
+    auto want = cpu.run(in);
+    expect_close(want[0], a.run(in)[0], at + " (exact buckets)");
+    expect_close(want[0], b.run(in)[0], at + " (1-byte graph budget)");
+    values.insert(s);
+    EXPECT_EQ(a.last_run_stats().graphs, values.size()) << at;
+    EXPECT_EQ(a.last_run_stats().graph_updates, 0) << at;
+    EXPECT_EQ(b.last_run_stats().graphs, 1u) << at;
+  }
+  // The bytes are measured, not assumed: instantiating a graph takes some device memory.
+  EXPECT_GT(a.last_run_stats().graph_bytes, 0u);
+  SessionOptions bad{"prefill", "cuda", "graph", 0};
+  bad.buckets = "S=8,4";
+  EXPECT_THROW(Session(m, bad), Error);
+}
+
 TEST(GraphExecutor, UnboundedLoopHitsTheTripCap) {
   REQUIRE_GPU();
   auto m = Model::load_source(R"(

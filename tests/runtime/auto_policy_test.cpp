@@ -221,11 +221,5 @@ TEST(AutoPolicy, ASmallerScheduleAndAnEvenMedian) {
   EXPECT_EQ(AutoPolicy(none).schedule().calls_to_decide(), 4);
 }
 
-TEST(AutoPolicy, BucketNames) {
-  EXPECT_EQ(bucket_of({}), "");
-  EXPECT_EQ(bucket_of({{"S", 4}}), "S=4");
-  EXPECT_EQ(bucket_of({{"S", 4}, {"B", 2}}), "B=2, S=4");
-}
-
 }  // namespace
 }  // namespace grape::cuda
