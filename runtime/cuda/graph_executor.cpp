@@ -25,7 +25,9 @@ struct Built {
   // the plan in the same order and rewrites node k with what build would have given it.
   std::vector<CUgraphNode> nodes;
   std::vector<CUgraphConditionalHandle> handles;
-  size_t bytes = 0;          // device memory instantiating and uploading it took
+  // Device memory instantiating and uploading it took (free memory before and after), at least
+  // the bytes of its kernel nodes' parameters.
+  size_t bytes = 0;
   int64_t kernel_nodes = 0;  // outside loops (loop bodies are counted per trip after a run)
 
   Built() = default;
@@ -271,7 +273,10 @@ struct GraphExecutor::Impl {
       // Uploading now moves the first launch's setup out of the run and makes the memory count.
       if (r == CUDA_SUCCESS) r = d.cuGraphUpload(b->exec, p.stream());
       size_t after = free_device_memory();
-      b->bytes = before > after ? before - after : 0;
+      // The driver hands out device memory in large pages, so a small graph often takes none that
+      // shows; it holds at least every kernel node's parameters.
+      size_t params = b->nodes.size() * sizeof(jit::KParams);
+      b->bytes = std::max(before > after ? before - after : 0, params);
       return r;
     };
     CUresult r = instantiate();

@@ -209,7 +209,7 @@ TEST(AutoExecutor, ReportsItsDecision) {
   std::vector<AutoDecision> ds = gpu.auto_decisions();
   ASSERT_EQ(ds.size(), 1u);
   const AutoDecision& d = ds[0];
-  EXPECT_EQ(d.bucket, "B=5");
+  EXPECT_EQ(d.bucket, "B=5..8");
   ASSERT_TRUE(d.executor == "eager" || d.executor == "graph") << d.executor;
   EXPECT_EQ(d.calls, 8);
   EXPECT_EQ(d.calls_to_decide, 8);
