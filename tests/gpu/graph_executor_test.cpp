@@ -265,7 +265,9 @@ TEST(GraphExecutor, ExactBucketsAndAGraphMemoryBudget) {
     EXPECT_EQ(a.last_run_stats().graphs, values.size()) << at;
     // A value seen before reuses its graph; its nodes are rewritten only because the arena grew
     // for S = 7 and 9 since (new addresses), never for other dims.
-    if (!seen) EXPECT_EQ(a.last_run_stats().graph_updates, 0) << at;
+    if (!seen) {
+      EXPECT_EQ(a.last_run_stats().graph_updates, 0) << at;
+    }
     EXPECT_EQ(b.last_run_stats().graphs, 1u) << at;
   }
   EXPECT_GT(a.last_run_stats().graph_bytes, 0u);
