@@ -9,6 +9,7 @@
 #include "ir/passes/const_fold.h"
 #include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
+#include "ir/passes/narrow_updates.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lang/parse.h"
@@ -31,6 +32,7 @@ void optimize_function(ir::Function& f, bool verify) {
   for (int round = 0; round < 4; ++round) {
     bool changed = step("constant folding", ir::fold_constants);
     changed |= step("common-subexpression elimination", ir::eliminate_common_subexpressions);
+    changed |= step("narrowing predicated slice updates", ir::narrow_predicated_updates);
     changed |= step("dead-code elimination", ir::eliminate_dead_code);
     if (!changed) break;
   }

@@ -213,6 +213,11 @@ std::string f32_decimal(double v) {
   return s + "f";
 }
 
+// topk with k up to GRAPE_TOPK_MAX_K (jit/kernels/topk.cuh) takes one pass with a list per
+// thread: 16 (value, index) pairs is 48 registers, so a block of 1024 threads still fits.
+constexpr int64_t kTopKOnePassMaxK = 16;
+constexpr int kTopKThreads = 1024;
+
 // The longest rows the warp-per-row template (jit/kernels/row_norm.cuh) takes: 32 registers of
 // values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
 constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
@@ -373,9 +378,43 @@ std::string cumsum(Ctx& c, const std::string& name, LaunchRule& L) {
   return s;
 }
 
-// k passes of a block-wide selection of the next element in topk order after the previous one.
+// The topk of k <= GRAPE_TOPK_MAX_K (jit/kernels/topk.cuh): one pass over the row, each thread
+// keeping its best k in registers, then k block-wide merges; a block of 1024 threads per row.
+std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.root;
+  ValueId x = op.operands[0], vals = op.results[0], inds = op.results[1];
+  bool fl = is_float(c.type(x).dtype);
+  std::string vt = fl ? "float" : "long long";
+  std::string k = std::to_string(op.attrs.k);
+  RowSpace r = row_space(c, x, {op.attrs.axis});
+  std::string s = kernel_header(name, std::to_string(kTopKThreads));
+  s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
+  Idx kept;
+  std::string ind = rows_prologue(c, r, s, kept);
+  s += ind + "GrapeTopKList<" + vt + ", " + k + "> l;\n" + ind + "l.init();\n";
+  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
+  std::string code;
+  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
+  s += code + ind + "  l.offer((" + vt + ")" + v + ", j);\n" + ind + "}\n";
+  Idx oidx = join(r, kept, {"t"});
+  DType xt = c.type(x).dtype;
+  std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
+  s += ind + "grape_topk_merge(l, " + k + ", smv, smi, [&](long long t, " + vt + " bv, long long bi) {\n";
+  s += ind + "  " + c.store(vals, oidx, sv) + "\n";
+  s += ind + "  " + c.store(inds, oidx, "(int)bi") + "\n";
+  s += ind + "});\n  }\n}\n";
+  c.templates = {"topk.cuh"};
+  L.kind = LaunchRule::Rows;
+  L.threads = kTopKThreads;
+  L.items = r.kept_dims;
+  return s;
+}
+
+// k passes of a block-wide selection of the next element in topk order after the previous one
+// (k > GRAPE_TOPK_MAX_K).
 std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.root;
+  if (op.attrs.k <= kTopKOnePassMaxK) return topk_one_pass(c, name, L);
   ValueId x = op.operands[0], vals = op.results[0], inds = op.results[1];
   bool fl = is_float(c.type(x).dtype);
   std::string vt = fl ? "float" : "long long";
@@ -415,11 +454,25 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
   const ir::Operation& op = *c.g.root;
   ValueId x = op.operands[0], val = op.operands[1], out = op.results[0];
   const auto& xs = c.type(x).shape;
-  // In place unless x is also read by the value or the indices (then a copy kernel).
+  // In place unless x is also read by the value or the indices (then a copy kernel). The value
+  // may read x's own region (a slice with the same starts: ir/passes/narrow_updates.h writes the
+  // old slice back where a predicate is false): each thread reads an element before it writes it.
+  auto same_region = [&](const ir::Operation& m) {
+    if (m.op != Op::Slice || m.operands.size() + 1 != op.operands.size() || m.operands[0] != x) return false;
+    for (size_t i = 1; i < m.operands.size(); ++i)
+      if (m.operands[i] != op.operands[i + 1]) return false;
+    if (m.attrs.slices.size() != op.attrs.slices.size()) return false;
+    for (size_t d = 0; d < m.attrs.slices.size(); ++d) {
+      ir::SliceAxis a = m.attrs.slices[d];
+      if (a.dynamic >= 0) a.dynamic += 1;
+      if (!(a == op.attrs.slices[d])) return false;
+    }
+    return true;
+  };
   in_place = true;
   for (size_t i = 1; i < op.operands.size(); ++i) in_place = in_place && op.operands[i] != x;
   for (const ir::Operation* m : c.g.ops)
-    if (m != &op)
+    if (m != &op && !same_region(*m))
       for (ValueId u : m->operands) in_place = in_place && u != x;
   std::string s = kernel_header(name);
   std::string body, ind = "    ";

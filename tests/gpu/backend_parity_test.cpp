@@ -190,6 +190,38 @@ fn main(a: i32[6], b: i32[6], i: i32[]) -> (i32[6], i32[6], bool[6], i32[3], f32
           "integer ops");
 }
 
+// topk, both kernels (jit/kernels/topk.cuh for k <= 16, one pass with a list per thread; the
+// k-pass kernel for larger k), on long rows with many ties (values from a small set, so the order
+// of equal values by index decides), several rows, integer rows, a fused prologue, a row of
+// exactly k elements and one flattened row. Indices and values must equal the CPU's exactly.
+TEST(GpuParity, TopK) {
+  REQUIRE_GPU();
+  const char* src = R"(
+fn main(x: f32[R, C], n: i32[C2]) -> (i32[R, 10], f32[R, 10], i32[R, 16], i32[R, 17], i32[7], i32[5], i32[3]) {
+  let v10, i10 = topk(x, 10)
+  let v16, i16 = topk(x * 2.0 - 1.0, 16)
+  let v17, i17 = topk(x, 17)
+  let vn, jn = topk(n, 7)
+  let vs, js = topk(x[0, 0:5], 5)
+  let vr, jr = topk(reshape(x, (R * C)), 3)
+  return (i10, v10, i16, i17, jn, js, jr)
+}
+)";
+  auto m = Model::load_source(src, "topk.grp");
+  for (int64_t c : {17, 300, 50257}) {
+    SCOPED_TRACE("C = " + std::to_string(c));
+    for (int64_t r : {1, 3}) {
+      // Values in steps of 1/8 over a small range: many exact ties.
+      Tensor x(DType::F32, {r, c});
+      std::mt19937 gen(static_cast<uint32_t>(c * 7 + r));
+      for (int64_t i = 0; i < r * c; ++i) x.set(i, static_cast<double>(gen() % 64) / 8.0);
+      Tensor n(DType::I32, {c + 2});
+      for (int64_t i = 0; i < c + 2; ++i) n.set(i, static_cast<double>(static_cast<int>(gen() % 50)) - 25);
+      compare(m, "main", {{{"x", x}, {"n", n}}}, "topk R=" + std::to_string(r));
+    }
+  }
+}
+
 // Every path of the matrix-product templates (jit/kernels/gemv.cuh, gemm_mma.cuh) against the CPU:
 // both weight layouts, f16 and bf16, GEMV (rows <= 16: one K range, K splits, ragged columns and
 // K), both tensor-core tile configurations (and ragged tiles), fused row prologues and epilogues,
