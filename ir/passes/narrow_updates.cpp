@@ -48,7 +48,7 @@ Defined result_definedness(const Operation& op, const Definedness& d) {
     bool a_ok = a.kind == Defined::Always || (a.kind == Defined::When && a.pred == op.operands[0]);
     return a_ok && b.kind == Defined::Always ? Defined{Defined::Always} : Defined{};
   }
-  if (op.body) return {};
+  // (A loop's results: see add() in narrow_block.)
   for (ValueId v : op.operands)
     if (defined(d, v).kind != Defined::Always) return {};
   return {Defined::Always};
@@ -56,21 +56,31 @@ Defined result_definedness(const Operation& op, const Definedness& d) {
 
 bool narrow_block(Function& f, Block& b, const std::unordered_map<ValueId, int>& uses, Definedness d) {
   bool changed = false;
-  // A loop's carried values are the initial values or the last trip's yields: always set.
-  for (ValueId v : b.params) d[v] = {Defined::Always};
   std::unordered_map<ValueId, size_t> def;  // result -> index of its op in this block
   std::vector<Operation> out;
   out.reserve(b.ops.size());
   auto add = [&](Operation op) {
     Defined r = result_definedness(op, d);
-    for (ValueId v : op.results) {
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      ValueId v = op.results[i];
+      // A loop's results are its carried values: set where their initial values are.
+      if (op.op == Op::Loop && op.pred == kNoValue && i + 1 < op.operands.size())
+        r = defined(d, op.operands[i + 1]);
       d[v] = r;
       def[v] = out.size();
     }
     out.push_back(std::move(op));
   };
   for (auto& op : b.ops) {
-    if (op.body) changed |= narrow_block(f, *op.body, uses, d);
+    if (op.body) {
+      // A carried value is its initial value or a yield, which the lowering merges on every
+      // path of the body: set wherever the initial value is (and the loop runs).
+      Definedness inner = d;
+      for (size_t i = 0; i < op.body->params.size() && i + 1 < op.operands.size(); ++i)
+        inner[op.body->params[i]] =
+            op.pred == kNoValue ? defined(d, op.operands[i + 1]) : Defined{Defined::When, op.pred};
+      changed |= narrow_block(f, *op.body, uses, inner);
+    }
     if (op.op != Op::Select || op.pred != kNoValue || op.operands.size() != 3) {
       add(std::move(op));
       continue;
@@ -80,7 +90,40 @@ bool narrow_block(Function& f, Block& b, const std::unordered_map<ValueId, int>&
     auto n = uses.find(u);
     bool match = du != def.end() && n != uses.end() && n->second == 1;
     const Operation* upd = match ? &out[du->second] : nullptr;
-    match = match && upd->op == Op::SliceUpdate && upd->pred == p && upd->operands[0] == x && upd->results.size() == 1;
+    if (match && upd->op == Op::Take && upd->pred == p && upd->operands[0] == x &&
+        defined(d, x).kind == Defined::Always) {
+      // select(p, take(x, idx) if p, x) = take(x, select(p, idx, arange(n))) when idx picks n
+      // entries of an axis of n: one gather instead of a gather and a select of the whole tensor.
+      const Operation take = *upd;
+      ValueId idx = take.operands[1];
+      const Type& it = f.type(idx);
+      const auto axis = static_cast<size_t>(take.attrs.axis);
+      if (it.rank() == 1 && axis < f.type(x).rank() && it.shape[0] == f.type(x).shape[axis] &&
+          (it.dtype == DType::I32 || it.dtype == DType::I64)) {
+        Operation ident;
+        ident.op = Op::Arange;
+        ident.attrs.dtype = it.dtype;
+        ident.attrs.shape = it.shape;
+        ident.loc = take.loc;
+        ident.results = {f.new_value(it, "identity")};
+        Operation pick;
+        pick.op = Op::Select;
+        pick.operands = {p, idx, ident.results[0]};
+        pick.loc = op.loc;
+        pick.results = {f.new_value(it)};
+        Operation gather = take;
+        gather.pred = kNoValue;
+        gather.operands[1] = pick.results[0];
+        gather.results = op.results;
+        add(std::move(ident));
+        add(std::move(pick));
+        add(std::move(gather));
+        changed = true;
+        continue;
+      }
+    }
+    match = match && upd->op == Op::SliceUpdate && upd->pred == p && upd->operands[0] == x &&
+            upd->results.size() == 1;
     // The rewritten update runs whatever %p is, so it may only read values that are computed then.
     match = match && defined(d, x).kind == Defined::Always;
     for (size_t k = 2; match && k < upd->operands.size(); ++k)

@@ -17,7 +17,11 @@ namespace grape::ir {
 // (%p false writes the slice back unchanged). The new ops run whatever %p is, so only where %x
 // and the starts %i are computed then too (parameters, loop-carried values, unpredicated ops of
 // such values, selects whose branches are computed where taken); values of enclosing blocks count
-// as they do there. Returns true if anything changed; DCE removes %u.
+// as they do there. The same for a predicated gather along an axis it permutes:
+//
+//   select %p, (take %x, %idx if %p), %x  ->  take %x, (select %p, %idx, arange(n))
+//
+// Returns true if anything changed; DCE removes the predicated op.
 bool narrow_predicated_updates(Function& f);
 
 }  // namespace grape::ir

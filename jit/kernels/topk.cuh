@@ -16,12 +16,14 @@
 #define GRAPE_TOPK_MAX_K 16
 
 struct GrapeTopKBefore {
-  template <class T> __device__ __forceinline__ bool operator()(T va, long long ia, T vb, long long ib) const {
+  template <class T>
+  __device__ __forceinline__ bool operator()(T va, long long ia, T vb, long long ib) const {
     return grape_topk_before(va, ia, vb, ib);
   }
 };
 
-template <class T, int K> struct GrapeTopKList {
+template <class T, int K>
+struct GrapeTopKList {
   T v[K];
   long long i[K];  // -1: empty (after every element in topk order)
 
@@ -41,8 +43,12 @@ template <class T, int K> struct GrapeTopKList {
 #pragma unroll
     for (int q = K - 1; q > 0; --q) {
       if (grape_topk_before(v[q], i[q], v[q - 1], i[q - 1])) {
-        T tv = v[q]; v[q] = v[q - 1]; v[q - 1] = tv;
-        long long ti = i[q]; i[q] = i[q - 1]; i[q - 1] = ti;
+        T tv = v[q];
+        v[q] = v[q - 1];
+        v[q - 1] = tv;
+        long long ti = i[q];
+        i[q] = i[q - 1];
+        i[q - 1] = ti;
       }
     }
   }
@@ -60,7 +66,8 @@ template <class T, int K> struct GrapeTopKList {
 // thread 0 for t = 0, 1, ... (fewer than k when the row has fewer elements). Every thread of the
 // block must call it.
 template <class T, int K, class Emit>
-__device__ __forceinline__ void grape_topk_merge(GrapeTopKList<T, K>& l, int k, T* smv, long long* smi, Emit emit) {
+__device__ __forceinline__ void grape_topk_merge(GrapeTopKList<T, K>& l, int k, T* smv, long long* smi,
+                                                 Emit emit) {
   for (int t = 0; t < k; ++t) {
     T bv = l.v[0];
     long long bi = l.i[0];
