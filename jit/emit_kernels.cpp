@@ -390,15 +390,19 @@ std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string k = std::to_string(op.attrs.k);
   RowSpace r = row_space(c, x, {op.attrs.axis});
   std::string s = kernel_header(name, std::to_string(kTopKThreads));
-  s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
+  if (!fl) s += "  __shared__ long long smv[32];\n  __shared__ long long smi[32];\n";
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
-  s += ind + "GrapeTopKList<" + vt + ", " + k + "> l;\n" + ind + "l.init();\n";
+  s += ind + (fl ? "GrapeTopKKeys<" + k + "> l;\n" : "GrapeTopKList<long long, " + k + "> l;\n");
+  s += ind + "l.init();\n";
+  if (fl) s += ind + "unsigned long long thr = 0;\n";
   // kTopKUnroll elements per thread and step, all loaded before any is offered: one block per
-  // row, so the loads in flight are what bounds the kernel (one at a time per thread: 0.38 ms for
-  // a beam search's 251k candidates on an H100).
+  // row, so the loads in flight bound the kernel. Float rows step a warp at a time (jw is the
+  // same on its lanes: the offer step ends with a warp shuffle).
   const std::string u = std::to_string(kTopKUnroll);
-  s += ind + "for (long long jb = threadIdx.x; jb < cnt; jb += " + u + "LL * blockDim.x) {\n";
+  s += ind + "for (long long jw = threadIdx.x - (threadIdx.x & 31); jw < cnt; jw += " + u +
+       "LL * blockDim.x) {\n";
+  s += ind + "  const long long jb = jw + (threadIdx.x & 31);\n";
   s += ind + "  " + vt + " xs[" + u + "];\n";
   s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q) {\n";
   s += ind + "    const long long j = jb + (long long)q * blockDim.x;\n";
@@ -406,13 +410,20 @@ std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string code;
   std::string v = row_elem(c, x, r, kept, "j", code, ind + "      ");
   s += code + ind + "      xs[q] = (" + vt + ")" + v + ";\n" + ind + "    }\n" + ind + "  }\n";
-  s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q)\n";
-  s += ind + "    if (jb + (long long)q * blockDim.x < cnt) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
+  if (fl) {
+    s += ind + "  grape_topk_offer_step<" + k + ", " + u + ">(l, thr, xs, jb, blockDim.x, cnt);\n";
+  } else {
+    s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q)\n";
+    s += ind + "    if (jb + (long long)q * blockDim.x < cnt) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
+  }
   s += ind + "}\n";
   Idx oidx = join(r, kept, {"t"});
   DType xt = c.type(x).dtype;
   std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
-  s += ind + "grape_topk_merge(l, " + k + ", smv, smi, [&](long long t, " + vt + " bv, long long bi) {\n";
+  if (fl)
+    s += ind + "grape_topk_merge_keys(l, " + k + ", [&](long long t, float bv, long long bi) {\n";
+  else
+    s += ind + "grape_topk_merge(l, " + k + ", smv, smi, [&](long long t, long long bv, long long bi) {\n";
   s += ind + "  " + c.store(vals, oidx, sv) + "\n";
   s += ind + "  " + c.store(inds, oidx, "(int)bi") + "\n";
   s += ind + "});\n  }\n}\n";
