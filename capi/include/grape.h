@@ -227,7 +227,7 @@ typedef struct grp_session_options {
   const char* entry;     /* NULL: "main" */
   const char* backend;   /* "auto" | "cpu" | "cuda"; NULL: "auto" */
   /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager", "graph" and
-   * "auto": per shape bucket (today: per binding of the entry's symbolic dims) the first 8 calls
+   * "auto": per shape bucket (see `buckets` below) the first 8 calls
    * alternate between eager and graph, the last 3 of each timed with CUDA events, and the
    * executor with the lower median runs every later call (graph only when more than 2% faster;
    * eager where the driver lacks conditional graph nodes); grp_run_stats.executor says which ran,
@@ -475,7 +475,7 @@ GRAPE_API grp_error* grp_session_kernel_profile_at(const grp_session* s, size_t 
  * the session's destruction. */
 typedef struct grp_auto_decision {
   size_t struct_size;      /* sizeof(grp_auto_decision) */
-  const char* bucket;      /* the dims it stands for, "B=2, S=4"; "" without symbolic dims */
+  const char* bucket;      /* the dims it stands for, "B=2, S=3..4"; "" without symbolic dims */
   const char* executor;    /* "eager" or "graph" once decided; "" while measuring */
   const char* reason;      /* why, one line (as in grp_run_stats.auto_state); "" while measuring */
   int64_t calls;           /* calls of the bucket so far */

@@ -721,6 +721,36 @@ def bench_profile_needs_the_cuda_eager_executor():
 
 
 @test
+def bench_shapes_runs_every_value_and_checks_its_arguments():
+    # --shapes NAME=LO:HI[:STEP] cuts the inputs along the axes declared NAME to each value, one
+    # row of latencies per value; bad ranges, inputs too short and --buckets specs fail with
+    # messages naming them (a bad spec is a bad argument: exit status 2).
+    src = write("shapes.grp", "fn main(x: f32[S, 2]) -> f32[S, 2] {\n  return x * 2.0 + 1.0\n}\n")
+    x = npy("xshape.npy", np.arange(20, dtype=np.float32).reshape(10, 2))
+    out, _ = expect(["bench", src, "--input", f"x={x}", "--backend", "cpu", "--shapes", "S=2:10:3", "--iters", "2",
+                     "--warmup", "1", "--json"], 0, stream="stdout")
+    j = json.loads(out)
+    assert [r["value"] for r in j["shapes"]] == [2, 5, 8], out
+    assert j["dim"] == "S" and j["graphs"] == 0 and all(r["executor"] == "cpu" for r in j["shapes"]), out
+    out, _ = expect(["bench", src, "--input", f"x={x}", "--backend", "cpu", "--shapes", "S=1:3", "--iters", "1"], 0,
+                    "S from 1 to 3", stream="stdout")
+    assert out.count("cpu") >= 3, out
+    expect(["bench", src, "--input", f"x={x}", "--shapes", "S=1:11"], 2,
+           "--input x has 10 entries along axis 0 (declared S); give at least 11")
+    expect(["bench", src, "--input", f"x={x}", "--shapes", "S=4:2"], 2, "--shapes expects NAME=LO:HI")
+    expect(["bench", src, "--input", f"x={x}", "--shapes", "S=1:2:0"], 2, "--shapes expects NAME=LO:HI")
+    expect(["bench", src, "--input", f"x={x}", "--shapes", "T=1:2"], 2, "no --input has an axis declared as T")
+    expect(["bench", src, "--input", f"x={x}", "--shapes", "S=1:2", "--profile"], 2,
+           "--profile and --shapes cannot be combined")
+    expect(["bench", src, "--input", f"x={x}", "--backend", "cpu", "--buckets", "S=9,3", "--iters", "1"], 2,
+           'buckets "S=9,3": the edges of S must increase')
+    expect(["run", src, "--input", f"x={x}", "--backend", "cpu", "--graph-memory", "0"], 2,
+           "--graph-memory expects a positive number of MiB")
+    expect(["run", src, "--input", f"x={x}", "--backend", "cpu", "--buckets", "S=exact", "--buckets", "B=4"], 0,
+           stream="stdout")
+
+
+@test
 def bench_auto_reports_nothing_on_the_cpu():
     # Executor auto chooses between the CUDA executors; on the CPU backend there is nothing to
     # decide: no "auto" object in the JSON, no decision lines, no extra warm-up.
