@@ -37,3 +37,13 @@ python3 "$ROOT/bench/report.py" "$D" | tee "$D/report.txt"
 if [ "${GRAPE_BENCH_NO_KERNELS:-0}" != 1 ]; then
   python3 "$ROOT/bench/kernels/bench_kernels.py" "$G" "$D/kernels" | tee "$D/kernels.txt"
 fi
+
+# Control flow and changing shapes (issue 8): GPT-2 beam_search against a PyTorch graphed step with
+# a Python beam loop (bench/beam), GPT-2 prefill at every length 1..1024 against one PyTorch graph
+# per length (bench/shapes). GRAPE_BENCH_NO_BEAM=1 / GRAPE_BENCH_NO_SHAPES=1 skip them.
+if [ "${GRAPE_BENCH_NO_BEAM:-0}" != 1 ]; then
+  python3 "$ROOT/bench/beam/bench_beam.py" --grape "$G" --out "$D/beam" | tail -12
+fi
+if [ "${GRAPE_BENCH_NO_SHAPES:-0}" != 1 ]; then
+  python3 "$ROOT/bench/shapes/bench_shapes.py" --grape "$G" --out "$D/shapes" --iters 30 --warmup 3 | tail -12
+fi
