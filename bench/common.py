@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmark peers: a dependency-free safetensors writer (the GPU machine has
+"""Shared helpers of the benchmark peers: a dependency-free safetensors reader and writer (the GPU machine has
 PyTorch but perhaps not the safetensors package), .npy I/O, and CUDA-event timing."""
 import json
 import struct
@@ -23,6 +23,22 @@ def write_safetensors(path, tensors):
         f.write(h)
         for b in blobs:
             f.write(b)
+
+
+def read_safetensors(path):
+    """The tensors of a safetensors file as {name: numpy array} (F16, F32, I32)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    dt = {"F16": np.float16, "F32": np.float32, "I32": np.int32}
+    out = {}
+    for k, v in header.items():
+        if k == "__metadata__":
+            continue
+        b, e = v["data_offsets"]
+        out[k] = np.frombuffer(data[b:e], dtype=dt[v["dtype"]]).reshape(v["shape"]).copy()
+    return out
 
 
 def time_cuda(torch, fn, iters, warmup):

@@ -37,7 +37,6 @@ only). --tiny: the tiny model's consts (NH=4, T=64, N=8, EOS=127), as examples/R
 import argparse
 import json
 import os
-import struct
 import sys
 import time
 
@@ -46,26 +45,15 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import count_kernels, time_cuda  # noqa: E402
+from common import count_kernels, read_safetensors, time_cuda  # noqa: E402
 
 PREFIX = "transformer."
 
 
 def load_weights(path, device):
     """The safetensors file as {name without PREFIX: tensor on device} (no safetensors package)."""
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    dt = {"F16": np.float16, "F32": np.float32, "I32": np.int32}
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        b, e = v["data_offsets"]
-        a = np.frombuffer(data[b:e], dtype=dt[v["dtype"]]).reshape(v["shape"]).copy()
-        out[k[len(PREFIX):] if k.startswith(PREFIX) else k] = torch.from_numpy(a).to(device)
-    return out
+    return {(k[len(PREFIX):] if k.startswith(PREFIX) else k): torch.from_numpy(a).to(device)
+            for k, a in read_safetensors(path).items()}
 
 
 # ---- op numerics ------------------------------------------------------------------------------

@@ -13,26 +13,14 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
-from common import count_kernels, time_cuda  # noqa: E402
+from common import count_kernels, read_safetensors, time_cuda  # noqa: E402
 
 L, E, NH, V, T = 12, 768, 12, 50257, 256
 HD = E // NH
 
 
 def load(path):
-    import struct
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    dt = {"F16": np.float16, "F32": np.float32, "I32": np.int32}
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        b, e = v["data_offsets"]
-        out[k] = torch.from_numpy(np.frombuffer(data[b:e], dtype=dt[v["dtype"]]).reshape(v["shape"]).copy()).cuda()
-    return out
+    return {k: torch.from_numpy(a).cuda() for k, a in read_safetensors(path).items()}
 
 
 def main():

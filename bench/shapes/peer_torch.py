@@ -52,7 +52,6 @@ import argparse
 import json
 import math
 import os
-import struct
 import sys
 import time
 
@@ -61,24 +60,12 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
-from common import time_cuda  # noqa: E402
+from common import read_safetensors, time_cuda  # noqa: E402
 
 
 def load(path, device):
     """The safetensors file as {name: tensor} on `device` (no safetensors package needed)."""
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    dt = {"F16": np.float16, "F32": np.float32, "I32": np.int32}
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        b, e = v["data_offsets"]
-        a = np.frombuffer(data[b:e], dtype=dt[v["dtype"]]).reshape(v["shape"]).copy()
-        out[k] = torch.from_numpy(a).to(device)
-    return out
+    return {k: torch.from_numpy(a).to(device) for k, a in read_safetensors(path).items()}
 
 
 def parse_lengths(a, P):
