@@ -141,20 +141,41 @@ struct GraphExecutor::Impl {
     return prev;
   }
 
+  // The handle of the next conditional node: created on `g` and recorded (build), or the recorded
+  // one (update). Created before the kernel that sets it is added.
+  CUgraphConditionalHandle conditional_handle(CUgraph g, const std::string& what) {
+    if (updating) return target->handles.at(next_handle++);
+    CUgraphConditionalHandle handle = 0;
+    jit::check(jit::driver().cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
+               "cuGraphConditionalHandleCreate", what);
+    target->handles.push_back(handle);
+    return handle;
+  }
+
+  // A conditional node of `type` after `prev` (build only; an update rewrites the nodes of its
+  // body and keeps the node). Returns the body graph to fill, or null when updating.
+  CUgraph conditional_node(CUgraph g, CUgraphNode prev, CUgraphConditionalHandle handle,
+                           CUgraphConditionalNodeType type, const std::string& what, CUgraphNode& node) {
+    node = nullptr;
+    if (updating) return nullptr;
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = handle;
+    np.conditional.type = type;
+    np.conditional.size = 1;
+    np.conditional.ctx = p.device().context();  // must be the handle's context (null is refused)
+    jit::check(jit::driver().cuGraphAddNode(&node, g, &prev, nullptr, 1, &np),
+               type == CU_GRAPH_COND_TYPE_WHILE ? "cuGraphAddNode (conditional WHILE)"
+                                                : "cuGraphAddNode (conditional IF)",
+               what);
+    return np.conditional.phGraph_out[0];
+  }
+
   CUgraphNode add_loop(CUgraph g, size_t index, CUgraphNode prev, int64_t& kernels) {
     const scheduler::LoopPlan& l = p.plan().loops[index];
     std::string what = "the loop " + p.where(l.op);
-    // The handle is created first: the entry kernel before the node sets it.
-    CUgraphConditionalHandle handle = 0;
-    CUgraph body = nullptr;
-    const bool build = !updating;
-    if (build) {
-      jit::check(jit::driver().cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
-                 "cuGraphConditionalHandleCreate", what);
-      target->handles.push_back(handle);
-    } else {
-      handle = target->handles.at(next_handle++);
-    }
+    CUgraphConditionalHandle handle = conditional_handle(g, what);
     // A loop without a bound gets the session's trip cap (fixed for the session's life, so the
     // graph may keep it), passed as a negative bound (see grape_loop_next).
     long long max = l.max_trips >= 0 ? l.max_trips : -control.max_loop_trips();
@@ -164,18 +185,7 @@ struct GraphExecutor::Impl {
     prev = kernel_node(g, prev, p.control().loop_enter, 1, 1, 0, enter_args, what + " (entry)");
     ++kernels;
     CUgraphNode node = nullptr;
-    if (build) {
-      CUgraphNodeParams np;
-      std::memset(&np, 0, sizeof np);
-      np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-      np.conditional.handle = handle;
-      np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
-      np.conditional.size = 1;
-      np.conditional.ctx = p.device().context();  // must be the handle's context (null is refused)
-      jit::check(jit::driver().cuGraphAddNode(&node, g, &prev, nullptr, 1, &np),
-                 "cuGraphAddNode (conditional WHILE)", what);
-      body = np.conditional.phGraph_out[0];
-    }
+    CUgraph body = conditional_node(g, prev, handle, CU_GRAPH_COND_TYPE_WHILE, what, node);
     int64_t in_body = 0;
     CUgraphNode last = add_steps(body, l.body, nullptr, in_body);
     void* next_args[] = {&handle, &cond, &trips, &max, &capped};
@@ -200,35 +210,15 @@ struct GraphExecutor::Impl {
   // host before the commit phase). Only where a loop before that phase has no `max`.
   CUgraphNode add_gated_commit(CUgraph g, CUgraphNode prev, int64_t& kernels, size_t commit) {
     const auto& steps = p.plan().steps;
-    const jit::Driver& d = jit::driver();
     const std::string what = "the commit phase of " + p.function().name;
-    const bool build = !updating;
-    CUgraphConditionalHandle handle = 0;
-    if (build) {
-      jit::check(d.cuGraphConditionalHandleCreate(&handle, g, p.device().context(), 0, 0),
-                 "cuGraphConditionalHandleCreate", what);
-      target->handles.push_back(handle);
-    } else {
-      handle = target->handles.at(next_handle++);
-    }
+    CUgraphConditionalHandle handle = conditional_handle(g, what);
     CUdeviceptr capped = counters.ptr() + offsetof(LoopCounters, capped);
     unsigned loops = static_cast<unsigned>(p.plan().loops.size()), stride = sizeof(LoopCounters) / 4;
     void* args[] = {&handle, &capped, &loops, &stride};
     prev = kernel_node(g, prev, p.control().commit_gate, 1, 1, 0, args, what + " (gate)");
     ++kernels;
     CUgraphNode node = nullptr;
-    CUgraph body = nullptr;
-    if (build) {
-      CUgraphNodeParams np;
-      std::memset(&np, 0, sizeof np);
-      np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-      np.conditional.handle = handle;
-      np.conditional.type = CU_GRAPH_COND_TYPE_IF;
-      np.conditional.size = 1;
-      np.conditional.ctx = p.device().context();
-      jit::check(d.cuGraphAddNode(&node, g, &prev, nullptr, 1, &np), "cuGraphAddNode (conditional IF)", what);
-      body = np.conditional.phGraph_out[0];
-    }
+    CUgraph body = conditional_node(g, prev, handle, CU_GRAPH_COND_TYPE_IF, what, node);
     add_steps(body, steps, nullptr, kernels, commit);
     return node;
   }
