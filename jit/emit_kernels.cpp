@@ -390,42 +390,61 @@ std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
   std::string k = std::to_string(op.attrs.k);
   RowSpace r = row_space(c, x, {op.attrs.axis});
   std::string s = kernel_header(name, std::to_string(kTopKThreads));
-  if (!fl) s += "  __shared__ long long smv[32];\n  __shared__ long long smi[32];\n";
   Idx kept;
-  std::string ind = rows_prologue(c, r, s, kept);
-  s += ind + (fl ? "GrapeTopKKeys<" + k + "> l;\n" : "GrapeTopKList<long long, " + k + "> l;\n");
-  s += ind + "l.init();\n";
-  if (fl) s += ind + "unsigned long long thr = 0;\n";
+  std::string ind;
+  if (fl) {
+    // Float rows may be split over blocks (LaunchDims::splits): block item = (row, part).
+    s += "  const long long rows = " + c.numel(r.kept_dims) + ", cnt = " + c.numel(r.red_dims) + ";\n";
+    s += "  const long long splits = p->splits > 1 ? p->splits : 1, per = (cnt + splits - 1) / splits;\n";
+    s += "  unsigned* const counters = (unsigned*)p->scratch;\n";
+    s += "  unsigned long long* const keys = (unsigned long long*)((char*)p->scratch + 8 * rows);\n";
+    s += "  for (long long item = blockIdx.x; item < rows * splits; item += gridDim.x) {\n";
+    s += "    const long long row = item / splits, part = item % splits;\n";
+    s += "    const long long lo = part * per, hi = grape_min_ll(cnt, lo + per);\n";
+    kept = c.unravel("row", r.kept_dims, s, "    ");
+    ind = "    ";
+    s += ind + "GrapeTopKKeys<" + k + "> l;\n" + ind + "l.init();\n" + ind + "unsigned long long thr = 0;\n";
+  } else {
+    s += "  __shared__ long long smv[32];\n  __shared__ long long smi[32];\n";
+    ind = rows_prologue(c, r, s, kept);
+    s += ind + "const long long lo = 0, hi = cnt;\n";
+    s += ind + "GrapeTopKList<long long, " + k + "> l;\n" + ind + "l.init();\n";
+  }
   // kTopKUnroll elements per thread and step, all loaded before any is offered (16 measured no
-  // faster than 8: 144 against 145 us for 251k floats on an H100, where ncu shows the one block
-  // issue-bound, 611k warp instructions at 2.2 per cycle; spreading a row over blocks is what
-  // would help). Float rows step a warp at a time (jw is the same on its lanes: the offer step
-  // ends with a warp shuffle).
+  // faster than 8: 144 against 145 us for 251k floats on one block of an H100, where ncu shows the
+  // block issue-bound, 611k warp instructions at 2.2 per cycle: hence the split over blocks). Float
+  // rows step a warp at a time (jw is the same on its lanes: the offer step ends with a warp
+  // shuffle).
   const std::string u = std::to_string(kTopKUnroll);
-  s += ind + "for (long long jw = threadIdx.x - (threadIdx.x & 31); jw < cnt; jw += " + u +
+  s += ind + "for (long long jw = lo + threadIdx.x - (threadIdx.x & 31); jw < hi; jw += " + u +
        "LL * blockDim.x) {\n";
   s += ind + "  const long long jb = jw + (threadIdx.x & 31);\n";
   s += ind + "  " + vt + " xs[" + u + "];\n";
   s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q) {\n";
   s += ind + "    const long long j = jb + (long long)q * blockDim.x;\n";
-  s += ind + "    if (j < cnt) {\n";
+  s += ind + "    if (j < hi) {\n";
   std::string code;
   std::string v = row_elem(c, x, r, kept, "j", code, ind + "      ");
   s += code + ind + "      xs[q] = (" + vt + ")" + v + ";\n" + ind + "    }\n" + ind + "  }\n";
   if (fl) {
-    s += ind + "  grape_topk_offer_step<" + k + ", " + u + ">(l, thr, xs, jb, blockDim.x, cnt);\n";
+    s += ind + "  grape_topk_offer_step<" + k + ", " + u + ">(l, thr, xs, jb, blockDim.x, hi);\n";
   } else {
     s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q)\n";
-    s += ind + "    if (jb + (long long)q * blockDim.x < cnt) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
+    s += ind + "    if (jb + (long long)q * blockDim.x < hi) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
   }
   s += ind + "}\n";
   Idx oidx = join(r, kept, {"t"});
   DType xt = c.type(x).dtype;
-  std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
-  if (fl)
-    s += ind + "grape_topk_merge_keys(l, " + k + ", [&](long long t, float bv, long long bi) {\n";
-  else
+  if (fl) {
+    s += ind + "if (splits > 1 && !grape_topk_gather_parts(l, " + k + ", splits, keys + (row * splits + part) * " + k +
+         ", keys + row * splits * " + k + ", counters + 2 * row)) continue;\n";
+    s += ind + "grape_topk_merge_keys(l, " + k + ", [&](long long t, unsigned long long key) {\n";
+    s += ind + "  const float bv = grape_topk_key_value(key);\n";
+    s += ind + "  const long long bi = grape_topk_key_index(key);\n";
+  } else {
     s += ind + "grape_topk_merge(l, " + k + ", smv, smi, [&](long long t, long long bv, long long bi) {\n";
+  }
+  std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
   s += ind + "  " + c.store(vals, oidx, sv) + "\n";
   s += ind + "  " + c.store(inds, oidx, "(int)bi") + "\n";
   s += ind + "});\n  }\n}\n";
@@ -433,6 +452,12 @@ std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
   L.kind = LaunchRule::Rows;
   L.threads = kTopKThreads;
   L.items = r.kept_dims;
+  if (fl) {
+    L.topk_k = static_cast<int>(op.attrs.k);
+    ir::Dim len = 1;
+    for (const ir::Dim& d : r.red_dims) len = len * d;
+    L.row_len = len;
+  }
   return s;
 }
 

@@ -212,6 +212,10 @@ bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }
 
+size_t topk_scratch_bytes(int64_t rows, int64_t splits, int k) {
+  return static_cast<size_t>(rows) * 8 + static_cast<size_t>(rows * splits * k) * 8;
+}
+
 LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,
                        bool wgmma_device) {
   LaunchDims d;
@@ -231,6 +235,16 @@ LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64
       int64_t n = 1;
       for (size_t i = 0; i < rule.items.size(); ++i) n *= item(i);
       blocks = ceil_div(n, std::max(1, rule.rows_per_block));
+      if (rule.topk_k > 0 && n > 0) {
+        // One block per row is issue-bound on a long row (a beam search's 251k candidates: 145 us
+        // on one H100 SM); spread a row over blocks until the rows fill the GPU twice.
+        int64_t len = std::max<int64_t>(0, rule.row_len.eval(dims));
+        int64_t splits = std::clamp<int64_t>(std::min(len / kTopKElementsPerBlock, 2 * sm_count / n), 1,
+                                             kTopKMaxSplits);
+        d.splits = splits;
+        blocks = n * splits;
+        if (splits > 1) d.scratch_bytes = topk_scratch_bytes(n, splits, rule.topk_k);
+      }
       break;
     }
     case LaunchRule::Tiles: {

@@ -20,6 +20,14 @@ struct LaunchDims {
   size_t scratch_bytes = 0;
 };
 
+// Rows of topk.cuh: elements per block of a row split over blocks (at least), and the most blocks
+// per row. Each block's best k meet in the scratch area, where the row's last block merges them.
+constexpr int64_t kTopKElementsPerBlock = 8192;
+constexpr int64_t kTopKMaxSplits = 128;
+// The scratch of a topk launch: a u32 counter per row (padded to 8 bytes), then the k keys of
+// every block of every row.
+size_t topk_scratch_bytes(int64_t rows, int64_t splits, int k);
+
 // Evaluates the rule's dims with `dims` (symbol -> value). The grid is capped (kernels grid-stride),
 // and at least 1 even for empty work (the kernel then exits at once). `sm_count` sizes the
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).

@@ -16,6 +16,10 @@
 // insertion for nearly every element (0.43 ms for 251k elements with (value, index) pairs and
 // branches). Integer rows keep the (value, index) list.
 //
+// A long row is split over blocks (scheduler/launch.cpp: at least kTopKElementsPerBlock elements
+// each, the rows filling the GPU twice): each block's best k go to the scratch area and the row's
+// last block merges them (grape_topk_gather_parts).
+//
 // The glue (jit/emit_kernels.cpp, topk()) offers every element of a row and emits the outputs
 // from the merge's callback on thread 0.
 #ifndef GRAPE_KERNELS_TOPK_CUH
@@ -160,8 +164,8 @@ __device__ __forceinline__ void grape_topk_offer_step(GrapeTopKKeys<K>& l, unsig
   thr = grape_warp_max_u64(l.k[K - 1]);
 }
 
-// The block's best k (k <= K) keys in order: emit(t, value, index) on thread 0 for t = 0, 1, ...
-// (fewer than k when the row has fewer elements). Every thread of the block must call it.
+// The block's best k (k <= K) keys in order: emit(t, key) on thread 0 for t = 0, 1, ... (fewer
+// than k when the row has fewer elements). Every thread of the block must call it.
 template <int K, class Emit>
 __device__ __forceinline__ void grape_topk_merge_keys(GrapeTopKKeys<K>& l, int k, Emit emit) {
   __shared__ unsigned long long best_of_warp[32];
@@ -175,8 +179,35 @@ __device__ __forceinline__ void grape_topk_merge_keys(GrapeTopKKeys<K>& l, int k
     __syncthreads();
     if (best == 0) break;  // the same on every thread
     if (l.k[0] == best) l.pop();
-    if (threadIdx.x == 0) emit(t, grape_topk_key_value(best), grape_topk_key_index(best));
+    if (threadIdx.x == 0) emit(t, best);
   }
+}
+
+// A row split over `splits` blocks (LaunchDims::splits): each block publishes the best k keys of
+// its part in `mine` (its slot of the row's `splits` x k keys, `all`), and the row's last block —
+// the one whose increment of the row's counter completes it — gathers them all into its lists.
+// Returns true on that block (which then merges and emits the row, as an unsplit block does) and
+// leaves the counter at zero for the next launch. Every thread of the block must call it.
+template <int K>
+__device__ __forceinline__ bool grape_topk_gather_parts(GrapeTopKKeys<K>& l, int k, long long splits,
+                                                        unsigned long long* mine,
+                                                        const unsigned long long* all, unsigned* counter) {
+  __shared__ unsigned last;
+  if (threadIdx.x < k) mine[threadIdx.x] = 0;  // a part with fewer than k elements
+  grape_topk_merge_keys(l, k, [&](int t, unsigned long long key) { mine[t] = key; });
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == (unsigned)(splits - 1);
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  l.init();
+  for (long long i = threadIdx.x; i < splits * k; i += blockDim.x) {
+    const unsigned long long key = __ldcg(all + i);
+    if (key > l.k[K - 1]) l.insert(key);
+  }
+  if (threadIdx.x == 0) *counter = 0;
+  return true;
 }
 
 #endif  // GRAPE_KERNELS_TOPK_CUH

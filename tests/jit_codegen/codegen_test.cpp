@@ -105,6 +105,58 @@ fn long_rows(x: f32[B, 2000]) -> f32[B, 2000] {
   }
 }
 
+// topk with k <= 16 takes jit/kernels/topk.cuh; a long float row is spread over blocks that meet
+// in the scratch area (one counter per row, then k keys per block), a short one keeps one block,
+// integer rows always do; k > 16 keeps the k-pass kernel. Every variant compiles for sm_90.
+TEST(CodegenFusion, TopKSplitsLongFloatRowsOverBlocks) {
+  auto c = compile_text("topk.grp", R"(
+fn main(x: f32[R, C], n: i32[R, C]) -> (i32[R, 10], i32[R, 7], i32[R, 17]) {
+  let v, i = topk(x * 2.0, 10)
+  let vn, jn = topk(n, 7)
+  let v17, i17 = topk(x, 17)
+  return (i, jn, i17)
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 3u);
+  const jit::KernelSpec* flt = nullptr;
+  const jit::KernelSpec* integer = nullptr;
+  const jit::KernelSpec* kpass = nullptr;
+  for (const auto& k : ks) {
+    if (k.source.find("GrapeTopKKeys<10>") != std::string::npos) flt = &k;
+    if (k.source.find("GrapeTopKList<long long, 7>") != std::string::npos) integer = &k;
+    if (k.source.find("grape_block_best(bv, bi, before, smv, smi)") != std::string::npos) kpass = &k;
+  }
+  ASSERT_TRUE(flt && integer && kpass);
+  EXPECT_NE(flt->source.find("grape_topk_gather_parts"), std::string::npos);
+  // A beam search's 5 x 50257 candidates as one row: 30 blocks of >= 8192 elements.
+  auto d = scheduler::launch_dims(flt->launch, {{"R", 1}, {"C", 251285}}, 132);
+  EXPECT_EQ(d.splits, 30);
+  EXPECT_EQ(d.grid, 30u);
+  EXPECT_EQ(d.block, 512u);
+  EXPECT_EQ(d.scratch_bytes, scheduler::topk_scratch_bytes(1, 30, 10));
+  EXPECT_EQ(d.scratch_bytes, 8u + 30u * 10u * 8u);
+  // 100 rows of 50257: the rows alone fill the GPU, two blocks each at most.
+  d = scheduler::launch_dims(flt->launch, {{"R", 100}, {"C", 50257}}, 132);
+  EXPECT_EQ(d.splits, 2);
+  EXPECT_EQ(d.grid, 200u);
+  // Short rows: one block per row and no scratch.
+  d = scheduler::launch_dims(flt->launch, {{"R", 3}, {"C", 5000}}, 132);
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(d.grid, 3u);
+  EXPECT_EQ(d.scratch_bytes, 0u);
+  d = scheduler::launch_dims(integer->launch, {{"R", 1}, {"C", 251285}}, 132);
+  EXPECT_EQ(d.grid, 1u);
+  EXPECT_EQ(d.scratch_bytes, 0u);
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  for (const auto* k : {flt, integer, kpass}) {
+    jit::CompileResult r = jit::compile_cuda(k->source, k->name, "sm_90");
+    EXPECT_FALSE(r.cubin.empty()) << r.log;
+    EXPECT_FALSE(r.has_warnings()) << r.log;
+  }
+}
+
 TEST(CodegenGolden, PredicatedKernelReturnsEarly) {
   auto c = compile_text("pred.grp", R"(
 fn main(x: f32[8], c: bool[]) -> f32[8] {
