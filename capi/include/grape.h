@@ -309,15 +309,16 @@ GRAPE_API grp_error* grp_session_set_input(grp_session* s, const char* name, grp
                                            const int64_t* shape, size_t rank, const void* data,
                                            size_t nbytes);
 /* Zero-copy input: the session allocates input `name` with this dtype and shape (checked as by
- * grp_session_set_input), zero-filled, and returns the buffer it lives in (host memory on the
- * CPU backend, device memory on CUDA) and its size. The caller writes the input straight into it.
+ * grp_session_set_input), zero-filled, and returns the buffer it lives in (host memory, on both
+ * backends: the CUDA executors copy it to the device at the start of each run) and its size. The caller writes the input straight into it.
  * The buffer stays the input's value, and valid, until the input is set, bound or allocated
  * again, or the session is destroyed; the caller may rewrite it between runs. */
 GRAPE_API grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype,
                                               const int64_t* shape, size_t rank, void** data,
                                               size_t* nbytes);
-/* Binds caller memory as input `name` without copying (host memory on the CPU backend, a device
- * pointer on CUDA). The session keeps the pointer: the memory must stay valid, and must not be
+/* Binds caller host memory as input `name` without copying it on the host (on both backends; the
+ * CUDA executors copy it to the device at the start of each run: device pointers are not
+ * accepted yet). The session keeps the pointer: the memory must stay valid, and must not be
  * written during grp_session_run, until the input is set or bound again or the session is
  * destroyed. The session never writes to it. */
 GRAPE_API grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype,
