@@ -122,7 +122,7 @@ TEST_P(Executors, Gpt2EveryEntry) {
 }
 
 // generate with a new prompt length on each call of one session: the state is reset between
-// calls (its shape follows the prompt), so every length gets its own binding and graph.
+// calls (its shape follows the prompt); each length binds anew (graph: its bucket's graph, rewritten).
 TEST_P(Executors, Gpt2GenerateChangingShapes) {
   REQUIRE_GPU();
   auto m = tiny_gpt2();
