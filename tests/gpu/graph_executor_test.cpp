@@ -122,7 +122,8 @@ TEST_P(Executors, Gpt2EveryEntry) {
 }
 
 // generate with a new prompt length on each call of one session: the state is reset between
-// calls (its shape follows the prompt); each length binds anew (graph: its bucket's graph, rewritten).
+// calls (its shape follows the prompt); each length binds anew (the graph executor: its bucket's
+// graph, rewritten for the length).
 TEST_P(Executors, Gpt2GenerateChangingShapes) {
   REQUIRE_GPU();
   auto m = tiny_gpt2();
