@@ -430,14 +430,16 @@ std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
     s += ind + "  grape_topk_offer_step<" + k + ", " + u + ">(l, thr, xs, jb, blockDim.x, hi);\n";
   } else {
     s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q)\n";
-    s += ind + "    if (jb + (long long)q * blockDim.x < hi) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
+    s += ind +
+         "    if (jb + (long long)q * blockDim.x < hi) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
   }
   s += ind + "}\n";
   Idx oidx = join(r, kept, {"t"});
   DType xt = c.type(x).dtype;
   if (fl) {
-    s += ind + "if (splits > 1 && !grape_topk_gather_parts(l, " + k + ", splits, keys + (row * splits + part) * " + k +
-         ", keys + row * splits * " + k + ", counters + 2 * row)) continue;\n";
+    s += ind + "if (splits > 1 && !grape_topk_gather_parts(l, " + k +
+         ", splits, keys + (row * splits + part) * " + k + ", keys + row * splits * " + k +
+         ", counters + 2 * row)) continue;\n";
     s += ind + "grape_topk_merge_keys(l, " + k + ", [&](long long t, unsigned long long key) {\n";
     s += ind + "  const float bv = grape_topk_key_value(key);\n";
     s += ind + "  const long long bi = grape_topk_key_index(key);\n";

@@ -310,7 +310,8 @@ GRAPE_API grp_error* grp_session_set_input(grp_session* s, const char* name, grp
                                            size_t nbytes);
 /* Zero-copy input: the session allocates input `name` with this dtype and shape (checked as by
  * grp_session_set_input), zero-filled, and returns the buffer it lives in (host memory, on both
- * backends: the CUDA executors copy it to the device at the start of each run) and its size. The caller writes the input straight into it.
+ * backends: the CUDA executors copy it to the device at the start of each run) and its size.
+ * The caller writes the input straight into it.
  * The buffer stays the input's value, and valid, until the input is set, bound or allocated
  * again, or the session is destroyed; the caller may rewrite it between runs. */
 GRAPE_API grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype,
