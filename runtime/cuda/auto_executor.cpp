@@ -10,7 +10,7 @@ namespace grape::cuda {
 
 AutoExecutor::AutoExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control,
                            const GraphOptions& graph, AutoSchedule schedule)
-    : Executor(std::move(program), control), buckets_(graph.buckets), policy_(schedule) {
+    : Executor(std::move(program), control), policy_(schedule) {
   eager_ = std::make_unique<EagerExecutor>(program_, control_);
   try {
     graph_ = std::make_unique<GraphExecutor>(program_, control_, graph);
@@ -50,7 +50,7 @@ double AutoExecutor::timed_run(Executor& e, const std::vector<Tensor>& inputs,
 
 std::vector<Tensor> AutoExecutor::run(const std::vector<Tensor>& inputs,
                                       const std::map<std::string, int64_t>& dims) {
-  const std::string bucket = buckets_.key(dims);
+  const std::string bucket = program_->buckets().key(dims);
   Pick pick = profiling_ ? Pick::Eager : policy_.next(bucket);
   if (pick == Pick::Graph && !graph_) pick = Pick::Eager;  // the policy says so already
   auto fail = [&](const Executor& ran) {

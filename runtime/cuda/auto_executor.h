@@ -31,7 +31,7 @@ class AutoExecutor : public Executor {
  public:
   // Without a driver that has conditional graph nodes every call runs eager (the reason is in
   // the decisions).
-  // `graph`: the graph executor's options; its shape buckets are also the buckets auto decides for.
+  // `graph`: the graph executor's options. Auto decides per bucket of the program's buckets.
   AutoExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control, const GraphOptions& graph = {},
                AutoSchedule schedule = {});
   ~AutoExecutor() override;
@@ -61,7 +61,6 @@ class AutoExecutor : public Executor {
   // they cover (eager's includes the parameter upload, graph's starts after it and after
   // building its graph), and the two being compared must cover the same.
   std::unique_ptr<jit::Event> start_, stop_;
-  ShapeBuckets buckets_;
   AutoPolicy policy_;
   bool profiling_ = false;
   const char* last_ = "auto";  // the executor of the last run ("auto" before the first)

@@ -58,7 +58,10 @@ class DeviceProgram {
   // the other calls of those buckets neither reallocate it nor invalidate addresses baked into
   // graphs.
   bool bind(const std::map<std::string, int64_t>& dims);
+  // The session's shape buckets: the arena's growth, the graph executor's graphs and auto's
+  // decisions all follow them.
   void set_buckets(const ShapeBuckets& buckets) { buckets_ = buckets; }
+  const ShapeBuckets& buckets() const { return buckets_; }
   const std::map<std::string, int64_t>& dims() const { return dims_; }
   // Changes whenever a storage's device address changes (arena regrown, a state reallocated):
   // anything that baked addresses in (a CUDA graph) must be rebuilt.

@@ -44,7 +44,9 @@ struct RunStats {
 
 // How the graph executor files and keeps its graphs (docs/execution.md, "Shape buckets").
 struct GraphOptions {
-  ShapeBuckets buckets;  // one graph per bucket of the entry's symbolic dims (default pow2)
+  // One graph per bucket of the entry's symbolic dims (default pow2). make_executor gives them to
+  // the DeviceProgram, which the executors read them from.
+  ShapeBuckets buckets;
   // Instantiated graphs are evicted least recently used first when the device memory they took
   // (free-memory difference around instantiation and upload) exceeds this; 0: the default.
   size_t memory_budget = 0;

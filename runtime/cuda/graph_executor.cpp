@@ -56,7 +56,7 @@ struct GraphExecutor::Impl {
   DeviceProgram& p;
   RunStats& stats;
   const RunControl& control;
-  GraphOptions options;
+  size_t budget;  // GraphOptions::budget()
   jit::Event start, stop;
   jit::DeviceBuffer counters;
   jit::PinnedBuffer counters_host;
@@ -69,7 +69,7 @@ struct GraphExecutor::Impl {
   size_t next_node = 0, next_handle = 0;
 
   Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
-      : p(program), stats(s), control(c), options(o), start(p.device()), stop(p.device()) {
+      : p(program), stats(s), control(c), budget(o.budget()), start(p.device()), stop(p.device()) {
     size_t n = std::max<size_t>(1, p.plan().loops.size());
     counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
     counters_host = jit::PinnedBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
@@ -78,9 +78,11 @@ struct GraphExecutor::Impl {
 
   CUdeviceptr counter(size_t loop) const { return counters.ptr() + loop * sizeof(LoopCounters); }
 
-  // Adds a kernel node after `prev` (build), or rewrites the next recorded one (update).
+  // Adds a kernel node after `prev` (build), or rewrites the next recorded one (update). `what()`
+  // names the node in an error; it is called only then (an update rewrites every node).
+  template <class What>
   CUgraphNode kernel_node(CUgraph g, CUgraphNode prev, CUfunction fn, unsigned grid, unsigned block,
-                          unsigned shared, void** args, const std::string& what) {
+                          unsigned shared, void** args, const What& what) {
     CUDA_KERNEL_NODE_PARAMS kp;
     std::memset(&kp, 0, sizeof kp);
     kp.func = fn;
@@ -95,13 +97,13 @@ struct GraphExecutor::Impl {
       if (next_node >= target->nodes.size())
         throw Error(ErrorCode::Internal, "graph update: the plan has more kernel nodes than the graph");
       CUgraphNode node = target->nodes[next_node++];
-      jit::check(d.cuGraphExecKernelNodeSetParams(target->exec, node, &kp), "cuGraphExecKernelNodeSetParams",
-                 what);
+      CUresult r = d.cuGraphExecKernelNodeSetParams(target->exec, node, &kp);
+      if (r != CUDA_SUCCESS) jit::check(r, "cuGraphExecKernelNodeSetParams", what());
       return node;
     }
     CUgraphNode node = nullptr;
-    jit::check(d.cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp),
-               "cuGraphAddKernelNode", what);
+    CUresult r = d.cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp);
+    if (r != CUDA_SUCCESS) jit::check(r, "cuGraphAddKernelNode", what());
     target->nodes.push_back(node);
     return node;
   }
@@ -118,7 +120,7 @@ struct GraphExecutor::Impl {
           const DeviceProgram::Launch& l = p.launch(s.index);
           void* args[] = {const_cast<jit::KParams*>(l.params)};  // by value: copied into the node
           prev = kernel_node(g, prev, l.function, l.grid, l.block, l.shared_bytes, args,
-                             p.kernel_label(s.index));
+                             [&] { return p.kernel_label(s.index); });
           ++kernels;
           break;
         }
@@ -131,7 +133,7 @@ struct GraphExecutor::Impl {
           void* args[] = {&dst, &src, &n, &pred};
           unsigned grid = static_cast<unsigned>(std::min<size_t>(1024, (bytes / 16 + 255) / 256 + 1));
           prev = kernel_node(g, prev, p.control().copy, grid, 256, 0, args,
-                             std::string(s.why) + " (" + p.where(s.op) + ")");
+                             [&] { return std::string(s.why) + " (" + p.where(s.op) + ")"; });
           ++kernels;
           break;
         }
@@ -182,14 +184,15 @@ struct GraphExecutor::Impl {
     CUdeviceptr init = p.address(l.init_cond), cond = p.address(l.cond), trips = counter(index);
     CUdeviceptr capped = trips + offsetof(LoopCounters, capped);
     void* enter_args[] = {&handle, &init, &trips, &max};
-    prev = kernel_node(g, prev, p.control().loop_enter, 1, 1, 0, enter_args, what + " (entry)");
+    prev =
+        kernel_node(g, prev, p.control().loop_enter, 1, 1, 0, enter_args, [&] { return what + " (entry)"; });
     ++kernels;
     CUgraphNode node = nullptr;
     CUgraph body = conditional_node(g, prev, handle, CU_GRAPH_COND_TYPE_WHILE, what, node);
     int64_t in_body = 0;
     CUgraphNode last = add_steps(body, l.body, nullptr, in_body);
     void* next_args[] = {&handle, &cond, &trips, &max, &capped};
-    kernel_node(body, last, p.control().loop_next, 1, 1, 0, next_args, what + " (condition)");
+    kernel_node(body, last, p.control().loop_next, 1, 1, 0, next_args, [&] { return what + " (condition)"; });
     body_kernels[index] = in_body + 1;
     return node;
   }
@@ -215,7 +218,7 @@ struct GraphExecutor::Impl {
     CUdeviceptr capped = counters.ptr() + offsetof(LoopCounters, capped);
     unsigned loops = static_cast<unsigned>(p.plan().loops.size()), stride = sizeof(LoopCounters) / 4;
     void* args[] = {&handle, &capped, &loops, &stride};
-    prev = kernel_node(g, prev, p.control().commit_gate, 1, 1, 0, args, what + " (gate)");
+    prev = kernel_node(g, prev, p.control().commit_gate, 1, 1, 0, args, [&] { return what + " (gate)"; });
     ++kernels;
     CUgraphNode node = nullptr;
     CUgraph body = conditional_node(g, prev, handle, CU_GRAPH_COND_TYPE_IF, what, node);
@@ -305,7 +308,7 @@ struct GraphExecutor::Impl {
   }
 
   Built& graph_for_binding() {
-    const std::string bucket = options.buckets.key(p.dims());
+    const std::string bucket = p.buckets().key(p.dims());
     stats.graph_updates = 0;
     for (auto it = graphs.begin(); it != graphs.end(); ++it) {
       if ((*it)->bucket != bucket) continue;
@@ -324,8 +327,7 @@ struct GraphExecutor::Impl {
     }
     graphs.push_front(build(bucket));
     // Least recently used first, never the one just built.
-    while (graphs.size() > 1 && (graphs.size() > kMaxGraphs || held_bytes() > options.budget()))
-      graphs.pop_back();
+    while (graphs.size() > 1 && (graphs.size() > kMaxGraphs || held_bytes() > budget)) graphs.pop_back();
     return *graphs.front();
   }
 };
