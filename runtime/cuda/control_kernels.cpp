@@ -15,12 +15,21 @@ const char* control_kernels_source() {
   return R"(typedef unsigned long long cudaGraphConditionalHandle;
 extern "C" __device__ __attribute__((cudart_builtin)) void cudaGraphSetConditional(cudaGraphConditionalHandle, unsigned int);
 
+// As in jit/kernels/prelude.cuh: these kernels sit between generated ones in the graph
+// executor's chains of programmatic edges, so they wait for their predecessor first too.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GRAPE_GRID_DEPENDENCY() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")
+#else
+#define GRAPE_GRID_DEPENDENCY()
+#endif
+
 struct alignas(16) GrapeWord {
   unsigned long long lo, hi;
 };
 
 extern "C" __global__ void grape_copy(unsigned char* dst, const unsigned char* src, unsigned long long bytes,
                                       const unsigned char* pred) {
+  GRAPE_GRID_DEPENDENCY();
   if (pred && !*pred) return;
   unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
   unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -35,12 +44,14 @@ extern "C" __global__ void grape_copy(unsigned char* dst, const unsigned char* s
 
 extern "C" __global__ void grape_loop_enter(cudaGraphConditionalHandle h, const unsigned char* cond,
                                             unsigned long long* trips, long long max) {
+  GRAPE_GRID_DEPENDENCY();
   *trips = 0;
   cudaGraphSetConditional(h, (*cond != 0 && max != 0) ? 1u : 0u);
 }
 
 extern "C" __global__ void grape_loop_next(cudaGraphConditionalHandle h, const unsigned char* cond,
                                            unsigned long long* trips, long long max, unsigned int* capped) {
+  GRAPE_GRID_DEPENDENCY();
   unsigned long long t = ++*trips;
   bool go = *cond != 0;
   if (max >= 0) {
@@ -54,6 +65,7 @@ extern "C" __global__ void grape_loop_next(cudaGraphConditionalHandle h, const u
 
 extern "C" __global__ void grape_commit_gate(cudaGraphConditionalHandle h, const unsigned int* capped,
                                              unsigned int loops, unsigned int stride) {
+  GRAPE_GRID_DEPENDENCY();
   unsigned int any = 0;
   for (unsigned int i = 0; i < loops; ++i) any |= capped[i * stride];
   cudaGraphSetConditional(h, any ? 0u : 1u);

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "jit/cuda_driver.h"
 #include "runtime/cuda/device_program.h"
+#include "scheduler/launch.h"
 
 namespace grape::cuda {
 namespace {
@@ -50,6 +51,16 @@ struct LoopCounters {
   unsigned int pad;
 };
 
+// Programmatic dependent launch between consecutive kernel nodes: where the GPU has it (compute
+// capability 9.0 and newer), unless GRAPE_GRAPH_PDL=0 (the same-run baseline for measuring it).
+bool programmatic_edges(const jit::Device& device) {
+  static const bool on = scheduler::env_knob("GRAPE_GRAPH_PDL", 0, 1, 1) == 1;
+  return on && device.cc_major() >= 9;
+}
+
+static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS) == sizeof(CUDA_KERNEL_NODE_PARAMS_v3),
+              "a kernel node's parameters are copied from the v2 layout into CUgraphNodeParams");
+
 }  // namespace
 
 struct GraphExecutor::Impl {
@@ -66,10 +77,18 @@ struct GraphExecutor::Impl {
   // `updating`, the graph whose recorded nodes it rewrites (nothing is created).
   Built* target = nullptr;
   bool updating = false;
+  // Consecutive kernel nodes are joined by programmatic edges (programmatic_edges).
+  bool programmatic = false;
   size_t next_node = 0, next_handle = 0;
 
   Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
-      : p(program), stats(s), control(c), budget(o.budget()), start(p.device()), stop(p.device()) {
+      : p(program),
+        stats(s),
+        control(c),
+        budget(o.budget()),
+        start(p.device()),
+        stop(p.device()) {
+    programmatic = programmatic_edges(p.device());
     size_t n = std::max<size_t>(1, p.plan().loops.size());
     counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
     counters_host = jit::PinnedBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
@@ -102,8 +121,24 @@ struct GraphExecutor::Impl {
       return node;
     }
     CUgraphNode node = nullptr;
-    CUresult r = d.cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp);
-    if (r != CUDA_SUCCESS) jit::check(r, "cuGraphAddKernelNode", what());
+    CUresult r;
+    if (programmatic && prev && !target->nodes.empty() && prev == target->nodes.back()) {
+      // prev is a kernel node (the last one created is always the chain's last kernel): this
+      // kernel may launch as soon as every block of prev has passed GRAPE_GRID_DEPENDENCY.
+      CUgraphNodeParams np;
+      std::memset(&np, 0, sizeof np);
+      np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+      std::memcpy(&np.kernel, &kp, sizeof kp);  // the v3 layout begins with the v2 fields
+      CUgraphEdgeData edge;
+      std::memset(&edge, 0, sizeof edge);
+      edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+      edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+      r = d.cuGraphAddNode(&node, g, &prev, &edge, 1, &np);
+      if (r != CUDA_SUCCESS) jit::check(r, "cuGraphAddNode (kernel, programmatic edge)", what());
+    } else {
+      r = d.cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp);
+      if (r != CUDA_SUCCESS) jit::check(r, "cuGraphAddKernelNode", what());
+    }
     target->nodes.push_back(node);
     return node;
   }
