@@ -8,6 +8,7 @@
 
 #include "jit/emit_context.h"
 #include "scheduler/fusion.h"
+#include "scheduler/launch.h"
 
 namespace grape::jit::detail {
 
@@ -25,11 +26,14 @@ const char* kGridStride =
 std::string kernel_header(const std::string& name, const std::string& bounds) {
   // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
   // through the constant cache, no copy), so reading it costs no dependent global load at the
-  // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_DEPENDENCY
+  // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_WAIT
   // (prelude.cuh) comes first: a kernel launched behind a programmatic graph edge touches nothing
-  // before its predecessor has finished.
+  // before its predecessor has finished. Whether it lets its successor launch at once or only as
+  // its blocks exit is scheduler::launch_dependents_early.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +
-                  "(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_DEPENDENCY();\n  const KParams* const p = &kp;\n";
+                  "(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_WAIT();\n";
+  if (scheduler::launch_dependents_early()) s += "  GRAPE_LAUNCH_DEPENDENTS();\n";
+  s += "  const KParams* const p = &kp;\n";
   // Every kernel checks the predicate, not only predicated ones: p->pred is null for the others
   // (DeviceProgram::fill_blocks), and the same source in a predicated and an unpredicated position
   // (a layer inside and outside an `if`) is then one kernel, built once. The cost is one uniform

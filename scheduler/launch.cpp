@@ -170,6 +170,11 @@ bool gemm_wgmma_device(const std::string& arch) {
   return on && arch == "sm_90";
 }
 
+bool launch_dependents_early() {
+  static const bool on = env_knob("GRAPE_GRAPH_PDL_EARLY", 0, 1, 0) == 1;
+  return on;
+}
+
 std::string gemm_wide_target(const std::string& arch) { return gemm_wgmma_device(arch) ? "sm_90a" : arch; }
 
 int gemm_wgmma_blocks_override() {

@@ -84,6 +84,11 @@ unsigned gemm_wide_shared_bytes();
 // Hopper's warpgroup MMA (jit/kernels/gemm_wgmma.cuh) for the wide tiles: used on a device whose
 // NVRTC target is sm_90 (built as sm_90a) unless GRAPE_GEMM_WGMMA=0 (A/B measurements; read once).
 bool gemm_wgmma_device(const std::string& arch);
+
+// Programmatic dependent launch (jit/kernels/prelude.cuh): whether every kernel lets its successor
+// launch as soon as it starts (griddepcontrol.launch_dependents after its wait) rather than as its
+// blocks exit. GRAPE_GRAPH_PDL_EARLY=1 turns it on; part of the kernel source, so of its cache key.
+bool launch_dependents_early();
 // The NVRTC target of the wide variants for a device (or bundle) target: sm_90a for sm_90 when
 // gemm_wgmma_device, else `arch` itself.
 std::string gemm_wide_target(const std::string& arch);

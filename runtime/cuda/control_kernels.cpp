@@ -5,22 +5,31 @@
 
 #include "jit/kernel_cache.h"
 #include "jit/parallel_compile.h"
+#include "scheduler/launch.h"
 
 namespace grape::cuda {
 
 // NVRTC does not declare cudaGraphSetConditional. Declaring it ourselves as a cudart builtin is
 // enough: the module loads with cuModuleLoadData and sets the handle, with no toolkit header at
 // run time and no device-runtime library to link (measured: docs/execution.md).
-const char* control_kernels_source() {
-  return R"(typedef unsigned long long cudaGraphConditionalHandle;
+std::string control_kernels_source() {
+  return std::string(scheduler::launch_dependents_early() ? "#define GRAPE_PDL_EARLY 1\n" : "") +
+         R"(typedef unsigned long long cudaGraphConditionalHandle;
 extern "C" __device__ __attribute__((cudart_builtin)) void cudaGraphSetConditional(cudaGraphConditionalHandle, unsigned int);
 
 // As in jit/kernels/prelude.cuh: these kernels sit between generated ones in the graph
 // executor's chains of programmatic edges, so they wait for their predecessor first too.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define GRAPE_GRID_DEPENDENCY() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")
+#define GRAPE_GRID_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define GRAPE_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" :::)
 #else
-#define GRAPE_GRID_DEPENDENCY()
+#define GRAPE_GRID_WAIT()
+#define GRAPE_LAUNCH_DEPENDENTS()
+#endif
+#ifdef GRAPE_PDL_EARLY
+#define GRAPE_GRID_DEPENDENCY() GRAPE_GRID_WAIT(); GRAPE_LAUNCH_DEPENDENTS()
+#else
+#define GRAPE_GRID_DEPENDENCY() GRAPE_GRID_WAIT()
 #endif
 
 struct alignas(16) GrapeWord {

@@ -27,7 +27,7 @@ struct ControlKernels {
 };
 
 // NVRTC source of the module (tests compile it without a GPU).
-const char* control_kernels_source();
+std::string control_kernels_source();
 
 ControlKernels load_control_kernels(const jit::Device& device);
 

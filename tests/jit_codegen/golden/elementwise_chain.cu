@@ -1,7 +1,7 @@
 #line 1 "generated"
 // gelu, 4 op(s)
 extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_constant__ KParams kp) {
-  GRAPE_GRID_DEPENDENCY();
+  GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   const long long n = (p->shape[0][0] * 64LL);

@@ -64,7 +64,7 @@ struct Ops {
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
-  GRAPE_GRID_DEPENDENCY();
+  GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];
@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_c
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
-  GRAPE_GRID_DEPENDENCY();
+  GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];
@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __gr
 
 #ifdef GRAPE_GEMM_WIDE
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wide(const __grid_constant__ KParams kp) {
-  GRAPE_GRID_DEPENDENCY();
+  GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];

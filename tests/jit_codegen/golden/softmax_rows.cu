@@ -24,7 +24,7 @@ struct Ops {
 };
 
 extern "C" __global__ void __launch_bounds__(128) grape_kernel(const __grid_constant__ KParams kp) {
-  GRAPE_GRID_DEPENDENCY();
+  GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
   grape_row_norm<Ops, 4>(p);
