@@ -10,6 +10,7 @@
 #include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
 #include "ir/passes/narrow_updates.h"
+#include "ir/passes/predicated_selects.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lang/parse.h"
@@ -33,6 +34,8 @@ void optimize_function(ir::Function& f, bool verify) {
     bool changed = step("constant folding", ir::fold_constants);
     changed |= step("common-subexpression elimination", ir::eliminate_common_subexpressions);
     changed |= step("narrowing predicated slice updates", ir::narrow_predicated_updates);
+    // After narrowing: it matches `select %p, (update %x if %p), %x`, which this pass may rewrite.
+    changed |= step("folding selects under their predicate", ir::fold_predicated_selects);
     changed |= step("dead-code elimination", ir::eliminate_dead_code);
     if (!changed) break;
   }

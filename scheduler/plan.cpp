@@ -82,6 +82,7 @@ struct Builder {
     last_use.assign(n, std::numeric_limits<int64_t>::min());
     plan.storage_of.assign(n, -1);
     plan.num_kernels = kernels.size();
+    for (const KernelUse& k : kernels) plan.kernel_pred.push_back(k.pred);
     for (size_t k = 0; k < kernels.size(); ++k) {
       kernel_of_root[kernels[k].root] = k;
       for (const ir::Operation* op : kernels[k].ops) owner_root[op] = kernels[k].root;
@@ -466,6 +467,30 @@ std::string ExecPlan::str() const {
     os << "\n";
   }
   return os.str();
+}
+
+ir::ValueId ExecPlan::step_pred(const Step& s) const {
+  switch (s.kind) {
+    case Step::Kind::Launch: return kernel_pred.at(s.index);
+    case Step::Kind::Copy: return s.pred;
+    case Step::Kind::Loop: return ir::kNoValue;
+  }
+  return ir::kNoValue;
+}
+
+std::vector<PredicatedRegion> ExecPlan::predicated_regions(const std::vector<Step>& list, size_t begin,
+                                                           size_t end, size_t min_steps) const {
+  std::vector<PredicatedRegion> out;
+  end = std::min(end, list.size());
+  for (size_t i = begin; i < end;) {
+    const ir::ValueId p = step_pred(list[i]);
+    size_t j = i + 1;
+    if (p != ir::kNoValue)
+      while (j < end && step_pred(list[j]) == p) ++j;
+    if (p != ir::kNoValue && j - i >= std::max<size_t>(1, min_steps)) out.push_back({i, j, p});
+    i = j;
+  }
+  return out;
 }
 
 ExecPlan build_plan(const ir::Function& f, const FusionPlan& fusion, const std::vector<KernelUse>& kernels) {

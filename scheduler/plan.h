@@ -83,6 +83,15 @@ struct LoopPlan {
   int64_t begin = 0, end = 0;  // positions
 };
 
+// Steps [begin, end) of one step list that all run under the same predicate (kernels whose
+// parameter block carries `pred`, copies with `pred`): each checks it itself, so an executor may
+// run them as they are or skip the whole region when the predicate is false (the graph executor's
+// conditional IF nodes).
+struct PredicatedRegion {
+  size_t begin = 0, end = 0;
+  ir::ValueId pred = ir::kNoValue;
+};
+
 struct ExecPlan {
   std::vector<Step> steps;
   std::vector<LoopPlan> loops;
@@ -91,6 +100,7 @@ struct ExecPlan {
   std::vector<int> inputs;      // per entry parameter
   std::vector<int> outputs;     // per result
   size_t num_kernels = 0;
+  std::vector<ir::ValueId> kernel_pred;  // per kernel: the predicate it checks, or kNoValue
   int64_t end = 0;  // one past the last position
   // Index in `steps` of the first step that writes a state (a copy into it, an in-place update, a
   // loop doing either); steps.size() when none does. States are written back only at the end of
@@ -99,6 +109,12 @@ struct ExecPlan {
   size_t first_state_write = 0;
 
   int storage(ir::ValueId v) const;  // throws Internal when the value has none
+  // The predicate a Launch or Copy step checks (kNoValue for others and unpredicated ones).
+  ir::ValueId step_pred(const Step& s) const;
+  // The maximal runs of at least `min_steps` consecutive steps of list[begin, end) under one
+  // predicate, in order.
+  std::vector<PredicatedRegion> predicated_regions(const std::vector<Step>& list, size_t begin = 0,
+                                                   size_t end = SIZE_MAX, size_t min_steps = 1) const;
   // Multi-line listing of steps and storages (for tests and GRAPE_DUMP_PLAN).
   std::string str() const;
 };

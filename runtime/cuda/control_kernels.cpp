@@ -79,6 +79,11 @@ extern "C" __global__ void grape_commit_gate(cudaGraphConditionalHandle h, const
   for (unsigned int i = 0; i < loops; ++i) any |= capped[i * stride];
   cudaGraphSetConditional(h, any ? 0u : 1u);
 }
+
+extern "C" __global__ void grape_if_gate(cudaGraphConditionalHandle h, const unsigned char* pred) {
+  GRAPE_GRID_DEPENDENCY();
+  cudaGraphSetConditional(h, *pred != 0 ? 1u : 0u);
+}
 )";
 }
 
@@ -95,6 +100,7 @@ ControlKernels load_control_kernels(const jit::Device& device) {
   k.loop_enter = k.module.function("grape_loop_enter");
   k.loop_next = k.module.function("grape_loop_next");
   k.commit_gate = k.module.function("grape_commit_gate");
+  k.if_gate = k.module.function("grape_if_gate");
   return k;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda.h>
 
+#include <string>
+
 #include "jit/cuda_driver.h"
 
 namespace grape::cuda {
@@ -24,6 +26,9 @@ struct ControlKernels {
   // sets an IF node's handle to 1 unless a loop reached its cap (capped[i * stride] != 0 for some
   // i < loops), so that a run stopped by the cap skips the steps that write the states.
   CUfunction commit_gate = nullptr;
+  // grape_if_gate(handle, const unsigned char* pred): sets an IF node's handle to (*pred != 0), for
+  // a predicated region of the plan run as a conditional node (scheduler::PredicatedRegion).
+  CUfunction if_gate = nullptr;
 };
 
 // NVRTC source of the module (tests compile it without a GPU).

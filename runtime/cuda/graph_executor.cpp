@@ -58,6 +58,17 @@ bool programmatic_edges(const jit::Device& device) {
   return on && device.cc_major() >= 9;
 }
 
+// A predicated region becomes a conditional IF node from this many steps on. Its gate kernel and
+// node cost about as much as two or three skipped kernels, on every run where the predicate is
+// true; from 32 steps on that is a few percent of the region's own time, and a false predicate
+// saves all of it. GRAPE_GRAPH_IF_MIN_STEPS overrides it (tests; 0 turns IF regions off).
+constexpr size_t kIfRegionMinSteps = 32;
+size_t if_region_min_steps() {
+  const int n = scheduler::env_knob("GRAPE_GRAPH_IF_MIN_STEPS", 0, 1 << 20,
+                                           static_cast<int>(kIfRegionMinSteps));
+  return n == 0 ? SIZE_MAX : static_cast<size_t>(n);
+}
+
 static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS) == sizeof(CUDA_KERNEL_NODE_PARAMS_v3),
               "a kernel node's parameters are copied from the v2 layout into CUgraphNodeParams");
 
@@ -79,6 +90,7 @@ struct GraphExecutor::Impl {
   bool updating = false;
   // Consecutive kernel nodes are joined by programmatic edges (programmatic_edges).
   bool programmatic = false;
+  size_t if_min_steps = if_region_min_steps();
   size_t next_node = 0, next_handle = 0;
 
   Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
@@ -145,10 +157,21 @@ struct GraphExecutor::Impl {
 
   // Appends steps [begin, end) of `steps` (all of them by default) to `g` as a chain after `prev`;
   // returns the last node. `kernels` counts the kernel nodes added to `g` itself.
+  // Predicated regions of at least if_min_steps steps become conditional IF nodes (not inside
+  // one: `in_region`).
   CUgraphNode add_steps(CUgraph g, const std::vector<scheduler::Step>& steps, CUgraphNode prev,
-                        int64_t& kernels, size_t begin = 0, size_t end = SIZE_MAX) {
+                        int64_t& kernels, size_t begin = 0, size_t end = SIZE_MAX, bool in_region = false) {
     end = std::min(end, steps.size());
+    std::vector<scheduler::PredicatedRegion> regions;
+    if (!in_region) regions = p.plan().predicated_regions(steps, begin, end, if_min_steps);
+    size_t next_region = 0;
     for (size_t i = begin; i < end; ++i) {
+      if (next_region < regions.size() && regions[next_region].begin == i) {
+        const scheduler::PredicatedRegion& r = regions[next_region++];
+        prev = add_if_region(g, steps, r, prev, kernels);
+        i = r.end - 1;
+        continue;
+      }
       const scheduler::Step& s = steps[i];
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: {
@@ -207,6 +230,23 @@ struct GraphExecutor::Impl {
                                                 : "cuGraphAddNode (conditional IF)",
                what);
     return np.conditional.phGraph_out[0];
+  }
+
+  // A predicated region as a conditional IF node: grape_if_gate sets its handle from the
+  // predicate, so a false predicate skips every node of the region (its kernels would each have
+  // launched and returned at once). The region's kernels count as run either way, as eager's do.
+  CUgraphNode add_if_region(CUgraph g, const std::vector<scheduler::Step>& steps,
+                            const scheduler::PredicatedRegion& r, CUgraphNode prev, int64_t& kernels) {
+    const std::string what = "the predicated steps of " + p.where(steps[r.begin].op);
+    CUgraphConditionalHandle handle = conditional_handle(g, what);
+    CUdeviceptr pred = p.address(p.plan().storage(r.pred));
+    void* args[] = {&handle, &pred};
+    prev = kernel_node(g, prev, p.control().if_gate, 1, 1, 0, args, [&] { return what + " (gate)"; });
+    ++kernels;
+    CUgraphNode node = nullptr;
+    CUgraph body = conditional_node(g, prev, handle, CU_GRAPH_COND_TYPE_IF, what, node);
+    add_steps(body, steps, nullptr, kernels, r.begin, r.end, true);
+    return node;
   }
 
   CUgraphNode add_loop(CUgraph g, size_t index, CUgraphNode prev, int64_t& kernels) {

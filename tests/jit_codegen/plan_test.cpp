@@ -252,5 +252,35 @@ TEST(Plan, InPlaceStateUpdateStartsTheCommitPhaseEarly) {
   EXPECT_GE(launches_after, 2000u);
 }
 
+// An `if` around a chain of assignments is one predicated region of the plan (the selects between
+// the assignments fold away: ir/passes/predicated_selects.h), ending before the one select that
+// merges the branch; the graph executor runs such a region as a conditional IF node.
+TEST(Plan, AnIfBranchIsOnePredicatedRegion) {
+  std::string src = "fn main(x: f32[8, 64], go: bool[]) -> f32[8, 64] {\n  var y = x\n  if go {\n";
+  for (int i = 0; i < 40; ++i) src += "    y = softmax(y * 3.0, axis=-1)\n";
+  src += "  }\n  return y\n}\n";
+  auto c = compile_text("if_region.grp", src);
+  const ir::Function& f = *c->mod->find("main");
+  Planned pl = plan_of(f);
+  check_plan(f, pl, 8, "if_region");
+  const auto& steps = pl.plan.steps;
+  auto regions = pl.plan.predicated_regions(steps, 0, SIZE_MAX, 32);
+  ASSERT_EQ(regions.size(), 1u) << pl.plan.str();
+  EXPECT_EQ(regions[0].end - regions[0].begin, 40u) << pl.plan.str();
+  EXPECT_EQ(regions[0].pred, f.params[1].value);
+  for (size_t i = regions[0].begin; i < regions[0].end; ++i)
+    EXPECT_EQ(steps[i].kind, scheduler::Step::Kind::Launch);
+  size_t unpredicated = 0;
+  for (const auto& s : steps) unpredicated += pl.plan.step_pred(s) == ir::kNoValue ? 1 : 0;
+  EXPECT_EQ(unpredicated, steps.size() - 40) << "the select after the branch";
+  EXPECT_LE(unpredicated, 2u) << pl.plan.str();
+  EXPECT_TRUE(pl.plan.predicated_regions(steps, 0, SIZE_MAX, 41).empty());
+  // A window that cuts the region keeps only its part.
+  auto part = pl.plan.predicated_regions(steps, regions[0].begin + 10, regions[0].begin + 20, 1);
+  ASSERT_EQ(part.size(), 1u);
+  EXPECT_EQ(part[0].begin, regions[0].begin + 10);
+  EXPECT_EQ(part[0].end, regions[0].begin + 20);
+}
+
 }  // namespace
 }  // namespace grape
