@@ -1,5 +1,6 @@
 #include "jit/cuda_driver.h"
 
+#include <cstdint>
 #include <initializer_list>
 #include <utility>
 
@@ -98,6 +99,19 @@ bool driver_available(std::string* why) {
     if (why) *why = e.what();
     return false;
   }
+}
+
+int device_of_pointer(const void* p) {
+  if (p == nullptr || !driver_available()) return -1;
+  const Driver& d = driver();
+  const auto at = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  unsigned int type = 0, managed = 0;
+  int ordinal = -1;
+  if (d.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, at) != CUDA_SUCCESS) return -1;
+  if (d.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, at) == CUDA_SUCCESS && managed) return -1;
+  if (type != CU_MEMORYTYPE_DEVICE) return -1;
+  if (d.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, at) != CUDA_SUCCESS) return -1;
+  return ordinal;
 }
 
 std::string cuda_error_text(CUresult result) {

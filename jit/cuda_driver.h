@@ -44,6 +44,7 @@ namespace grape::jit {
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                           \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                                           \
   X(cuMemsetD8Async, "cuMemsetD8Async")                                                  \
+  X(cuPointerGetAttribute, "cuPointerGetAttribute")                                      \
   X(cuStreamCreate, "cuStreamCreate")                                                    \
   X(cuStreamDestroy, "cuStreamDestroy_v2")                                               \
   X(cuStreamSynchronize, "cuStreamSynchronize")                                          \
@@ -86,6 +87,11 @@ struct Driver {
 const Driver& driver();
 // Never throws; false with the reason in *why (the message driver() would throw).
 bool driver_available(std::string* why = nullptr);
+
+// Where a caller's pointer points: the ordinal of the GPU whose device memory it is (cuMemAlloc,
+// cudaMalloc), or -1 for host memory (pinned or not), managed memory, a pointer the driver does
+// not know, and always without a driver. Never throws.
+int device_of_pointer(const void* p);
 
 // "CUDA_ERROR_INVALID_VALUE: invalid argument"; without a driver, "CUDA error 1".
 std::string cuda_error_text(CUresult result);

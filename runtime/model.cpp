@@ -274,6 +274,7 @@ struct Session::Impl {
   // holds values set with set_state that are not uploaded yet... they are uploaded at once).
   std::unique_ptr<RunControl> control;  // declared before `gpu`, which keeps a pointer to it
   std::unique_ptr<cuda::Executor> gpu;
+  int device = -1;  // the CUDA backend's GPU
   RunStats stats;  // of the last run: kept here so that its strings stay put until the next run
 
   void refresh_stats();
@@ -385,6 +386,7 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
                                      [model](const Span& s) { return model->position(s); }, graph_options);
     impl_->backend = "cuda";
     impl_->executor = impl_->gpu->name();
+    impl_->device = options.device;
   }
   for (const auto& p : fn->params) impl_->inputs.push_back(signature_of(p.name, p.type));
   for (size_t i = 0; i < fn->result_types.size(); ++i)
@@ -429,6 +431,24 @@ void Session::set_profiling(bool on) {
         "kernel profiles are measured on the CUDA backend (its eager executor); this session runs on the "
         "CPU backend");
   impl_->gpu->set_profiling(on);
+}
+
+int Session::device() const { return impl_->device; }
+
+void Session::set_stream(void* stream) {
+  if (!impl_->gpu) {
+    if (stream != nullptr)
+      throw Error(ErrorCode::Unsupported, "set_stream: the CPU backend has no streams; only NULL is accepted");
+    return;
+  }
+  impl_->gpu->set_stream(static_cast<CUstream>(stream));
+}
+
+Tensor Session::device_tensor(DType dtype, const Shape& shape) {
+  if (!impl_->gpu)
+    throw Error(ErrorCode::Unsupported,
+                "device memory is for sessions on the CUDA backend; this one runs on the CPU (use host memory)");
+  return impl_->gpu->device_tensor(dtype, shape);
 }
 
 ProfileReport Session::kernel_profile() const { return impl_->gpu ? impl_->gpu->profile() : ProfileReport{}; }
@@ -611,6 +631,10 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     impl_->state = std::move(state);
     return out;
   }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].on_device())
+      throw Error(ErrorCode::InvalidArgument, "input '" + f.params[i].name +
+                                                  "' is in GPU memory; the CPU backend reads host memory");
   cpu::ExecEnv env;
   env.weights = impl_->weights.get();
   env.state = &state;

@@ -142,6 +142,16 @@ class Session {
   // CUDA backend's eager executor measures them (ErrorCode::Unsupported otherwise, naming why).
   void set_profiling(bool on);
   ProfileReport kernel_profile() const;
+  // The ordinal of the GPU the session runs on; -1 on the CPU backend.
+  int device() const;
+  // Runs are issued on `stream` (a CUstream / cudaStream_t of the session's GPU; null: the
+  // session's own stream), after the work the caller queued on it before the run; run() still
+  // returns when the run is complete. The CPU backend accepts only null (ErrorCode::Unsupported).
+  void set_stream(void* stream);
+  // Zero-filled device memory of the session's GPU, as a tensor to pass to run() (CUDA backend
+  // only; ErrorCode::Unsupported on the CPU): the caller fills it on the device (cudaMemcpy, its
+  // own kernels) and no host copy happens. Tensor::wrap_device wraps memory the caller allocated.
+  Tensor device_tensor(DType dtype, const Shape& shape);
   ~Session();
 
   const std::vector<TensorSignature>& inputs() const;

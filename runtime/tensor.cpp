@@ -41,6 +41,12 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   storage_ = std::shared_ptr<uint8_t>(new uint8_t[n](), std::default_delete<uint8_t[]>());
 }
 
+Tensor Tensor::wrap_device(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner) {
+  Tensor t = wrap(dtype, std::move(shape), data, std::move(owner));
+  t.device_ = data != nullptr;  // an empty tensor has no memory to point at
+  return t;
+}
+
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner) {
   check_shape(dtype, shape);
   Tensor t;

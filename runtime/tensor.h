@@ -29,6 +29,11 @@ class Tensor {
   // any tensor shares the storage (it may be null when the caller guarantees the lifetime).
   // `data` may be null only for an empty tensor.
   static Tensor wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);
+  // The same over CUDA device memory (a device pointer of the session's GPU): only the CUDA
+  // executors read it (in place, or copied device to device); raw() is the device address and
+  // must not be dereferenced on the host.
+  static Tensor wrap_device(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);
+  bool on_device() const { return device_; }
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -64,6 +69,7 @@ class Tensor {
   DType dtype_ = DType::F32;
   Shape shape_;
   std::shared_ptr<uint8_t> storage_;  // never null for a defined tensor, even when empty
+  bool device_ = false;               // wrap_device: storage_ is device memory
 };
 
 }  // namespace grape

@@ -317,14 +317,27 @@ GRAPE_API grp_error* grp_session_set_input(grp_session* s, const char* name, grp
 GRAPE_API grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype,
                                               const int64_t* shape, size_t rank, void** data,
                                               size_t* nbytes);
-/* Binds caller host memory as input `name` without copying it on the host (on both backends; the
- * CUDA executors copy it to the device at the start of each run: device pointers are not
- * accepted yet). The session keeps the pointer: the memory must stay valid, and must not be
- * written during grp_session_run, until the input is set or bound again or the session is
- * destroyed. The session never writes to it. */
+/* Binds caller memory as input `name` without copying it on the host. Host memory on both
+ * backends (the CUDA executors copy it to the device at the start of each run). On the CUDA
+ * backend `data` may also be device memory of the session's GPU (cudaMalloc / cuMemAlloc; told
+ * apart with cuPointerGetAttribute): the kernels then read it in place — a new pointer changes
+ * only kernel parameters, never a CUDA graph — unless the entry updates that input in place, in
+ * which case it is copied device to device at the start of each run. Device memory of another GPU,
+ * or on the CPU backend, is GRP_ERR_INVALID_ARGUMENT. The session keeps the pointer: the memory
+ * must stay valid, and must not be written during grp_session_run, until the input is set or
+ * bound again or the session is destroyed. The session never writes to it. */
 GRAPE_API grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype,
                                             const int64_t* shape, size_t rank, const void* data,
                                             size_t nbytes);
+/* Like grp_session_input_buffer, but the buffer is zero-filled device memory of the session's GPU
+ * (CUDA backend only; GRP_ERR_UNSUPPORTED on the CPU): the caller writes the input on the device
+ * (cudaMemcpy, its own kernels; on the session's stream, or synchronised before the run) and the
+ * kernels read it in place. *data is a device pointer (CUdeviceptr / the cudaMalloc kind); it stays
+ * the input's value, and valid, until the input is set, bound or allocated again, or the session
+ * is destroyed. */
+GRAPE_API grp_error* grp_session_input_device_buffer(grp_session* s, const char* name, grp_dtype dtype,
+                                                     const int64_t* shape, size_t rank, void** data,
+                                                     size_t* nbytes);
 /* Binds caller memory of `capacity` bytes as the destination of output i (data NULL unbinds).
  * After each successful run the output's value is in that memory and grp_session_get_output
  * returns that pointer. The memory must stay valid until the output is unbound or the session is
@@ -333,8 +346,11 @@ GRAPE_API grp_error* grp_session_bind_input(grp_session* s, const char* name, gr
  * computes into its own buffer and the result is copied into the bound memory once per run; on
  * CUDA the kernels write into it directly. */
 GRAPE_API grp_error* grp_session_bind_output(grp_session* s, size_t i, void* data, size_t capacity);
-/* The stream runs are issued on (a CUstream / cudaStream_t; NULL: the default stream). The CPU
- * backend has no streams: NULL is accepted, anything else is GRP_ERR_UNSUPPORTED. */
+/* The stream runs are issued on: a CUstream / cudaStream_t of the session's GPU (its primary
+ * context, which the CUDA runtime uses); NULL: the session's own stream. A run is queued after the
+ * work the caller queued on that stream before grp_session_run (a kernel filling a device input,
+ * say), and grp_session_run still returns only when the run is complete. The CPU backend has no
+ * streams: NULL is accepted, anything else is GRP_ERR_UNSUPPORTED. */
 GRAPE_API grp_error* grp_session_set_stream(grp_session* s, void* stream);
 
 /* Runs the entry on the current inputs (every input must be set). On success the outputs and

@@ -5,6 +5,7 @@
 
 #include "capi/src/internal.h"
 #include "capi/src/options.h"
+#include "jit/cuda_driver.h"
 #include "lang/diagnostics.h"
 
 using namespace grape;
@@ -217,6 +218,10 @@ grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dty
     const TensorSignature& sig = s->session->inputs()[i];
     Shape sh = check_tensor("input", sig, &dtype, shape, rank);
     check_bytes(sig.dtype, sh, data, nbytes, "input '" + sig.name + "'");
+    if (nbytes && jit::device_of_pointer(data) >= 0)
+      invalid("input '" + sig.name +
+              "': data is GPU memory, which grp_session_set_input would read on the host; bind it with "
+              "grp_session_bind_input");
     Tensor t(sig.dtype, sh);
     if (nbytes) std::memcpy(t.raw(), data, nbytes);
     s->inputs[i] = std::move(t);
@@ -247,8 +252,35 @@ grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dt
     Shape sh = check_tensor("input", sig, &dtype, shape, rank);
     check_bytes(sig.dtype, sh, data, nbytes, "input '" + sig.name + "'");
     // The session never writes to its inputs (grape::Session detaches states and results that
-    // would alias them), so dropping const here is safe. The caller keeps the memory alive.
-    s->inputs[i] = Tensor::wrap(sig.dtype, sh, const_cast<void*>(data), nullptr);
+    // would alias them; the CUDA executors copy a device input the plan would update in place), so
+    // dropping const here is safe. The caller keeps the memory alive.
+    const int gpu = nbytes ? jit::device_of_pointer(data) : -1;
+    if (gpu < 0) {
+      s->inputs[i] = Tensor::wrap(sig.dtype, sh, const_cast<void*>(data), nullptr);
+      return;
+    }
+    if (s->session->backend() != "cuda")
+      invalid("input '" + sig.name + "': data is memory of GPU " + std::to_string(gpu) +
+              "; this session runs on the CPU backend, which reads host memory");
+    if (gpu != s->session->device())
+      invalid("input '" + sig.name + "': data is memory of GPU " + std::to_string(gpu) +
+              "; this session runs on GPU " + std::to_string(s->session->device()));
+    s->inputs[i] = Tensor::wrap_device(sig.dtype, sh, const_cast<void*>(data), nullptr);
+  });
+}
+
+grp_error* grp_session_input_device_buffer(grp_session* s, const char* name, grp_dtype dtype,
+                                           const int64_t* shape, size_t rank, void** data, size_t* nbytes) {
+  return guard([&] {
+    require(s, "session");
+    require(data, "data");
+    size_t i = input_index(s, name);
+    const TensorSignature& sig = s->session->inputs()[i];
+    Shape sh = check_tensor("input", sig, &dtype, shape, rank);
+    Tensor t = s->session->device_tensor(sig.dtype, sh);
+    *data = t.raw();
+    if (nbytes) *nbytes = t.nbytes();
+    s->inputs[i] = std::move(t);
   });
 }
 
@@ -265,12 +297,7 @@ grp_error* grp_session_bind_output(grp_session* s, size_t i, void* data, size_t 
 grp_error* grp_session_set_stream(grp_session* s, void* stream) {
   return guard([&] {
     require(s, "session");
-    if (stream != nullptr)
-      throw Error(ErrorCode::Unsupported,
-                  s->session->backend() == "cpu"
-                      ? "set_stream: the CPU backend has no streams; only NULL is accepted"
-                      : "set_stream: caller streams are not supported yet by the eager CUDA "
-                        "executor (it runs on a stream of its own); pass NULL");
+    s->session->set_stream(stream);
   });
 }
 

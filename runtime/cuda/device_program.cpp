@@ -27,6 +27,30 @@ DeviceProgram::DeviceProgram(const ir::Function& f, const std::map<std::string, 
   blocks_host_.assign(bytes, 0);
   scratch_.resize(plan_.num_kernels);
   launches_.resize(plan_.num_kernels);
+  // What the plan writes: kernel outputs (in-place updates write their operand's storage),
+  // copies' destinations, loop-carried storages.
+  written_.assign(plan_.storages.size(), false);
+  external_.assign(plan_.storages.size(), 0);
+  std::function<void(const std::vector<scheduler::Step>&)> mark = [&](const std::vector<scheduler::Step>& steps) {
+    for (const scheduler::Step& st : steps) {
+      switch (st.kind) {
+        case scheduler::Step::Kind::Launch: {
+          const jit::KernelSpec& k = specs_[st.index];
+          for (size_t j = k.num_inputs; j < k.buffers.size(); ++j)
+            written_[static_cast<size_t>(plan_.storage(k.buffers[j]))] = true;
+          break;
+        }
+        case scheduler::Step::Kind::Copy: written_[static_cast<size_t>(st.dst)] = true; break;
+        case scheduler::Step::Kind::Loop: {
+          const scheduler::LoopPlan& l = plan_.loops[st.index];
+          for (int c : l.carried) written_[static_cast<size_t>(c)] = true;
+          mark(l.body);
+          break;
+        }
+      }
+    }
+  };
+  mark(plan_.steps);
   if (const char* dump = std::getenv("GRAPE_DUMP_PLAN"); dump && *dump && std::string(dump) != "0")
     std::cerr << "plan of " << f_.name << ":\n" << plan_.str();
 }
@@ -132,10 +156,10 @@ void DeviceProgram::upload_weights(const std::map<std::string, Tensor>& weights)
     auto it = weights.find(name);
     if (it == weights.end()) throw Error(ErrorCode::Internal, "cuda: weight '" + name + "' is not loaded");
     jit::DeviceBuffer buf(dev_, std::max<size_t>(1, it->second.nbytes()), "weight " + name);
-    buf.copy_from_host(it->second.raw(), it->second.nbytes(), stream_.handle());
+    buf.copy_from_host(it->second.raw(), it->second.nbytes(), stream());
     weights_.emplace(name, std::move(buf));
   }
-  stream_.synchronize();
+  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", f_.name);
 }
 
 std::string DeviceProgram::where(const ir::Operation* op) const {
@@ -156,7 +180,9 @@ std::string DeviceProgram::kernel_label(size_t k) const {
 CUdeviceptr DeviceProgram::address(int storage) const {
   const scheduler::Storage& s = plan_.storages.at(static_cast<size_t>(storage));
   switch (s.kind) {
-    case scheduler::StorageKind::Arena: return arena_.ptr() + layout_.offset.at(static_cast<size_t>(storage));
+    case scheduler::StorageKind::Arena:
+      if (CUdeviceptr caller = external_[static_cast<size_t>(storage)]) return caller;
+      return arena_.ptr() + layout_.offset.at(static_cast<size_t>(storage));
     case scheduler::StorageKind::Weight: return weights_.at(s.name).ptr();
     case scheduler::StorageKind::State: {
       auto it = state_.find(s.name);
@@ -206,7 +232,7 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
         // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
         scratch_[k] =
             jit::DeviceBuffer(dev_, ld.scratch_bytes, "the scratch area of kernel " + specs_[k].name);
-        scratch_[k].fill_bytes(0, stream_.handle());
+        scratch_[k].fill_bytes(0, stream());
       }
       Launch& l = launches_[k];
       l.function = ld.narrow         ? wgmma64_funcs_[k]
@@ -228,7 +254,7 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
   std::memcpy(blocks_pinned_.data(), blocks_host_.data(), blocks_host_.size());
   if (!blocks_host_.empty())
     jit::check(jit::driver().cuMemcpyHtoDAsync(blocks_dev_.ptr(), blocks_pinned_.data(), blocks_host_.size(),
-                                               stream_.handle()),
+                                               stream()),
                "cuMemcpyHtoDAsync", "the parameter blocks");
   blocks_uploaded_ = blocks_host_;
   return true;
@@ -261,13 +287,36 @@ void DeviceProgram::fill_blocks() {
   }
 }
 
+bool DeviceProgram::input_written(size_t input) const {
+  const int storage = plan_.inputs.at(input);
+  return storage >= 0 && written_[static_cast<size_t>(storage)];
+}
+
+void DeviceProgram::use_inputs(const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < plan_.inputs.size(); ++i) {
+    const int storage = plan_.inputs[i];
+    if (storage < 0) continue;
+    const Tensor& t = inputs.at(i);
+    const bool in_place = t.on_device() && t.nbytes() && !written_[static_cast<size_t>(storage)];
+    external_[static_cast<size_t>(storage)] =
+        in_place ? static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.raw())) : 0;
+  }
+}
+
 void DeviceProgram::upload_inputs(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < plan_.inputs.size(); ++i) {
     const Tensor& t = inputs.at(i);
-    if (t.nbytes())
-      jit::check(
-          jit::driver().cuMemcpyHtoDAsync(address(plan_.inputs[i]), t.raw(), t.nbytes(), stream_.handle()),
-          "cuMemcpyHtoDAsync", "input " + f_.params.at(i).name);
+    const int storage = plan_.inputs[i];
+    if (!t.nbytes() || storage < 0 || external_[static_cast<size_t>(storage)]) continue;
+    const std::string what = "input " + f_.params.at(i).name;
+    if (t.on_device())
+      jit::check(jit::driver().cuMemcpyDtoDAsync(address(storage),
+                                                 static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.raw())),
+                                                 t.nbytes(), stream()),
+                 "cuMemcpyDtoDAsync", what);
+    else
+      jit::check(jit::driver().cuMemcpyHtoDAsync(address(storage), t.raw(), t.nbytes(), stream()),
+                 "cuMemcpyHtoDAsync", what);
   }
 }
 
@@ -280,7 +329,7 @@ std::vector<Tensor> DeviceProgram::download_outputs() {
     Tensor host(t.dtype, shape);
     if (host.nbytes())
       jit::check(jit::driver().cuMemcpyDtoHAsync(host.raw(), address(plan_.outputs[i]), host.nbytes(),
-                                                 stream_.handle()),
+                                                 stream()),
                  "cuMemcpyDtoHAsync", "output " + std::to_string(i));
     out.push_back(host);
   }
@@ -296,11 +345,11 @@ void DeviceProgram::set_state(const std::string& name, const Tensor& value) {
     s.buf = jit::DeviceBuffer(dev_, bytes, "state " + name);
     ++generation_;
   }
-  s.buf.copy_from_host(value.raw(), value.nbytes(), stream_.handle());
+  s.buf.copy_from_host(value.raw(), value.nbytes(), stream());
   s.dtype = value.dtype();
   s.shape = value.shape();
   s.present = true;
-  stream_.synchronize();
+  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", f_.name);
 }
 
 std::optional<Shape> DeviceProgram::state_shape(const std::string& name) const {
@@ -313,8 +362,8 @@ Tensor DeviceProgram::state(const std::string& name) const {
   auto it = state_.find(name);
   if (it == state_.end() || !it->second.present) return {};
   Tensor t(it->second.dtype, it->second.shape);
-  it->second.buf.copy_to_host(t.raw(), t.nbytes(), stream_.handle());
-  stream_.synchronize();
+  it->second.buf.copy_to_host(t.raw(), t.nbytes(), stream());
+  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", f_.name);
   return t;
 }
 
@@ -339,7 +388,8 @@ Executor::Executor(std::shared_ptr<DeviceProgram> program, const RunControl& con
   stats_.kernels_from_cache = program_->kernels_from_cache();
 }
 
-bool Executor::bind(const std::map<std::string, int64_t>& dims) {
+bool Executor::bind(const std::vector<Tensor>& inputs, const std::map<std::string, int64_t>& dims) {
+  program_->use_inputs(inputs);
   const bool uploaded = program_->bind(dims);
   stats_.compile_ms = program_->compile_ms();
   stats_.kernels_compiled = program_->kernels_compiled();
@@ -356,5 +406,21 @@ std::optional<Shape> Executor::state_shape(const std::string& name) const {
 Tensor Executor::state(const std::string& name) const { return program_->state(name); }
 void Executor::reset_state() { program_->reset_state(); }
 std::string Executor::device_name() const { return program_->device().label(); }
+void Executor::set_stream(CUstream stream) { program_->set_stream(stream); }
+
+Tensor Executor::device_tensor(DType dtype, const Shape& shape) {
+  const jit::Device& dev = program_->device();
+  dev.make_current();
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<size_t>(d), &bytes))
+      throw Error(ErrorCode::InvalidArgument, "device tensor of shape " + shape_to_string(shape) +
+                                                  ": negative or too large");
+  if (bytes == 0) return Tensor(dtype, shape);
+  auto buf = std::make_shared<jit::DeviceBuffer>(dev, bytes, "an input buffer");
+  buf->fill_bytes(0, program_->stream());
+  jit::check(jit::driver().cuStreamSynchronize(program_->stream()), "cuStreamSynchronize", "an input buffer");
+  return Tensor::wrap_device(dtype, shape, reinterpret_cast<void*>(static_cast<uintptr_t>(buf->ptr())), buf);
+}
 
 }  // namespace grape::cuda

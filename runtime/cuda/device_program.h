@@ -50,7 +50,9 @@ class DeviceProgram {
   [[noreturn]] void throw_loop_cap(const ir::Operation* op, const RunControl& control) const;
   const scheduler::ExecPlan& plan() const { return plan_; }
   const jit::Device& device() const { return dev_; }
-  CUstream stream() const { return stream_.handle(); }
+  // The stream runs are issued on: the caller's (grp_session_set_stream) or the program's own.
+  CUstream stream() const { return caller_stream_ ? caller_stream_ : stream_.handle(); }
+  void set_stream(CUstream caller) { caller_stream_ = caller; }
   const ControlKernels& control() const { return control_; }
 
   // Binds the symbol values of a run (see above). Returns true when it uploaded the blocks.
@@ -83,8 +85,14 @@ class DeviceProgram {
   std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"
   std::string where(const ir::Operation* op) const;
 
-  // Asynchronous on the stream: host inputs into their arena storages; outputs into host tensors
-  // (complete after the stream synchronises).
+  // The inputs of the next run, before bind(): an input in device memory (Tensor::on_device) that
+  // the plan never writes is read where it is — its storage's address becomes the caller's, so
+  // only parameter blocks change (a graph's nodes are rewritten, never rebuilt); one the plan
+  // writes in place is copied into its arena storage by upload_inputs, device to device.
+  void use_inputs(const std::vector<Tensor>& inputs);
+  bool input_written(size_t input) const;
+  // Asynchronous on the stream: inputs into their arena storages (host ones, and device ones the
+  // plan writes); outputs into host tensors (complete after the stream synchronises).
   void upload_inputs(const std::vector<Tensor>& inputs);
   std::vector<Tensor> download_outputs();
 
@@ -131,6 +139,9 @@ class DeviceProgram {
   std::map<std::string, jit::DeviceBuffer> weights_;
   std::map<std::string, StateBuffer> state_;
   std::vector<size_t> dim_slot_;  // per storage: index of its i32 among the dim values
+  std::vector<bool> written_;     // per storage: some step writes it (a copy, an update, a loop)
+  std::vector<CUdeviceptr> external_;  // per storage: a caller's device input read in place, or 0
+  CUstream caller_stream_ = nullptr;
   size_t num_dim_values_ = 0;
 
   std::map<std::string, int64_t> dims_;

@@ -168,7 +168,7 @@ std::vector<Tensor> EagerExecutor::run(const std::vector<Tensor>& inputs,
   stats_.kernels = stats_.host_syncs = stats_.copies = stats_.graph_launches = 0;
   impl_->timed.clear();
   impl_->start.record(p.stream());
-  stats_.param_uploads = bind(dims) ? 1 : 0;
+  stats_.param_uploads = bind(inputs, dims) ? 1 : 0;
   p.upload_inputs(inputs);
   std::vector<Tensor> out;
   try {

@@ -7,6 +7,8 @@
 //   auto   (auto_executor.cpp)   both over the same program: per shape bucket, the first calls
 //                                alternate and are timed, then the faster one runs.
 #pragma once
+#include <cuda.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -62,7 +64,7 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Runs with host inputs in parameter order and the symbolic dims they bind. Every state the
+  // Runs with inputs in parameter order (host tensors, or device ones: Tensor::wrap_device) and the symbolic dims they bind. Every state the
   // function reads must have been set with set_state first.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                                   const std::map<std::string, int64_t>& dims) = 0;
@@ -86,13 +88,19 @@ class Executor {
   virtual void set_profiling(bool on);
   virtual ProfileReport profile() const;
   std::string device_name() const;
+  // Runs are issued on `stream` (a CUstream of the session's device, primary context; null: the
+  // program's own). A run still returns only when it is complete.
+  void set_stream(CUstream stream);
+  // Zero-filled device memory of the program's GPU as a device tensor (Tensor::wrap_device) that
+  // keeps the memory alive.
+  Tensor device_tensor(DType dtype, const Shape& shape);
 
  protected:
   Executor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
-  // Binds `dims` (DeviceProgram::bind: true when the parameter blocks were uploaded) and copies
+  // Takes the run's inputs' places (DeviceProgram::use_inputs), binds `dims` (DeviceProgram::bind: true when the parameter blocks were uploaded) and copies
   // the program's build counters into stats_, which grow when a binding first needs a wide
   // variant of a matrix product (built then, not at session start).
-  bool bind(const std::map<std::string, int64_t>& dims);
+  bool bind(const std::vector<Tensor>& inputs, const std::map<std::string, int64_t>& dims);
   std::shared_ptr<DeviceProgram> program_;
   // The session's trip cap for loops without `max`, deadline and interrupt flag (outlives this).
   const RunControl& control_;

@@ -427,7 +427,7 @@ std::vector<Tensor> GraphExecutor::run(const std::vector<Tensor>& inputs,
   Impl& m = *impl_;
   p.device().make_current();
   stats_.kernels = stats_.host_syncs = stats_.copies = stats_.graph_launches = 0;
-  stats_.param_uploads = bind(dims) ? 1 : 0;
+  stats_.param_uploads = bind(inputs, dims) ? 1 : 0;
   Built& g = m.graph_for_binding();
   // A launched graph cannot be stopped: an interrupt or a deadline counts only up to here, and the
   // graph's loops are bounded by the trip cap alone (docs/execution.md).

@@ -644,6 +644,26 @@ TEST_F(Fixture, BoundOutput) {
   EXPECT_EQ(output(0), bound);
 }
 
+// Device buffers are the CUDA backend's: a CPU session says so, and checks its arguments first.
+TEST_F(Fixture, DeviceInputBufferOnTheCpu) {
+  void* buf = nullptr;
+  size_t nbytes = 0;
+  EXPECT_ERR(grp_session_input_device_buffer(s, "x", GRP_F32, shape23, 2, nullptr, &nbytes),
+             GRP_ERR_INVALID_ARGUMENT, "data is NULL");
+  EXPECT_ERR(grp_session_input_device_buffer(s, "q", GRP_F32, shape23, 2, &buf, &nbytes),
+             GRP_ERR_INVALID_ARGUMENT, "unknown input 'q'");
+  EXPECT_ERR(grp_session_input_device_buffer(s, "x", GRP_I64, shape23, 2, &buf, &nbytes), GRP_ERR_TYPE,
+             "expected f32");
+  EXPECT_ERR(grp_session_input_device_buffer(s, "x", GRP_F32, shape23, 2, &buf, &nbytes), GRP_ERR_UNSUPPORTED,
+             "CUDA backend");
+  EXPECT_ERR(grp_session_input_device_buffer(nullptr, "x", GRP_F32, shape23, 2, &buf, &nbytes),
+             GRP_ERR_INVALID_ARGUMENT, "session");
+  EXPECT_EQ(buf, nullptr);
+  // The session stays usable.
+  set_all();
+  EXPECT_OK(grp_session_run(s));
+}
+
 TEST_F(Fixture, Stream) {
   EXPECT_OK(grp_session_set_stream(s, nullptr));
   int fake_stream = 0;
