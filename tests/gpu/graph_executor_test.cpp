@@ -389,6 +389,9 @@ TEST(GraphExecutor, LargePredicatedRegionIsAConditionalIfNode) {
   Session graph(m, SessionOptions{"main", "cuda", "graph", 0});
   double t_on = median_ms(graph, on, 30), t_off = median_ms(graph, off, 30);
   std::printf("TIMING if region of 40 kernels: taken %.4f ms, skipped %.4f ms\n", t_on, t_off);
+  // Under compute-sanitizer (or another injected tool) every launch costs milliseconds and the
+  // times say nothing (run 33: 4.2 ms taken, 3.8 skipped); the results above still count.
+  if (std::getenv("CUDA_INJECTION64_PATH")) GTEST_SKIP() << "timing not checked under an injected CUDA tool";
   EXPECT_LT(t_off, 0.5 * t_on) << "the skipped region still costs its kernels";
   EXPECT_EQ(graph.last_run_stats().graphs, 1u);
 }
