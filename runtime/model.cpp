@@ -444,6 +444,10 @@ void Session::set_stream(void* stream) {
   impl_->gpu->set_stream(static_cast<CUstream>(stream));
 }
 
+Tensor Session::host_tensor(DType dtype, const Shape& shape) {
+  return impl_->gpu ? impl_->gpu->host_tensor(dtype, shape) : Tensor(dtype, shape);
+}
+
 Tensor Session::device_tensor(DType dtype, const Shape& shape) {
   if (!impl_->gpu)
     throw Error(ErrorCode::Unsupported,

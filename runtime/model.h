@@ -152,6 +152,10 @@ class Session {
   // only; ErrorCode::Unsupported on the CPU): the caller fills it on the device (cudaMemcpy, its
   // own kernels) and no host copy happens. Tensor::wrap_device wraps memory the caller allocated.
   Tensor device_tensor(DType dtype, const Shape& shape);
+  // A zero-filled host tensor for inputs: on the CUDA backend in pinned memory, which the GPU
+  // copies from several times faster than from ordinary memory (ordinary memory when pinning
+  // fails, and on the CPU backend).
+  Tensor host_tensor(DType dtype, const Shape& shape);
   ~Session();
 
   const std::vector<TensorSignature>& inputs() const;

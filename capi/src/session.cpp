@@ -33,6 +33,10 @@ struct grp_session {
   std::string entry;
   std::vector<Info> input_info, output_info;
   std::vector<Tensor> inputs;   // undefined: not set
+  // Per input: its memory is the session's (set_input, input_buffer), so a later set_input of the
+  // same type and shape may copy into it instead of allocating (pinned memory on CUDA is costly to
+  // allocate); not a caller's bound memory, which the session never writes.
+  std::vector<bool> input_owned;
   std::vector<Tensor> outputs;  // of the last successful run
   bool has_outputs = false;
   std::vector<void*> out_bound;  // caller memory per output (NULL: none)
@@ -162,6 +166,7 @@ grp_error* grp_session_create(grp_model* m, const grp_session_options* opts, grp
     for (const auto& sig : s->session->inputs()) s->input_info.push_back(info_of(sig));
     for (const auto& sig : s->session->outputs()) s->output_info.push_back(info_of(sig));
     s->inputs.resize(s->session->inputs().size());
+    s->input_owned.assign(s->inputs.size(), false);
     size_t n = s->session->outputs().size();
     s->out_bound.assign(n, nullptr);
     s->out_capacity.assign(n, 0);
@@ -222,9 +227,13 @@ grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dty
       invalid("input '" + sig.name +
               "': data is GPU memory, which grp_session_set_input would read on the host; bind it with "
               "grp_session_bind_input");
-    Tensor t(sig.dtype, sh);
+    Tensor& cur = s->inputs[i];
+    const bool reuse = s->input_owned[i] && cur.defined() && !cur.on_device() && cur.dtype() == sig.dtype &&
+                       cur.shape() == sh && cur.use_count() == 1;
+    Tensor t = reuse ? cur : s->session->host_tensor(sig.dtype, sh);
     if (nbytes) std::memcpy(t.raw(), data, nbytes);
     s->inputs[i] = std::move(t);
+    s->input_owned[i] = true;
   });
 }
 
@@ -236,10 +245,11 @@ grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype 
     size_t i = input_index(s, name);
     const TensorSignature& sig = s->session->inputs()[i];
     Shape sh = check_tensor("input", sig, &dtype, shape, rank);
-    Tensor t(sig.dtype, sh);
+    Tensor t = s->session->host_tensor(sig.dtype, sh);
     *data = t.raw();
     if (nbytes) *nbytes = t.nbytes();
     s->inputs[i] = std::move(t);
+    s->input_owned[i] = true;
   });
 }
 
@@ -255,6 +265,7 @@ grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dt
     // would alias them; the CUDA executors copy a device input the plan would update in place), so
     // dropping const here is safe. The caller keeps the memory alive.
     const int gpu = nbytes ? jit::device_of_pointer(data) : -1;
+    s->input_owned[i] = false;
     if (gpu < 0) {
       s->inputs[i] = Tensor::wrap(sig.dtype, sh, const_cast<void*>(data), nullptr);
       return;
@@ -281,6 +292,7 @@ grp_error* grp_session_input_device_buffer(grp_session* s, const char* name, grp
     *data = t.raw();
     if (nbytes) *nbytes = t.nbytes();
     s->inputs[i] = std::move(t);
+    s->input_owned[i] = false;
   });
 }
 

@@ -96,6 +96,10 @@ class DeviceProgram {
   void upload_inputs(const std::vector<Tensor>& inputs);
   std::vector<Tensor> download_outputs();
 
+  // Pinned host memory (a plain host tensor when pinning fails): what input and output copies
+  // need to run at the bus's speed rather than through the driver's pageable staging.
+  Tensor pinned_tensor(DType dtype, const Shape& shape) const;
+
   void set_state(const std::string& name, const Tensor& value);
   std::optional<Shape> state_shape(const std::string& name) const;
   Tensor state(const std::string& name) const;
@@ -142,6 +146,10 @@ class DeviceProgram {
   std::vector<bool> written_;     // per storage: some step writes it (a copy, an update, a loop)
   std::vector<CUdeviceptr> external_;  // per storage: a caller's device input read in place, or 0
   CUstream caller_stream_ = nullptr;
+  // Per output: pinned host tensors that earlier runs returned; one nobody else holds any more
+  // (use_count 1) and of the right type receives the next run's output, so a caller that keeps
+  // no outputs (the C API, which holds the last run's until the next) costs no allocation.
+  std::vector<std::vector<Tensor>> output_pool_;
   size_t num_dim_values_ = 0;
 
   std::map<std::string, int64_t> dims_;

@@ -94,6 +94,9 @@ class Executor {
   // Zero-filled device memory of the program's GPU as a device tensor (Tensor::wrap_device) that
   // keeps the memory alive.
   Tensor device_tensor(DType dtype, const Shape& shape);
+  // Host memory the device copies to and from at full speed (pinned: cuMemAllocHost), as a host
+  // tensor; a plain host tensor when pinned memory cannot be had.
+  Tensor host_tensor(DType dtype, const Shape& shape);
 
  protected:
   Executor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
