@@ -229,6 +229,8 @@ constexpr int kTopKUnroll = 8;
 // The longest rows the warp-per-row template (jit/kernels/row_norm.cuh) takes: 32 registers of
 // values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
 constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
+// Rows at least this long (and of known length) take the block-per-row kernel with 1024 threads.
+constexpr int64_t kRowNormWideBlockMinCols = 8192;
 constexpr int kRowNormWarps = 4;
 
 // Rows of a constant length up to kRowNormWarpMaxCols: the glue of jit/kernels/row_norm.cuh, an Ops
@@ -309,8 +311,13 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   if (r.red_dims.size() == 1 && r.red_dims[0].is_const() && r.red_dims[0].const_value() >= 1 &&
       r.red_dims[0].const_value() <= kRowNormWarpMaxCols)
     return norm_warp_rows(c, name, L, r);
-  // Longer or runtime-length rows: one block per row, a pass over x per statistic.
-  std::string s = kernel_header(name);
+  // Longer or runtime-length rows: one block per row, a pass over x per statistic (softmax: one
+  // pass for both, below). A long row of known length gets 1024 threads: one block must keep
+  // enough loads in flight to read it at a useful rate (a beam search's 5 rows of 50257: 72 us
+  // with 256 threads and three passes).
+  const bool wide = r.red_dims.size() == 1 && r.red_dims[0].is_const() &&
+                    r.red_dims[0].const_value() >= kRowNormWideBlockMinCols;
+  std::string s = kernel_header(name, wide ? "1024" : "256");
   s += "  __shared__ float sm[32];\n";
   Idx kept;
   std::string ind = rows_prologue(c, r, s, kept);
@@ -323,12 +330,18 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
          "\n" + ind + "}\n";
   };
   if (sm) {
-    s += ind + "float mx = -__int_as_float(0x7f800000);\n";
-    pass("mx = grape_fmax_nan(mx, $x);");
-    s += ind + "mx = grape_block_reduce(mx, GrapeMax(), sm);\n";
-    s += ind + "float sum = 0.0f;\n";
-    pass("sum += expf($x - mx);");
-    s += ind + "sum = grape_block_reduce(sum, GrapeAdd(), sm);\n";
+    // Each thread keeps the largest element it has seen and the sum of exp(x - that), rescaled
+    // when the maximum grows (so x is read once for both); the block's maximum, then each
+    // thread's sum rescaled to it. -inf elements add exp(-inf) = 0 and are skipped, so a thread
+    // that saw nothing else keeps a sum of 0 and adds 0, not 0 * exp(-inf - -inf) = NaN; a row of
+    // only -inf still comes out NaN (0 / 0, log 0 - NaN), and a NaN or +inf anywhere makes the
+    // maximum or the sum NaN, as the CPU's two passes do.
+    s += ind + "float tmx = -__int_as_float(0x7f800000), tsum = 0.0f;\n";
+    pass("{ const float xv = $x; if (xv != -__int_as_float(0x7f800000)) { "
+         "const float nm = grape_fmax_nan(tmx, xv); "
+         "tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm); tmx = nm; } }");
+    s += ind + "const float mx = grape_block_reduce(tmx, GrapeMax(), sm);\n";
+    s += ind + "float sum = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - mx), GrapeAdd(), sm);\n";
   } else {
     s += ind + "float mean = 0.0f;\n";
     if (op.op == Op::LayerNorm) {
@@ -358,6 +371,7 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   s += ind + "}\n  }\n}\n";
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
+  if (wide) L.threads = 1024;
   return s;
 }
 
