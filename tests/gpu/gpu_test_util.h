@@ -1,7 +1,7 @@
 // Helpers shared by the GPU tests (tests/gpu/*_test.cpp): where the repository is, whether a GPU
 // is here (tests skip with a message when not), seeded sample tensors, and the comparison of a GPU
 // result with the CPU reference (relative L2 <= 1e-4 for f32, <= 1e-2 for f16/bf16, exact for
-// integers and bools; NaN where the CPU has NaN).
+// integers and bools; NaN where the CPU has NaN, the same infinity where it has one).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -72,6 +72,11 @@ inline void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string
     double a = cpu.get(i), b = gpu.get(i);
     if (std::isnan(a) || std::isnan(b)) {
       ASSERT_EQ(std::isnan(a), std::isnan(b)) << what << " element " << i;
+      continue;
+    }
+    // Infinities must match exactly (inf - inf would make the L2 error NaN: log_softmax of -inf).
+    if (std::isinf(a) || std::isinf(b)) {
+      ASSERT_EQ(a, b) << what << " element " << i;
       continue;
     }
     num += (a - b) * (a - b);
