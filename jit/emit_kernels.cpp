@@ -27,7 +27,7 @@ std::string kernel_header(const std::string& name, const std::string& bounds) {
   // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
   // through the constant cache, no copy), so reading it costs no dependent global load at the
   // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_WAIT
-  // (prelude.cuh) comes first: a kernel launched behind a programmatic graph edge touches nothing
+  // (grid_dependency.cuh) comes first: a kernel launched behind a programmatic graph edge touches nothing
   // before its predecessor has finished. Whether it lets its successor launch at once or only as
   // its blocks exit is scheduler::launch_dependents_early.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +

@@ -30,6 +30,7 @@ std::string assemble_kernel_source(const std::vector<std::string>& templates, co
     if (s.back() != '\n') s += '\n';
   };
   add("kernel_abi.h");
+  add("grid_dependency.cuh");
   add("prelude.cuh");
   for (const auto& t : templates) add(t);
   s += "#line 1 \"generated\"\n" + glue;

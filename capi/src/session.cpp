@@ -237,20 +237,26 @@ grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dty
   });
 }
 
-grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
-                                    size_t rank, void** data, size_t* nbytes) {
+// The session allocates input `name` (host memory, pinned on CUDA; or device memory) and hands it out.
+static grp_error* allocate_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
+                                 void** data, size_t* nbytes, bool device) {
   return guard([&] {
     require(s, "session");
     require(data, "data");
     size_t i = input_index(s, name);
     const TensorSignature& sig = s->session->inputs()[i];
     Shape sh = check_tensor("input", sig, &dtype, shape, rank);
-    Tensor t = s->session->host_tensor(sig.dtype, sh);
+    Tensor t = device ? s->session->device_tensor(sig.dtype, sh) : s->session->host_tensor(sig.dtype, sh);
     *data = t.raw();
     if (nbytes) *nbytes = t.nbytes();
     s->inputs[i] = std::move(t);
-    s->input_owned[i] = true;
+    s->input_owned[i] = !device;  // set_input may copy into host memory the session owns
   });
+}
+
+grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
+                                    size_t rank, void** data, size_t* nbytes) {
+  return allocate_input(s, name, dtype, shape, rank, data, nbytes, false);
 }
 
 grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
@@ -282,18 +288,7 @@ grp_error* grp_session_bind_input(grp_session* s, const char* name, grp_dtype dt
 
 grp_error* grp_session_input_device_buffer(grp_session* s, const char* name, grp_dtype dtype,
                                            const int64_t* shape, size_t rank, void** data, size_t* nbytes) {
-  return guard([&] {
-    require(s, "session");
-    require(data, "data");
-    size_t i = input_index(s, name);
-    const TensorSignature& sig = s->session->inputs()[i];
-    Shape sh = check_tensor("input", sig, &dtype, shape, rank);
-    Tensor t = s->session->device_tensor(sig.dtype, sh);
-    *data = t.raw();
-    if (nbytes) *nbytes = t.nbytes();
-    s->inputs[i] = std::move(t);
-    s->input_owned[i] = false;
-  });
+  return allocate_input(s, name, dtype, shape, rank, data, nbytes, true);
 }
 
 grp_error* grp_session_bind_output(grp_session* s, size_t i, void* data, size_t capacity) {

@@ -2,20 +2,6 @@
 // and float semantics of runtime/cpu/elementwise.cpp, warp and block reductions, the (value, index)
 // orders of arg-reductions and topk. Embedded in the library (jit/embed.cmake); the kernel source
 // assembler (jit/kernel_source.cpp) puts it after kernel_abi.h and the CUDA headers.
-// Programmatic dependent launch (Hopper and newer): the graph executor joins consecutive kernel
-// nodes with programmatic edges, so a kernel's blocks may be launched while its predecessor still
-// runs. Every kernel therefore waits here, before it reads or writes any buffer, until the
-// predecessor has finished and its writes are visible (and so, transitively, every kernel before
-// it). GRAPE_LAUNCH_DEPENDENTS lets the successor launch before this kernel's blocks exit (they
-// exiting does the same). A kernel launched the ordinary way passes both at once; older GPUs have
-// neither instruction and need neither.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define GRAPE_GRID_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
-#define GRAPE_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" :::)
-#else
-#define GRAPE_GRID_WAIT()
-#define GRAPE_LAUNCH_DEPENDENTS()
-#endif
 // Every buffer of KParams is global memory; saying so (__isGlobal) makes these ld.global/st.global
 // instead of generic accesses, which the compiler must assume may alias shared memory (so it could
 // not move a load above a shared-memory store, serialising staging loops).

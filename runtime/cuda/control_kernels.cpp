@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "jit/kernel_cache.h"
+#include "jit/kernel_source.h"
 #include "jit/parallel_compile.h"
 #include "scheduler/launch.h"
 
@@ -14,18 +15,11 @@ namespace grape::cuda {
 // run time and no device-runtime library to link (measured: docs/execution.md).
 std::string control_kernels_source() {
   return std::string(scheduler::launch_dependents_early() ? "#define GRAPE_PDL_EARLY 1\n" : "") +
-         R"(typedef unsigned long long cudaGraphConditionalHandle;
+         jit::embedded_file("grid_dependency.cuh") + R"(typedef unsigned long long cudaGraphConditionalHandle;
 extern "C" __device__ __attribute__((cudart_builtin)) void cudaGraphSetConditional(cudaGraphConditionalHandle, unsigned int);
 
-// As in jit/kernels/prelude.cuh: these kernels sit between generated ones in the graph
-// executor's chains of programmatic edges, so they wait for their predecessor first too.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define GRAPE_GRID_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
-#define GRAPE_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" :::)
-#else
-#define GRAPE_GRID_WAIT()
-#define GRAPE_LAUNCH_DEPENDENTS()
-#endif
+// GRAPE_GRID_WAIT (jit/kernels/grid_dependency.cuh): these kernels sit between generated ones in
+// the graph executor's chains of programmatic edges, so they wait for their predecessor first too.
 #ifdef GRAPE_PDL_EARLY
 #define GRAPE_GRID_DEPENDENCY() GRAPE_GRID_WAIT(); GRAPE_LAUNCH_DEPENDENTS()
 #else
