@@ -4,8 +4,8 @@
 #include <initializer_list>
 #include <utility>
 
-#include "jit/shared_library.h"
 #include "base/error.h"
+#include "jit/shared_library.h"
 
 namespace grape::jit {
 namespace {
@@ -108,7 +108,8 @@ int device_of_pointer(const void* p) {
   unsigned int type = 0, managed = 0;
   int ordinal = -1;
   if (d.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, at) != CUDA_SUCCESS) return -1;
-  if (d.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, at) == CUDA_SUCCESS && managed) return -1;
+  if (d.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, at) == CUDA_SUCCESS && managed)
+    return -1;
   if (type != CU_MEMORYTYPE_DEVICE) return -1;
   if (d.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, at) != CUDA_SUCCESS) return -1;
   return ordinal;

@@ -337,11 +337,13 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
     // only -inf still comes out NaN (0 / 0, log 0 - NaN), and a NaN or +inf anywhere makes the
     // maximum or the sum NaN, as the CPU's two passes do.
     s += ind + "float tmx = -__int_as_float(0x7f800000), tsum = 0.0f;\n";
-    pass("{ const float xv = $x; if (xv != -__int_as_float(0x7f800000)) { "
-         "const float nm = grape_fmax_nan(tmx, xv); "
-         "tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm); tmx = nm; } }");
+    pass(
+        "{ const float xv = $x; if (xv != -__int_as_float(0x7f800000)) { "
+        "const float nm = grape_fmax_nan(tmx, xv); "
+        "tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm); tmx = nm; } }");
     s += ind + "const float mx = grape_block_reduce(tmx, GrapeMax(), sm);\n";
-    s += ind + "float sum = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - mx), GrapeAdd(), sm);\n";
+    s += ind +
+         "float sum = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - mx), GrapeAdd(), sm);\n";
   } else {
     s += ind + "float mean = 0.0f;\n";
     if (op.op == Op::LayerNorm) {

@@ -438,7 +438,8 @@ int Session::device() const { return impl_->device; }
 void Session::set_stream(void* stream) {
   if (!impl_->gpu) {
     if (stream != nullptr)
-      throw Error(ErrorCode::Unsupported, "set_stream: the CPU backend has no streams; only NULL is accepted");
+      throw Error(ErrorCode::Unsupported,
+                  "set_stream: the CPU backend has no streams; only NULL is accepted");
     return;
   }
   impl_->gpu->set_stream(static_cast<CUstream>(stream));
@@ -450,8 +451,9 @@ Tensor Session::host_tensor(DType dtype, const Shape& shape) {
 
 Tensor Session::device_tensor(DType dtype, const Shape& shape) {
   if (!impl_->gpu)
-    throw Error(ErrorCode::Unsupported,
-                "device memory is for sessions on the CUDA backend; this one runs on the CPU (use host memory)");
+    throw Error(
+        ErrorCode::Unsupported,
+        "device memory is for sessions on the CUDA backend; this one runs on the CPU (use host memory)");
   return impl_->gpu->device_tensor(dtype, shape);
 }
 
@@ -637,8 +639,8 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].on_device())
-      throw Error(ErrorCode::InvalidArgument, "input '" + f.params[i].name +
-                                                  "' is in GPU memory; the CPU backend reads host memory");
+      throw Error(ErrorCode::InvalidArgument,
+                  "input '" + f.params[i].name + "' is in GPU memory; the CPU backend reads host memory");
   cpu::ExecEnv env;
   env.weights = impl_->weights.get();
   env.state = &state;

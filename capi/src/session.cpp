@@ -238,8 +238,8 @@ grp_error* grp_session_set_input(grp_session* s, const char* name, grp_dtype dty
 }
 
 // The session allocates input `name` (host memory, pinned on CUDA; or device memory) and hands it out.
-static grp_error* allocate_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape, size_t rank,
-                                 void** data, size_t* nbytes, bool device) {
+static grp_error* allocate_input(grp_session* s, const char* name, grp_dtype dtype, const int64_t* shape,
+                                 size_t rank, void** data, size_t* nbytes, bool device) {
   return guard([&] {
     require(s, "session");
     require(data, "data");

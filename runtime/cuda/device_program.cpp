@@ -31,25 +31,26 @@ DeviceProgram::DeviceProgram(const ir::Function& f, const std::map<std::string, 
   // copies' destinations, loop-carried storages.
   written_.assign(plan_.storages.size(), false);
   external_.assign(plan_.storages.size(), 0);
-  std::function<void(const std::vector<scheduler::Step>&)> mark = [&](const std::vector<scheduler::Step>& steps) {
-    for (const scheduler::Step& st : steps) {
-      switch (st.kind) {
-        case scheduler::Step::Kind::Launch: {
-          const jit::KernelSpec& k = specs_[st.index];
-          for (size_t j = k.num_inputs; j < k.buffers.size(); ++j)
-            written_[static_cast<size_t>(plan_.storage(k.buffers[j]))] = true;
-          break;
+  std::function<void(const std::vector<scheduler::Step>&)> mark =
+      [&](const std::vector<scheduler::Step>& steps) {
+        for (const scheduler::Step& st : steps) {
+          switch (st.kind) {
+            case scheduler::Step::Kind::Launch: {
+              const jit::KernelSpec& k = specs_[st.index];
+              for (size_t j = k.num_inputs; j < k.buffers.size(); ++j)
+                written_[static_cast<size_t>(plan_.storage(k.buffers[j]))] = true;
+              break;
+            }
+            case scheduler::Step::Kind::Copy: written_[static_cast<size_t>(st.dst)] = true; break;
+            case scheduler::Step::Kind::Loop: {
+              const scheduler::LoopPlan& l = plan_.loops[st.index];
+              for (int c : l.carried) written_[static_cast<size_t>(c)] = true;
+              mark(l.body);
+              break;
+            }
+          }
         }
-        case scheduler::Step::Kind::Copy: written_[static_cast<size_t>(st.dst)] = true; break;
-        case scheduler::Step::Kind::Loop: {
-          const scheduler::LoopPlan& l = plan_.loops[st.index];
-          for (int c : l.carried) written_[static_cast<size_t>(c)] = true;
-          mark(l.body);
-          break;
-        }
-      }
-    }
-  };
+      };
   mark(plan_.steps);
   if (const char* dump = std::getenv("GRAPE_DUMP_PLAN"); dump && *dump && std::string(dump) != "0")
     std::cerr << "plan of " << f_.name << ":\n" << plan_.str();
@@ -310,9 +311,9 @@ void DeviceProgram::upload_inputs(const std::vector<Tensor>& inputs) {
     if (!t.nbytes() || storage < 0 || external_[static_cast<size_t>(storage)]) continue;
     const std::string what = "input " + f_.params.at(i).name;
     if (t.on_device())
-      jit::check(jit::driver().cuMemcpyDtoDAsync(address(storage),
-                                                 static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.raw())),
-                                                 t.nbytes(), stream()),
+      jit::check(jit::driver().cuMemcpyDtoDAsync(
+                     address(storage), static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.raw())),
+                     t.nbytes(), stream()),
                  "cuMemcpyDtoDAsync", what);
     else
       jit::check(jit::driver().cuMemcpyHtoDAsync(address(storage), t.raw(), t.nbytes(), stream()),
@@ -338,9 +339,9 @@ std::vector<Tensor> DeviceProgram::download_outputs() {
       pool.push_back(host);
     }
     if (host.nbytes())
-      jit::check(jit::driver().cuMemcpyDtoHAsync(host.raw(), address(plan_.outputs[i]), host.nbytes(),
-                                                 stream()),
-                 "cuMemcpyDtoHAsync", "output " + std::to_string(i));
+      jit::check(
+          jit::driver().cuMemcpyDtoHAsync(host.raw(), address(plan_.outputs[i]), host.nbytes(), stream()),
+          "cuMemcpyDtoHAsync", "output " + std::to_string(i));
     out.push_back(host);
   }
   return out;
@@ -430,7 +431,9 @@ void Executor::reset_state() { program_->reset_state(); }
 std::string Executor::device_name() const { return program_->device().label(); }
 void Executor::set_stream(CUstream stream) { program_->set_stream(stream); }
 
-Tensor Executor::host_tensor(DType dtype, const Shape& shape) { return program_->pinned_tensor(dtype, shape); }
+Tensor Executor::host_tensor(DType dtype, const Shape& shape) {
+  return program_->pinned_tensor(dtype, shape);
+}
 
 Tensor Executor::device_tensor(DType dtype, const Shape& shape) {
   const jit::Device& dev = program_->device();
@@ -438,8 +441,8 @@ Tensor Executor::device_tensor(DType dtype, const Shape& shape) {
   size_t bytes = dtype_size(dtype);
   for (int64_t d : shape)
     if (d < 0 || __builtin_mul_overflow(bytes, static_cast<size_t>(d), &bytes))
-      throw Error(ErrorCode::InvalidArgument, "device tensor of shape " + shape_to_string(shape) +
-                                                  ": negative or too large");
+      throw Error(ErrorCode::InvalidArgument,
+                  "device tensor of shape " + shape_to_string(shape) + ": negative or too large");
   if (bytes == 0) return Tensor(dtype, shape);
   auto buf = std::make_shared<jit::DeviceBuffer>(dev, bytes, "an input buffer");
   buf->fill_bytes(0, program_->stream());

@@ -64,8 +64,8 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Runs with inputs in parameter order (host tensors, or device ones: Tensor::wrap_device) and the symbolic dims they bind. Every state the
-  // function reads must have been set with set_state first.
+  // Runs with inputs in parameter order (host tensors, or device ones: Tensor::wrap_device) and the symbolic
+  // dims they bind. Every state the function reads must have been set with set_state first.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                                   const std::map<std::string, int64_t>& dims) = 0;
   virtual const char* name() const = 0;
@@ -100,9 +100,9 @@ class Executor {
 
  protected:
   Executor(std::shared_ptr<DeviceProgram> program, const RunControl& control);
-  // Takes the run's inputs' places (DeviceProgram::use_inputs), binds `dims` (DeviceProgram::bind: true when the parameter blocks were uploaded) and copies
-  // the program's build counters into stats_, which grow when a binding first needs a wide
-  // variant of a matrix product (built then, not at session start).
+  // Takes the run's inputs' places (DeviceProgram::use_inputs), binds `dims` (DeviceProgram::bind: true when
+  // the parameter blocks were uploaded) and copies the program's build counters into stats_, which grow when
+  // a binding first needs a wide variant of a matrix product (built then, not at session start).
   bool bind(const std::vector<Tensor>& inputs, const std::map<std::string, int64_t>& dims);
   std::shared_ptr<DeviceProgram> program_;
   // The session's trip cap for loops without `max`, deadline and interrupt flag (outlives this).

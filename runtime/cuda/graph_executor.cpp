@@ -64,8 +64,8 @@ bool programmatic_edges(const jit::Device& device) {
 // saves all of it. GRAPE_GRAPH_IF_MIN_STEPS overrides it (tests; 0 turns IF regions off).
 constexpr size_t kIfRegionMinSteps = 32;
 size_t if_region_min_steps() {
-  const int n = scheduler::env_knob("GRAPE_GRAPH_IF_MIN_STEPS", 0, 1 << 20,
-                                           static_cast<int>(kIfRegionMinSteps));
+  const int n =
+      scheduler::env_knob("GRAPE_GRAPH_IF_MIN_STEPS", 0, 1 << 20, static_cast<int>(kIfRegionMinSteps));
   return n == 0 ? SIZE_MAX : static_cast<size_t>(n);
 }
 
@@ -94,12 +94,7 @@ struct GraphExecutor::Impl {
   size_t next_node = 0, next_handle = 0;
 
   Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
-      : p(program),
-        stats(s),
-        control(c),
-        budget(o.budget()),
-        start(p.device()),
-        stop(p.device()) {
+      : p(program), stats(s), control(c), budget(o.budget()), start(p.device()), stop(p.device()) {
     programmatic = programmatic_edges(p.device());
     size_t n = std::max<size_t>(1, p.plan().loops.size());
     counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");

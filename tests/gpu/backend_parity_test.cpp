@@ -4,12 +4,11 @@
 // anything on the GPU is timed. Without a CUDA driver every test skips with a message.
 #include <gtest/gtest.h>
 
-#include <limits>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -193,12 +192,12 @@ fn main(a: i32[6], b: i32[6], i: i32[]) -> (i32[6], i32[6], bool[6], i32[3], f32
 }
 
 // topk, both kernels (jit/kernels/topk.cuh for k <= 16, one pass with a list per thread, long
-// float rows split over blocks; the k-pass kernel for larger k), on long rows with many ties (values from a small set, so the order
-// of equal values by index decides), several rows, integer rows, a fused prologue, a row of
-// exactly k elements and one flattened row. Indices and values must equal the CPU's exactly.
-// softmax and log_softmax over long rows (the block-per-row kernel: one pass for the maximum and
-// the sum; 1024 threads for rows of known length from 8192 on), rows with some -inf, only -inf, a
-// NaN and a +inf: the CPU's values, NaN where it has NaN.
+// float rows split over blocks; the k-pass kernel for larger k), on long rows with many ties (values from a
+// small set, so the order of equal values by index decides), several rows, integer rows, a fused prologue, a
+// row of exactly k elements and one flattened row. Indices and values must equal the CPU's exactly. softmax
+// and log_softmax over long rows (the block-per-row kernel: one pass for the maximum and the sum; 1024
+// threads for rows of known length from 8192 on), rows with some -inf, only -inf, a NaN and a +inf: the CPU's
+// values, NaN where it has NaN.
 TEST(GpuParity, LongRowSoftmax) {
   REQUIRE_GPU();
   const char* src = R"(
@@ -215,11 +214,11 @@ fn main(x: f32[R, C], h: f16[R, C], y: f32[R, N]) -> (f32[R, C], f32[R, C], f32[
     std::mt19937 gen(seed);
     for (int64_t j = 0; j < c; ++j) {
       if (gen() % 3 == 0) x.set(1 * c + j, -inf);  // row 1: a third -inf
-      x.set(2 * c + j, -inf);                        // row 2: only -inf
+      x.set(2 * c + j, -inf);                      // row 2: only -inf
     }
     x.set(3 * c + c / 2, std::numeric_limits<float>::quiet_NaN());  // row 3: one NaN
-    x.set(4 * c + c - 1, inf);                                        // row 4: one +inf
-    x.set(5 * c + 7, 30.0);                                           // row 5: one dominant element
+    x.set(4 * c + c - 1, inf);                                      // row 4: one +inf
+    x.set(5 * c + 7, 30.0);                                         // row 5: one dominant element
     return x;
   };
   std::vector<Inputs> calls;

@@ -22,19 +22,20 @@ using namespace gpu_test;
 Tensor to_device(const jit::Device& dev, const Tensor& host) {
   auto buf = std::make_shared<jit::DeviceBuffer>(dev, host.nbytes(), "a test input");
   dev.make_current();
-  jit::check(jit::driver().cuMemcpyHtoDAsync(buf->ptr(), host.raw(), host.nbytes(), nullptr), "cuMemcpyHtoDAsync",
-             "a test input");
+  jit::check(jit::driver().cuMemcpyHtoDAsync(buf->ptr(), host.raw(), host.nbytes(), nullptr),
+             "cuMemcpyHtoDAsync", "a test input");
   jit::check(jit::driver().cuCtxSynchronize(), "cuCtxSynchronize", "a test input");
-  return Tensor::wrap_device(host.dtype(), host.shape(), reinterpret_cast<void*>(static_cast<uintptr_t>(buf->ptr())),
-                             buf);
+  return Tensor::wrap_device(host.dtype(), host.shape(),
+                             reinterpret_cast<void*>(static_cast<uintptr_t>(buf->ptr())), buf);
 }
 
 Tensor to_host(const Tensor& device) {
   Tensor h(device.dtype(), device.shape());
   jit::check(jit::driver().cuCtxSynchronize(), "cuCtxSynchronize", "a test output");
-  jit::check(jit::driver().cuMemcpyDtoHAsync(h.raw(), static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(device.raw())),
-                                             h.nbytes(), nullptr),
-             "cuMemcpyDtoHAsync", "a test output");
+  jit::check(
+      jit::driver().cuMemcpyDtoHAsync(
+          h.raw(), static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(device.raw())), h.nbytes(), nullptr),
+      "cuMemcpyDtoHAsync", "a test output");
   jit::check(jit::driver().cuCtxSynchronize(), "cuCtxSynchronize", "a test output");
   return h;
 }
@@ -153,7 +154,8 @@ TEST_P(DeviceInputs, SessionDeviceBuffersAndTheCallersStream) {
   // Back on the session's own stream.
   gpu.set_stream(nullptr);
   caller.synchronize();
-  expect_close(cpu.run({{"x", x}, {"w", w}})[0], gpu.run({{"x", dx}, {"w", dw}})[0], executor + " own stream");
+  expect_close(cpu.run({{"x", x}, {"w", w}})[0], gpu.run({{"x", dx}, {"w", dw}})[0],
+               executor + " own stream");
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, DeviceInputs, ::testing::Values("eager", "graph"),

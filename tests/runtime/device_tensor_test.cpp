@@ -13,7 +13,8 @@ namespace grape {
 namespace {
 
 auto chain_model() {
-  return Model::load_source("fn main(x: f32[B, 4]) -> f32[B, 4] {\n  return softmax(x, axis=-1)\n}\n", "chain.grp");
+  return Model::load_source("fn main(x: f32[B, 4]) -> f32[B, 4] {\n  return softmax(x, axis=-1)\n}\n",
+                            "chain.grp");
 }
 
 TEST(DeviceTensor, CpuSessionRefusesItWithoutReadingIt) {
