@@ -1,6 +1,7 @@
 #include "jit/cuda_driver.h"
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <utility>
 
@@ -477,9 +478,30 @@ float Event::elapsed_ms_since(const Event& start) const {
 // ---- launches ----
 
 void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream,
-            void** params, std::string_view what) {
-  check(driver().cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
-                                stream, params, nullptr),
+            void** params, std::string_view what, bool programmatic) {
+  const Driver& d = driver();
+  if (programmatic && d.cuLaunchKernelEx) {
+    CUlaunchAttribute attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config;
+    std::memset(&config, 0, sizeof config);
+    config.gridDimX = grid.x;
+    config.gridDimY = grid.y;
+    config.gridDimZ = grid.z;
+    config.blockDimX = block.x;
+    config.blockDimY = block.y;
+    config.blockDimZ = block.z;
+    config.sharedMemBytes = shared_bytes;
+    config.hStream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    check(d.cuLaunchKernelEx(&config, function, params, nullptr), "cuLaunchKernelEx", what);
+    return;
+  }
+  check(d.cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream,
+                         params, nullptr),
         "cuLaunchKernel", what);
 }
 

@@ -67,7 +67,8 @@ namespace grape::jit {
   X(cuGraphLaunch, "cuGraphLaunch")                                                      \
   X(cuGraphUpload, "cuGraphUpload")                                                      \
   X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2")                 \
-  X(cuGraphExecDestroy, "cuGraphExecDestroy")
+  X(cuGraphExecDestroy, "cuGraphExecDestroy")                                            \
+  X(cuLaunchKernelEx, "cuLaunchKernelEx")
 
 struct Driver {
 #define GRAPE_CUDA_DRIVER_MEMBER(function, ...) decltype(&::function) function = nullptr;
@@ -270,8 +271,11 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
-// cuLaunchKernel, errors naming `what` ("kernel k_12 (add)").
+// cuLaunchKernel, errors naming `what` ("kernel k_12 (add)"). `programmatic`: the launch may begin
+// while the stream's previous kernel finishes (programmatic stream serialization, cuLaunchKernelEx;
+// only for kernels that wait for their predecessor first: GRAPE_GRID_WAIT); ignored where the
+// driver lacks it.
 void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream,
-            void** params, std::string_view what);
+            void** params, std::string_view what, bool programmatic = false);
 
 }  // namespace grape::jit

@@ -8,6 +8,7 @@
 #include "jit/cuda_driver.h"
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/kernel_cost.h"
+#include "scheduler/launch.h"
 
 namespace grape::cuda {
 
@@ -17,6 +18,10 @@ struct EagerExecutor::Impl {
   const RunControl& control;
   jit::Event start, stop;
   jit::PinnedBuffer flag;  // a loop condition read back to the host
+  // Kernels launched with programmatic stream serialization (as the graph executor's programmatic
+  // edges: every kernel waits for its predecessor first), on compute capability 9.0+ unless
+  // GRAPE_EAGER_PDL=0; not while profiling, whose events time each kernel alone.
+  bool programmatic = false;
   // Profiling: an event before and after each launch of a run (reused between runs), the kernels
   // launched in that order, and per kernel the launches and milliseconds collected so far.
   // The host enqueues a launch more slowly than most kernels run, so an event pair around a launch
@@ -43,6 +48,7 @@ struct EagerExecutor::Impl {
         flag(p.device(), 16, "a loop condition"),
         gate(p.device(), 16, "the profiling gate") {
     *static_cast<volatile uint32_t*>(gate.data()) = 0;
+    programmatic = scheduler::env_knob("GRAPE_EAGER_PDL", 0, 1, 1) == 1 && p.device().cc_major() >= 9;
   }
 
   // Gate: the stream waits until the host has written gate_epoch (only while profiling).
@@ -90,7 +96,7 @@ struct EagerExecutor::Impl {
     void* args[] = {&dst, &src, &n, &pred};
     unsigned grid = static_cast<unsigned>(std::min<size_t>(1024, (bytes / 16 + 255) / 256 + 1));
     jit::launch(p.control().copy, jit::Dim3{grid, 1, 1}, jit::Dim3{256, 1, 1}, 0, p.stream(), args,
-                std::string(s.why) + " (" + p.where(s.op) + ")");
+                std::string(s.why) + " (" + p.where(s.op) + ")", programmatic && !profiling);
     ++stats.kernels;
   }
 
@@ -102,7 +108,7 @@ struct EagerExecutor::Impl {
       marks[2 * timed.size()].record(p.stream());
     }
     jit::launch(l.function, jit::Dim3{l.grid, 1, 1}, jit::Dim3{l.block, 1, 1}, l.shared_bytes, p.stream(),
-                args, p.kernel_label(k));
+                args, p.kernel_label(k), programmatic && !profiling);
     if (profiling) {
       marks[2 * timed.size() + 1].record(p.stream());
       timed.push_back(k);
