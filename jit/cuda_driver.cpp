@@ -477,8 +477,8 @@ float Event::elapsed_ms_since(const Event& start) const {
 
 // ---- launches ----
 
-void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream,
-            void** params, std::string_view what, bool programmatic) {
+void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** params,
+            std::string_view what, bool programmatic) {
   const Driver& d = driver();
   if (programmatic && d.cuLaunchKernelEx) {
     CUlaunchAttribute attr;
