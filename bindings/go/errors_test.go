@@ -84,6 +84,14 @@ func TestSessionErrors(t *testing.T) {
 	wantCode(t, err, CodeInvalidArgument, "nope")
 	_, err = m.NewSession(&SessionOptions{Executor: "graph", Backend: "cpu"})
 	wantCode(t, err, CodeUnsupported)
+	// Shape buckets and the graph memory budget are checked on every backend.
+	_, err = m.NewSession(&SessionOptions{Backend: "cpu", Buckets: "B=16,8"})
+	wantCode(t, err, CodeInvalidArgument, "B=16,8")
+	_, err = m.NewSession(&SessionOptions{Backend: "cpu", GraphMemoryBytes: -1})
+	wantCode(t, err, CodeInvalidArgument)
+	ok, err := m.NewSession(&SessionOptions{Backend: "cpu", Buckets: "B=exact", GraphMemoryBytes: 1 << 20})
+	must(t, err)
+	ok.Close()
 	if !BackendAvailable("cuda") {
 		_, err = m.NewSession(&SessionOptions{Backend: "cuda"})
 		wantCode(t, err, CodeNoDevice)

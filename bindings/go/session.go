@@ -18,6 +18,13 @@ type SessionOptions struct {
 	Backend  string // "auto" | "cpu" | "cuda"; "" for "auto"
 	Executor string // "auto" | "eager" | "graph" | "mono" | "dataflow"; "" for "auto"
 	Device   int    // CUDA device ordinal; 0 on the CPU backend
+	// Shape buckets per symbolic dim for the CUDA graph executor and "auto", e.g.
+	// "S=pow2;T=16,64,256;B=exact" (docs/execution.md); "" for pow2 on every dim. Checked on every
+	// backend.
+	Buckets string
+	// Device memory instantiated CUDA graphs may hold before the least recently used is evicted;
+	// 0 for the default (1 GiB).
+	GraphMemoryBytes int64
 }
 
 // IOInfo describes an input or output of a session's entry.
@@ -57,13 +64,15 @@ func (m *Model) NewSession(opts *SessionOptions) (*Session, error) {
 		for _, f := range []struct {
 			s   string
 			dst **C.char
-		}{{opts.Entry, &copts.entry}, {opts.Backend, &copts.backend}, {opts.Executor, &copts.executor}} {
+		}{{opts.Entry, &copts.entry}, {opts.Backend, &copts.backend}, {opts.Executor, &copts.executor},
+			{opts.Buckets, &copts.buckets}} {
 			if f.s != "" {
 				*f.dst = C.CString(f.s)
 				defer C.free(unsafe.Pointer(*f.dst))
 			}
 		}
 		copts.device = C.int(opts.Device)
+		copts.graph_memory_bytes = C.int64_t(opts.GraphMemoryBytes)
 	}
 	var ptr *C.grp_session
 	err := m.use(func(p *C.grp_model) error {

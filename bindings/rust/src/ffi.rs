@@ -103,6 +103,10 @@ pub struct grp_session_options {
     /// Appended in 0.1.0: trips of a loop without `max` (0: the default), wall-clock seconds per run (0: none).
     pub max_loop_trips: i64,
     pub timeout_seconds: f64,
+    /// Appended with shape buckets (zero/NULL: the default): "S=pow2;T=16,64,256;B=exact", and the
+    /// device memory instantiated CUDA graphs may hold.
+    pub buckets: *const c_char,
+    pub graph_memory_bytes: i64,
 }
 
 /// `grp_build_progress_fn`: (user, kernels done, kernels to build).
@@ -339,7 +343,9 @@ mod layout {
         assert_eq!(offset_of!(grp_session_options, device), 32);
         assert_eq!(offset_of!(grp_session_options, max_loop_trips), 40);
         assert_eq!(offset_of!(grp_session_options, timeout_seconds), 48);
-        assert_eq!(size_of::<grp_session_options>(), 56);
+        assert_eq!(offset_of!(grp_session_options, buckets), 56);
+        assert_eq!(offset_of!(grp_session_options, graph_memory_bytes), 64);
+        assert_eq!(size_of::<grp_session_options>(), 72);
     }
 
     #[test]

@@ -23,6 +23,13 @@ pub struct SessionOptions {
     pub executor: Option<String>,
     /// CUDA device ordinal; 0 on the CPU backend.
     pub device: i32,
+    /// Shape buckets per symbolic dim for the CUDA graph executor and "auto", e.g.
+    /// "S=pow2;T=16,64,256;B=exact" (docs/execution.md, "Shape buckets"); None: pow2 for every dim.
+    /// Checked on every backend.
+    pub buckets: Option<String>,
+    /// Device memory the instantiated CUDA graphs may hold before the least recently used is
+    /// evicted; 0: the default (1 GiB).
+    pub graph_memory_bytes: i64,
 }
 
 impl SessionOptions {
@@ -43,6 +50,14 @@ impl SessionOptions {
     }
     pub fn device(mut self, device: i32) -> SessionOptions {
         self.device = device;
+        self
+    }
+    pub fn buckets(mut self, buckets: impl Into<String>) -> SessionOptions {
+        self.buckets = Some(buckets.into());
+        self
+    }
+    pub fn graph_memory_bytes(mut self, bytes: i64) -> SessionOptions {
+        self.graph_memory_bytes = bytes;
         self
     }
 }
@@ -125,6 +140,7 @@ impl Session {
         let entry = opt(&opts.entry, "entry")?;
         let backend = opt(&opts.backend, "backend")?;
         let executor = opt(&opts.executor, "executor")?;
+        let buckets = opt(&opts.buckets, "buckets")?;
         let p = |s: &Option<CString>| s.as_ref().map_or(ptr::null(), |s| s.as_ptr());
         // The strings outlive the create call.
         let mut raw = ffi::session_default_options();
@@ -136,6 +152,8 @@ impl Session {
             raw.executor = p(&executor);
         }
         raw.device = opts.device;
+        raw.buckets = p(&buckets);
+        raw.graph_memory_bytes = opts.graph_memory_bytes;
         let mut out = ptr::null_mut();
         unsafe { check(ffi::grp_session_create(model.as_ptr(), &raw, &mut out))? };
         NonNull::new(out)

@@ -164,3 +164,19 @@ fn cpu_backend_does_not_profile_kernels() {
     assert_eq!(p.runs, 0);
     assert!(p.kernels.is_empty());
 }
+
+#[test]
+fn bad_bucket_specs_and_graph_budgets_are_refused_on_every_backend() {
+    let m = load(ADD);
+    let cpu = || SessionOptions::new().backend("cpu");
+    let e = grape::Session::new(&m, &cpu().buckets("B=16,8")).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("B=16,8"), "{}", e.message);
+    let e = grape::Session::new(&m, &cpu().graph_memory_bytes(-1)).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    // Good ones create a session that runs.
+    let mut s = grape::Session::new(&m, &cpu().buckets("B=exact").graph_memory_bytes(1 << 20)).unwrap();
+    s.set_input("x", &[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    s.set_input("y", &[], &[1i32]).unwrap();
+    s.run().unwrap();
+}
