@@ -27,6 +27,7 @@ DeviceProgram::DeviceProgram(const ir::Function& f, const std::map<std::string, 
   blocks_host_.assign(bytes, 0);
   scratch_.resize(plan_.num_kernels);
   launches_.resize(plan_.num_kernels);
+  output_pool_.resize(plan_.outputs.size());
   // What the plan writes: kernel outputs (in-place updates write their operand's storage),
   // copies' destinations, loop-carried storages.
   written_.assign(plan_.storages.size(), false);
@@ -160,7 +161,7 @@ void DeviceProgram::upload_weights(const std::map<std::string, Tensor>& weights)
     buf.copy_from_host(it->second.raw(), it->second.nbytes(), stream());
     weights_.emplace(name, std::move(buf));
   }
-  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", f_.name);
+  synchronize(f_.name);
 }
 
 std::string DeviceProgram::where(const ir::Operation* op) const {
@@ -288,9 +289,8 @@ void DeviceProgram::fill_blocks() {
   }
 }
 
-bool DeviceProgram::input_written(size_t input) const {
-  const int storage = plan_.inputs.at(input);
-  return storage >= 0 && written_[static_cast<size_t>(storage)];
+void DeviceProgram::synchronize(std::string_view what) const {
+  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", what);
 }
 
 void DeviceProgram::use_inputs(const std::vector<Tensor>& inputs) {
@@ -327,7 +327,6 @@ std::vector<Tensor> DeviceProgram::download_outputs() {
     const ir::Type& t = f_.type(f_.body.yields.at(i));
     Shape shape;
     for (const auto& d : t.shape) shape.push_back(d.eval(dims_));
-    if (output_pool_.size() < plan_.outputs.size()) output_pool_.resize(plan_.outputs.size());
     std::vector<Tensor>& pool = output_pool_[i];
     Tensor host;
     for (const Tensor& old : pool)
@@ -372,7 +371,7 @@ void DeviceProgram::set_state(const std::string& name, const Tensor& value) {
   s.dtype = value.dtype();
   s.shape = value.shape();
   s.present = true;
-  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", f_.name);
+  synchronize(f_.name);
 }
 
 std::optional<Shape> DeviceProgram::state_shape(const std::string& name) const {
@@ -386,7 +385,7 @@ Tensor DeviceProgram::state(const std::string& name) const {
   if (it == state_.end() || !it->second.present) return {};
   Tensor t(it->second.dtype, it->second.shape);
   it->second.buf.copy_to_host(t.raw(), t.nbytes(), stream());
-  jit::check(jit::driver().cuStreamSynchronize(stream()), "cuStreamSynchronize", f_.name);
+  synchronize(f_.name);
   return t;
 }
 
@@ -446,7 +445,7 @@ Tensor Executor::device_tensor(DType dtype, const Shape& shape) {
   if (bytes == 0) return Tensor(dtype, shape);
   auto buf = std::make_shared<jit::DeviceBuffer>(dev, bytes, "an input buffer");
   buf->fill_bytes(0, program_->stream());
-  jit::check(jit::driver().cuStreamSynchronize(program_->stream()), "cuStreamSynchronize", "an input buffer");
+  program_->synchronize("an input buffer");
   return Tensor::wrap_device(dtype, shape, reinterpret_cast<void*>(static_cast<uintptr_t>(buf->ptr())), buf);
 }
 

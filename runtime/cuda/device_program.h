@@ -53,6 +53,8 @@ class DeviceProgram {
   // The stream runs are issued on: the caller's (grp_session_set_stream) or the program's own.
   CUstream stream() const { return caller_stream_ ? caller_stream_ : stream_.handle(); }
   void set_stream(CUstream caller) { caller_stream_ = caller; }
+  // Waits for everything queued on stream(); errors name `what`.
+  void synchronize(std::string_view what) const;
   const ControlKernels& control() const { return control_; }
 
   // Binds the symbol values of a run (see above). Returns true when it uploaded the blocks.
@@ -90,7 +92,6 @@ class DeviceProgram {
   // only parameter blocks change (a graph's nodes are rewritten, never rebuilt); one the plan
   // writes in place is copied into its arena storage by upload_inputs, device to device.
   void use_inputs(const std::vector<Tensor>& inputs);
-  bool input_written(size_t input) const;
   // Asynchronous on the stream: inputs into their arena storages (host ones, and device ones the
   // plan writes); outputs into host tensors (complete after the stream synchronises).
   void upload_inputs(const std::vector<Tensor>& inputs);

@@ -8,7 +8,6 @@
 #include "jit/cuda_driver.h"
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/kernel_cost.h"
-#include "scheduler/launch.h"
 
 namespace grape::cuda {
 
@@ -48,7 +47,7 @@ struct EagerExecutor::Impl {
         flag(p.device(), 16, "a loop condition"),
         gate(p.device(), 16, "the profiling gate") {
     *static_cast<volatile uint32_t*>(gate.data()) = 0;
-    programmatic = scheduler::env_knob("GRAPE_EAGER_PDL", 0, 1, 1) == 1 && p.device().cc_major() >= 9;
+    programmatic = programmatic_launch(p.device(), "GRAPE_EAGER_PDL");
   }
 
   // Gate: the stream waits until the host has written gate_epoch (only while profiling).

@@ -5,6 +5,7 @@
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/eager_executor.h"
 #include "runtime/cuda/graph_executor.h"
+#include "scheduler/launch.h"
 
 namespace grape::cuda {
 
@@ -15,6 +16,10 @@ void Executor::set_profiling(bool) {
 }
 
 ProfileReport Executor::profile() const { return {}; }
+
+bool programmatic_launch(const jit::Device& device, const char* knob) {
+  return scheduler::env_knob(knob, 0, 1, 1) == 1 && device.cc_major() >= 9;
+}
 
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,
                                         const std::map<std::string, Tensor>& weights, int device,

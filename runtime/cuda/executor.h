@@ -25,6 +25,10 @@
 #include "runtime/shape_buckets.h"
 #include "runtime/tensor.h"
 
+namespace grape::jit {
+class Device;
+}
+
 namespace grape::cuda {
 
 struct RunStats {
@@ -109,6 +113,12 @@ class Executor {
   const RunControl& control_;
   RunStats stats_;
 };
+
+// Whether kernels may be launched behind their predecessor (programmatic dependent launch: the
+// graph's programmatic edges, the eager executor's programmatic stream serialization): the GPU
+// has it (compute capability 9.0 and newer) and the measurement switch `knob` (GRAPE_GRAPH_PDL,
+// GRAPE_EAGER_PDL) is not 0.
+bool programmatic_launch(const jit::Device& device, const char* knob);
 
 // "eager", "graph" or "auto" (runtime/cuda/auto_executor.h). Compiles (or loads from the kernel
 // cache) every kernel of `f` and uploads the weights. `control` must outlive the executor. Throws

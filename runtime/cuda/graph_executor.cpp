@@ -51,13 +51,6 @@ struct LoopCounters {
   unsigned int pad;
 };
 
-// Programmatic dependent launch between consecutive kernel nodes: where the GPU has it (compute
-// capability 9.0 and newer), unless GRAPE_GRAPH_PDL=0 (the same-run baseline for measuring it).
-bool programmatic_edges(const jit::Device& device) {
-  static const bool on = scheduler::env_knob("GRAPE_GRAPH_PDL", 0, 1, 1) == 1;
-  return on && device.cc_major() >= 9;
-}
-
 // A predicated region becomes a conditional IF node from this many steps on. Its gate kernel and
 // node cost about as much as two or three skipped kernels, on every run where the predicate is
 // true; from 32 steps on that is a few percent of the region's own time, and a false predicate
@@ -88,14 +81,14 @@ struct GraphExecutor::Impl {
   // `updating`, the graph whose recorded nodes it rewrites (nothing is created).
   Built* target = nullptr;
   bool updating = false;
-  // Consecutive kernel nodes are joined by programmatic edges (programmatic_edges).
+  // Consecutive kernel nodes are joined by programmatic edges (programmatic_launch).
   bool programmatic = false;
   size_t if_min_steps = if_region_min_steps();
   size_t next_node = 0, next_handle = 0;
 
   Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
       : p(program), stats(s), control(c), budget(o.budget()), start(p.device()), stop(p.device()) {
-    programmatic = programmatic_edges(p.device());
+    programmatic = programmatic_launch(p.device(), "GRAPE_GRAPH_PDL");
     size_t n = std::max<size_t>(1, p.plan().loops.size());
     counters = jit::DeviceBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
     counters_host = jit::PinnedBuffer(p.device(), n * sizeof(LoopCounters), "loop trip counters");
@@ -131,7 +124,7 @@ struct GraphExecutor::Impl {
     CUresult r;
     if (programmatic && prev && !target->nodes.empty() && prev == target->nodes.back()) {
       // prev is a kernel node (the last one created is always the chain's last kernel): this
-      // kernel may launch as soon as every block of prev has passed GRAPE_GRID_DEPENDENCY.
+      // kernel may launch as prev's blocks exit, and waits in GRAPE_GRID_WAIT until prev is done.
       CUgraphNodeParams np;
       std::memset(&np, 0, sizeof np);
       np.type = CU_GRAPH_NODE_TYPE_KERNEL;
