@@ -381,7 +381,8 @@ bool under_cuda_tool() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line))
-    if (line.find("sanitizer") != std::string::npos || line.find("Injection") != std::string::npos) return true;
+    if (line.find("sanitizer") != std::string::npos || line.find("Injection") != std::string::npos)
+      return true;
   return false;
 }
 
