@@ -23,16 +23,15 @@ const char* kGridStride =
 
 }  // namespace
 
-std::string kernel_header(const std::string& name, const std::string& bounds, const std::string& before_wait) {
+std::string kernel_header(const std::string& name, const std::string& bounds) {
   // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
   // through the constant cache, no copy), so reading it costs no dependent global load at the
   // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_WAIT
   // (grid_dependency.cuh) comes first: a kernel launched behind a programmatic graph edge touches nothing
   // before its predecessor has finished. Whether it lets its successor launch at once or only as
-  // its blocks exit is scheduler::launch_dependents_early. `before_wait` is work that needs
-  // nothing from the predecessor (a weight prefetch into L2), to overlap its end.
+  // its blocks exit is scheduler::launch_dependents_early.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +
-                  "(const __grid_constant__ KParams kp) {\n" + before_wait + "  GRAPE_GRID_WAIT();\n";
+                  "(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) s += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   s += "  const KParams* const p = &kp;\n";
   // Every kernel checks the predicate, not only predicated ones: p->pred is null for the others

@@ -57,7 +57,6 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
     d.shared_bytes = kGemvTcSharedBytes;
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
-    d.prefetch = weight_prefetch();
     blocks = tiles * d.splits;
   } else if (R <= kGemvMaxRows) {
     // A K range holds at most kGemvMaxKChunk (shared memory). Without further K splits when the
@@ -71,7 +70,6 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
       split_k(K, tiles, 2 * int64_t{sm_count}, min_splits, kGemvSplitUnit, d);
     d.shared_bytes = gemv_shared_bytes(d.kchunk);
     d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
-    d.prefetch = weight_prefetch();
     blocks = tiles * d.splits;
   } else if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
     d.tensor_cores = true;
@@ -174,11 +172,6 @@ bool gemm_wgmma_device(const std::string& arch) {
 
 bool launch_dependents_early() {
   static const bool on = env_knob("GRAPE_GRAPH_PDL_EARLY", 0, 1, 0) == 1;
-  return on;
-}
-
-bool weight_prefetch() {
-  static const bool on = env_knob("GRAPE_WEIGHT_PREFETCH", 0, 1, 1) == 1;
   return on;
 }
 

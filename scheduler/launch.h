@@ -18,9 +18,6 @@ struct LaunchDims {
   bool wide = false;          // ... its 128 x 128 tile variant (jit::kWideSuffix), tensor_cores too
   bool narrow = false;        // ... that variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix), wide too
   size_t scratch_bytes = 0;
-  // The entry prefetches its first work item's weight tile into L2 before its grid wait
-  // (weight_prefetch): worth launching before the predecessor ends (the graph executor's edges).
-  bool prefetch = false;
 };
 
 // Rows of topk.cuh: elements per block of a row split over blocks (at least), and the most blocks
@@ -92,11 +89,6 @@ bool gemm_wgmma_device(const std::string& arch);
 // launch as soon as it starts (griddepcontrol.launch_dependents after its wait) rather than as its
 // blocks exit. GRAPE_GRAPH_PDL_EARLY=1 turns it on; part of the kernel source, so of its cache key.
 bool launch_dependents_early();
-// The GEMV entries of matrix products (at most 16 rows: decode) prefetch their first work item's
-// weight tile into L2 before GRAPE_GRID_WAIT (jit/kernels/gemv.cuh, grape_gemv_prefetch), so a block
-// launched while its predecessor still runs pulls its weights from DRAM meanwhile. On by default;
-// GRAPE_WEIGHT_PREFETCH=0 turns it off (read once; part of the kernel source, so of its cache key).
-bool weight_prefetch();
 // The NVRTC target of the wide variants for a device (or bundle) target: sm_90a for sm_90 when
 // gemm_wgmma_device, else `arch` itself.
 std::string gemm_wide_target(const std::string& arch);

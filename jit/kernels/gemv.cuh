@@ -44,50 +44,6 @@ __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
   return u;
 }
 
-// ---- weight prefetch before the grid wait -------------------------------------------------
-// A decode step's products are each a few microseconds of weight reading behind a launch and a
-// grid wait. The weights do not come from the kernel before, so the GEMV entries ask for their first
-// work item's weight tile before GRAPE_GRID_WAIT (jit/emit_matmul.cpp): when the graph executor
-// lets the block launch while its predecessor still runs (an edge from the predecessor's
-// launch-order port, runtime/cuda/graph_executor.cpp), the tile moves from DRAM into L2 meanwhile
-// and the loads after the wait hit L2. prefetch.global.L2 only warms L2, which every SM sees
-// coherently; it never supplies a value, so it is correct even for an operand the predecessor
-// writes (a matmul of two activations): the loads after the wait read the written data.
-__device__ __forceinline__ void grape_prefetch_l2(const void* a) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-}
-
-// Rows [0, rows) x bytes [off, off + bytes) of a matrix whose rows start `stride` bytes apart: one
-// prefetch per 128-byte line, spread over the block's threads.
-__device__ __forceinline__ void grape_prefetch_rows(const void* base, long long rows, long long stride,
-                                                    long long off, long long bytes) {
-  if (rows <= 0 || bytes <= 0) return;
-  const unsigned lines = (unsigned)((bytes + 127) / 128) + 1;  // an unaligned segment touches one more
-  const unsigned total = (unsigned)rows * lines;
-  for (unsigned i = threadIdx.x; i < total; i += blockDim.x) {
-    const unsigned r = i / lines, l = i - r * lines;
-    const size_t first = reinterpret_cast<size_t>(base) + r * stride + off;
-    const size_t line = (first & ~size_t{127}) + size_t{l} * 128;
-    if (line < first + bytes) grape_prefetch_l2(reinterpret_cast<const void*>(line));
-  }
-}
-
-// The weight tile of GEMV work item `item` (column tiles of TN, K ranges of p->kchunk: the order
-// of grape_gemv_kn, grape_gemv_nk and grape_gemm_mma's 16-row tiles), in either layout.
-template <class Ops, int TN>
-__device__ __forceinline__ void grape_gemv_prefetch(const KParams* p, long long item) {
-  using W = typename Ops::W;
-  const long long N = Ops::N(p), K = Ops::K(p), tiles = (N + TN - 1) / TN;
-  if (item >= tiles * p->splits) return;
-  const long long n0 = item % tiles * TN, k0 = item / tiles * p->kchunk;
-  const long long cols = min((long long)TN, N - n0), kn = min(p->kchunk, K - k0);
-  constexpr long long E = sizeof(W);
-  if constexpr (Ops::kWKN)
-    grape_prefetch_rows(Ops::w(p) + k0 * N, kn, N * E, n0 * E, cols * E);
-  else
-    grape_prefetch_rows(Ops::w(p) + n0 * K, cols, K * E, k0 * E, kn * E);
-}
-
 // Columns per work item: gemv_kn's is TX * kN (a template argument, LaunchRule::gemv_cols on the
 // host); gemv_nk's is fixed (mirrored in scheduler/launch.cpp).
 #define GRAPE_GEMV_NK_TILE 128

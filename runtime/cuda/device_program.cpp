@@ -244,7 +244,6 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
       l.grid = ld.grid;
       l.block = ld.block;
       l.shared_bytes = ld.shared_bytes;
-      l.prefetch = ld.prefetch;
       auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
       l.params = slot;
       std::memset(slot, 0, sizeof(jit::KParams));

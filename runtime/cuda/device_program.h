@@ -80,7 +80,6 @@ class DeviceProgram {
     CUfunction function = nullptr;
     unsigned grid = 1, block = 1, shared_bytes = 0;
     const jit::KParams* params = nullptr;  // the kernel's parameter block (host copy, by value)
-    bool prefetch = false;  // works before its grid wait (scheduler::LaunchDims::prefetch)
   };
   const Launch& launch(size_t kernel) const { return launches_.at(kernel); }
   const jit::KernelSpec& spec(size_t kernel) const { return specs_.at(kernel); }

@@ -83,9 +83,6 @@ struct GraphExecutor::Impl {
   bool updating = false;
   // Consecutive kernel nodes are joined by programmatic edges (programmatic_launch).
   bool programmatic = false;
-  // ... and an edge into a kernel that prefetches before its wait leaves prev's launch-order port
-  // (GRAPE_GRAPH_EARLY_LAUNCH=0: its programmatic port, as every other edge).
-  bool early_launch = scheduler::env_knob("GRAPE_GRAPH_EARLY_LAUNCH", 0, 1, 1) == 1;
   size_t if_min_steps = if_region_min_steps();
   size_t next_node = 0, next_handle = 0;
 
@@ -104,7 +101,7 @@ struct GraphExecutor::Impl {
   // names the node in an error; it is called only then (an update rewrites every node).
   template <class What>
   CUgraphNode kernel_node(CUgraph g, CUgraphNode prev, CUfunction fn, unsigned grid, unsigned block,
-                          unsigned shared, void** args, const What& what, bool early = false) {
+                          unsigned shared, void** args, const What& what) {
     CUDA_KERNEL_NODE_PARAMS kp;
     std::memset(&kp, 0, sizeof kp);
     kp.func = fn;
@@ -134,11 +131,7 @@ struct GraphExecutor::Impl {
       std::memcpy(&np.kernel, &kp, sizeof kp);  // the v3 layout begins with the v2 fields
       CUgraphEdgeData edge;
       std::memset(&edge, 0, sizeof edge);
-      // A kernel that works before its wait (a weight prefetch, DeviceProgram::Launch::prefetch)
-      // launches once prev's blocks have all started (the launch-order port), so that work
-      // overlaps prev; the others once prev's blocks exit.
-      edge.from_port = early && early_launch ? CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER
-                                             : CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+      edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
       edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
       r = d.cuGraphAddNode(&node, g, &prev, &edge, 1, &np);
       if (r != CUDA_SUCCESS) jit::check(r, "cuGraphAddNode (kernel, programmatic edge)", what());
@@ -173,7 +166,7 @@ struct GraphExecutor::Impl {
           const DeviceProgram::Launch& l = p.launch(s.index);
           void* args[] = {const_cast<jit::KParams*>(l.params)};  // by value: copied into the node
           prev = kernel_node(g, prev, l.function, l.grid, l.block, l.shared_bytes, args,
-                             [&] { return p.kernel_label(s.index); }, l.prefetch);
+                             [&] { return p.kernel_label(s.index); });
           ++kernels;
           break;
         }
