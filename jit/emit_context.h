@@ -82,6 +82,8 @@ struct Ctx {
 
   // Emits the statements computing value v at idx into `code` and returns a register expression.
   std::string value(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
+  // The index of take's operand x read at the take's idx (the index operand evaluated there).
+  Idx take_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
   // The operand index of a view op (expand, permute, reshape, slice) read at idx.
   Idx view_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
   // Whether `chunk` consecutive elements along `axis` of v, starting at a multiple of `chunk` (and

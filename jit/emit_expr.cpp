@@ -460,6 +460,19 @@ std::string Ctx::store(ValueId v, const Idx& idx, const std::string& val) {
          buffer_offset(type(v).shape, idx) + ", " + val + ");";
 }
 
+// The index of take's operand x read at the result's `idx` (runtime/cpu/gather.cpp take(): indices
+// wrap once, then clamp): the index operand's ri axes become one axis of x.
+Idx Ctx::take_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind) {
+  ValueId x = op.operands[0], ind_v = op.operands[1];
+  size_t ax = static_cast<size_t>(op.attrs.axis), ri = type(ind_v).rank();
+  Idx ii(idx.begin() + static_cast<long>(ax), idx.begin() + static_cast<long>(ax + ri));
+  std::string raw = value(ind_v, ii, code, ind);
+  Idx ix(idx.begin(), idx.begin() + static_cast<long>(ax));
+  ix.push_back("grape_clamp_index((long long)" + raw + ", " + dim_of(x, ax) + ")");
+  ix.insert(ix.end(), idx.begin() + static_cast<long>(ax + ri), idx.end());
+  return ix;
+}
+
 // The index of a view's operand (expand, permute, reshape, slice) read at the view's `idx`.
 Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind) {
   const ir::Attrs& a = op.attrs;
@@ -555,6 +568,13 @@ bool Ctx::axis_contiguous(ValueId v, size_t axis, int64_t chunk) const {
         if (!found) return false;
         break;
       }
+      case Op::Take: {
+        // The index operand's axes gather (not contiguous); the axes after them are x's own.
+        const size_t ax = static_cast<size_t>(op.attrs.axis), ri = type(op.operands[1]).rank();
+        if (axis >= ax && axis < ax + ri) return false;
+        if (axis >= ax + ri) axis = axis - ri + 1;
+        break;
+      }
       default: return false;
     }
     v = x;
@@ -579,6 +599,7 @@ std::string Ctx::address(ValueId v, const Idx& idx, std::string& code, const std
     case Op::Permute:
     case Op::Reshape:
     case Op::Slice: return address(op.operands[0], view_index(op, idx, code, ind), code, ind);
+    case Op::Take: return address(op.operands[0], take_index(op, idx, code, ind), code, ind);
     default: return "";
   }
 }
@@ -690,17 +711,7 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
       code += ind + "}\n";
       return r;
     }
-    case Op::Take: {
-      // runtime/cpu/gather.cpp take(): indices wrap once, then clamp.
-      ValueId x = op.operands[0], ind_v = op.operands[1];
-      size_t ax = static_cast<size_t>(a.axis), ri = type(ind_v).rank();
-      Idx ii(idx.begin() + static_cast<long>(ax), idx.begin() + static_cast<long>(ax + ri));
-      std::string raw = operand(1, ii);
-      Idx ix(idx.begin(), idx.begin() + static_cast<long>(ax));
-      ix.push_back("grape_clamp_index((long long)" + raw + ", " + dim_of(x, ax) + ")");
-      ix.insert(ix.end(), idx.begin() + static_cast<long>(ax + ri), idx.end());
-      return value(x, ix, code, ind);
-    }
+    case Op::Take: return value(op.operands[0], take_index(op, idx, code, ind), code, ind);
     case Op::TakeAlongAxis: {
       ValueId x = op.operands[0], iv = op.operands[1];
       size_t ax = static_cast<size_t>(a.axis);

@@ -230,6 +230,35 @@ fn main(x: f32[R, C], h: f16[R, C], y: f32[R, N]) -> (f32[R, C], f32[R, C], f32[
   compare(m, "main", calls, "long softmax rows");
 }
 
+// The 16-byte copy kernels (jit/emit_kernels.cpp, copy_kernel) against the CPU: takes along a
+// leading axis with wrapping and clamped indices, through a slice whose offset is not 16-byte
+// aligned (element-by-element fallback at run time), of bf16, i32 and bool rows, and a runtime dim.
+TEST(GpuParity, DataMovementCopies) {
+  REQUIRE_GPU();
+  const char* src = R"(
+fn main(x: f16[B, 5, 12, 64], i: i32[5], z: i32[6, 40], m: bool[6, 32], w: bf16[7, 24]) -> (f16[B, 5, 12, 64], f16[B, 5, 12, 56], i32[5, 40], bool[5, 32], bf16[5, 24], f16[B, 3, 12, 64]) {
+  return (take(x, i, axis=1), take(x[:, :, :, 3:59], i, axis=1), take(z, i, axis=0), take(m, i, axis=0),
+          take(w, i, axis=0), x[:, 1:4, :, :])
+}
+)";
+  auto m = Model::load_source(src, "copies.grp");
+  auto idx = [](std::vector<int32_t> v) {
+    Tensor t(DType::I32, {5});
+    for (size_t k = 0; k < v.size(); ++k) t.set(static_cast<int64_t>(k), v[k]);
+    return t;
+  };
+  Tensor mask(DType::Bool, {6, 32});
+  for (int64_t k = 0; k < 6 * 32; k += 3) mask.set(k, 1);
+  std::vector<Inputs> calls;
+  for (int64_t b : {2, 3})
+    calls.push_back({{"x", sample(DType::F16, {b, 5, 12, 64}, static_cast<uint32_t>(b))},
+                     {"i", idx({4, 0, -1, 9, 2})},  // -1 wraps to 4, 9 clamps to 4
+                     {"z", sample(DType::I32, {6, 40}, 5)},
+                     {"m", mask},
+                     {"w", sample(DType::BF16, {7, 24}, 6)}});
+  compare(m, "main", calls, "data movement copies");
+}
+
 TEST(GpuParity, TopK) {
   REQUIRE_GPU();
   const char* src = R"(

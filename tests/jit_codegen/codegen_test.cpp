@@ -471,6 +471,29 @@ fn main(k: f16[4, 8], pos: i32[]) -> f16[4, 8] {
   EXPECT_TRUE(found);
 }
 
+// A take along a leading axis (a beam search's cache reorder) copies 16 bytes per thread; a take
+// of a row too short for 16 bytes, and a permute that moves the innermost axis, copy by element.
+TEST(CodegenFusion, DataMovementCopies16BytesWhereTheInnerAxisIsContiguous) {
+  auto c = compile_text("copy.grp", R"(
+fn main(x: f16[2, 5, 3, 64], i: i32[5], y: f32[4, 6], j: i32[4]) -> (f16[2, 5, 3, 64], f32[4, 6], f16[2, 5, 64, 3]) {
+  return (take(x, i, axis=1), take(y, j, axis=0), permute(x, (0, 1, 3, 2)))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 3u);
+  for (const auto& k : ks) {
+    const bool vector = body(k).find("reinterpret_cast<uint4*>") != std::string::npos;
+    const bool leading_take = k.root->op == ir::Op::Take && k.root->attrs.axis == 1;
+    EXPECT_EQ(vector, leading_take) << body(k);
+    if (leading_take) {
+      // 8 halves per thread: the launch covers 2 * 5 * 3 * 8 items, not the 1920 elements.
+      int64_t items = 1;
+      for (const auto& d : k.launch.items) items *= d.const_value();
+      EXPECT_EQ(items, 2 * 5 * 3 * 8);
+    }
+  }
+}
+
 // q @ k^T, scale, mask, softmax and p @ v: one attention kernel (jit/kernels/attention.cuh), whose
 // source compiles with NVRTC; the launch spreads a decode step's keys over the block's warps.
 TEST(CodegenFusion, AttentionIsOneKernel) {
