@@ -56,7 +56,11 @@ std::vector<ir::Dim> dims_of(Ctx& c, ValueId v) { return c.type(v).shape; }
 std::string copy_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& root = *c.g.root;
   switch (root.op) {
-    case Op::Take: case Op::Slice: case Op::Permute: case Op::Expand: case Op::Reshape: break;
+    case Op::Take:
+    case Op::Slice:
+    case Op::Permute:
+    case Op::Expand:
+    case Op::Reshape: break;
     default: return "";
   }
   const ValueId out = root.results[0];
