@@ -1,8 +1,10 @@
 #include "cli/batch.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -122,79 +124,150 @@ size_t count_lines(const std::string& path) {
   return n;
 }
 
-// Lines read and parsed at a time (on several threads) while the workers run the calls before.
-constexpr int64_t kWindow = 2048;
+// The request file is read this much at a time (whole lines): one window, parsed on several
+// threads while the requests of the window before are handed to the batcher.
+constexpr size_t kWindowBytes = 1 << 20;
+// Rows of requests queued in calls ahead of the sessions (cmd_batch sizes the queue), besides a
+// few calls per session: enough that a session finds its next call ready while a window is read.
+constexpr int64_t kQueuedRows = 2048;
 
-bool blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
+bool blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
 
-// Parses a window of lines on a few threads (the calls run meanwhile on the workers).
-void parse_window(const std::vector<std::string>& lines, const std::vector<size_t>& numbers,
-                  const RequestContext& ctx, std::vector<std::shared_ptr<Request>>& out) {
-  out.assign(lines.size(), nullptr);
-  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 8);
-  threads = std::min(threads, std::max<size_t>(1, lines.size() / 64));
-  auto part = [&](size_t t) {
-    for (size_t i = t; i < lines.size(); i += threads)
-      out[i] = std::make_shared<Request>(parse_request(lines[i], numbers[i], ctx));
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
-  part(0);
-  for (auto& th : pool) th.join();
-}
+// A window of the request file: its whole lines, and what the parsing threads made of them.
+struct Window {
+  std::string text;
+  std::vector<std::string_view> lines;  // the non-blank lines to read, in text
+  std::vector<size_t> numbers;          // their line numbers
+  std::vector<std::shared_ptr<Request>> parsed;
+};
+
+// Reads the request file in large blocks (a line at a time through an istream cost as much as
+// the rest of the reading).
+class LineReader {
+ public:
+  LineReader(int fd, std::string file) : fd_(fd), file_(std::move(file)) {}
+
+  // The next window's lines, skipping blank ones and those resume knows by line number; false
+  // at the end of the file.
+  bool next(Window& w, const ResumeState& resume) {
+    w.text.swap(carry_);
+    carry_.clear();
+    w.lines.clear();
+    w.numbers.clear();
+    if (w.text.empty() && eof_) return false;
+    size_t last_nl;
+    while ((last_nl = w.text.rfind('\n')) == std::string::npos || w.text.size() < kWindowBytes) {
+      if (eof_ || !fill(w.text)) break;
+    }
+    // Whole lines only: the rest starts the next window (at the end, the last line needs no '\n').
+    last_nl = w.text.rfind('\n');
+    if (!eof_ && last_nl != std::string::npos) {
+      carry_.assign(w.text, last_nl + 1);
+      w.text.resize(last_nl + 1);
+    }
+    std::string_view all(w.text);
+    for (size_t pos = 0; pos < all.size();) {
+      size_t nl = all.find('\n', pos);
+      size_t stop = nl == std::string_view::npos ? all.size() : nl;
+      std::string_view line = all.substr(pos, stop - pos);
+      pos = stop + 1;
+      ++line_no_;
+      if (blank(line)) continue;
+      // Requests without an id go to a shard by their line number; resume knows them by it too.
+      if (!resume.lines_without_id.empty() && resume.lines_without_id.count(line_no_)) continue;
+      w.lines.push_back(line);
+      w.numbers.push_back(line_no_);
+    }
+    return true;
+  }
+
+ private:
+  // Appends one block; false at the end of the file.
+  bool fill(std::string& text) {
+    size_t at = text.size();
+    text.resize(at + kWindowBytes);
+    for (;;) {
+      ssize_t n = ::read(fd_, text.data() + at, kWindowBytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw ApiError{GRP_ERR_IO, "--requests " + file_ + ": read error"};
+      text.resize(at + static_cast<size_t>(n));
+      if (n == 0) eof_ = true;
+      return n > 0;
+    }
+  }
+
+  int fd_;
+  std::string file_;
+  std::string carry_;
+  bool eof_ = false;
+  size_t line_no_ = 0;
+};
+
+// Parses a window's lines on a few threads, which the caller joins with finish().
+class WindowParser {
+ public:
+  WindowParser(Window& w, const RequestContext& ctx) {
+    w.parsed.assign(w.lines.size(), nullptr);
+    size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 8);
+    threads = std::min(threads, std::max<size_t>(1, w.lines.size() / 64));
+    // Interleaved slices of 256 lines: threads that start late still find work near the front.
+    for (size_t t = 0; t < threads; ++t)
+      pool_.emplace_back([&w, &ctx, t, threads] {
+        NpyMemo memo;
+        for (size_t b = t * 256; b < w.lines.size(); b += threads * 256)
+          for (size_t i = b; i < std::min(b + 256, w.lines.size()); ++i)
+            w.parsed[i] = std::make_shared<Request>(parse_request(w.lines[i], w.numbers[i], ctx, &memo));
+      });
+  }
+  ~WindowParser() { finish(); }
+  void finish() {
+    for (auto& th : pool_)
+      if (th.joinable()) th.join();
+  }
+
+ private:
+  std::vector<std::thread> pool_;
+};
 
 struct ReadCounts {
   size_t requests = 0;  // in this run: of this shard, not done before
   size_t resumed = 0;   // of this shard, skipped as already in results.jsonl
 };
 
-// Reads the request file a window at a time and hands every request of this shard that is not
-// done yet to the batcher, whose full calls go to the queue; requests that cannot run get their
-// error line at once. Stops at the end of the file or at Ctrl-C.
-ReadCounts dispatch(std::istream& in, const RequestContext& ctx, const Options& o, const ResumeState& resume,
-                    Batcher& batcher, BatchQueue& queue, ResultWriter& writer, BatchCounters& counters) {
-  ReadCounts counts;
-  // Ids seen in this run, with their line: a second request with the same id is an error.
-  std::unordered_map<std::string, size_t> seen;
-  auto shard = static_cast<uint64_t>(o.shard_index), shards = static_cast<uint64_t>(o.shard_count);
-  std::vector<std::string> lines;
-  std::vector<size_t> numbers;
-  std::vector<std::shared_ptr<Request>> parsed;
-  size_t line_no = 0;
-  bool eof = false;
-  while (!eof && !interrupted()) {
-    lines.clear();
-    numbers.clear();
-    std::string line;
-    while (lines.size() < static_cast<size_t>(kWindow)) {
-      if (!std::getline(in, line)) {
-        eof = true;
-        break;
-      }
-      ++line_no;
-      if (blank(line)) continue;
-      // Requests without an id go to a shard by their line number; resume knows them by it too.
-      if (resume.lines_without_id.count(line_no)) continue;
-      lines.push_back(std::move(line));
-      numbers.push_back(line_no);
-    }
-    if (in.bad()) throw ApiError{GRP_ERR_IO, "--requests " + ctx.file + ": read error"};
-    parse_window(lines, numbers, ctx, parsed);
+// What the reader does with each parsed request, in file order: shard, resume and duplicate
+// checks, then the batcher, whose full calls go to the queue; requests that cannot run get
+// their error line at once.
+class Dispatcher {
+ public:
+  Dispatcher(const RequestContext& ctx, const Options& o, const ResumeState& resume, Batcher& batcher,
+             BatchQueue& queue, ResultWriter& writer, BatchCounters& counters)
+      : ctx_(ctx),
+        resume_(resume),
+        batcher_(batcher),
+        queue_(queue),
+        writer_(writer),
+        counters_(counters),
+        shard_(static_cast<uint64_t>(o.shard_index)),
+        shards_(static_cast<uint64_t>(o.shard_count)) {}
+
+  void dispatch(Window& w) {
     std::string error_lines;
     size_t errors = 0;
-    for (auto& r : parsed) {
+    for (auto& r : w.parsed) {
       if (interrupted()) break;
-      uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
-      if (h % shards != shard) continue;
-      if (r->has_id && resume.ids.count(r->id)) {
+      if (shards_ > 1) {
+        uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
+        if (h % shards_ != shard_) continue;
+      }
+      if (r->has_id && !resume_.ids.empty() && resume_.ids.count(r->id)) {
         ++counts.resumed;
         continue;
       }
       ++counts.requests;
       if (r->has_id && r->error.empty()) {
-        auto [it, fresh] = seen.emplace(r->id, r->line);
+        auto [it, fresh] = seen_.emplace(r->id, r->line);
         if (!fresh)
-          r->error = ctx.file + ":" + std::to_string(r->line) + ": duplicate id " + r->id_json +
+          r->error = ctx_.file + ":" + std::to_string(r->line) + ": duplicate id " + r->id_json +
                      " (first at line " + std::to_string(it->second) + ")";
       }
       if (!r->error.empty()) {
@@ -202,15 +275,50 @@ ReadCounts dispatch(std::istream& in, const RequestContext& ctx, const Options& 
         ++errors;
         continue;
       }
-      for (Batch& b : batcher.add(std::move(r))) queue.push(std::move(b));
+      for (Batch& b : batcher_.add(std::move(r))) queue_.push(std::move(b));
     }
     if (!error_lines.empty()) {
-      writer.append(error_lines);
-      counters.failed += errors;
-      counters.done += errors;
+      writer_.append(error_lines);
+      counters_.failed += errors;
+      counters_.done += errors;
     }
   }
-  return counts;
+
+  ReadCounts counts;
+
+ private:
+  const RequestContext& ctx_;
+  const ResumeState& resume_;
+  Batcher& batcher_;
+  BatchQueue& queue_;
+  ResultWriter& writer_;
+  BatchCounters& counters_;
+  uint64_t shard_, shards_;
+  // Ids seen in this run, with their line: a second request with the same id is an error.
+  std::unordered_map<std::string, size_t> seen_;
+};
+
+// Reads the request file a window at a time and dispatches every request of this shard that is
+// not done yet: window k+1 is parsed while window k is dispatched. Stops at the end of the file
+// or at Ctrl-C.
+ReadCounts read_requests(int fd, const RequestContext& ctx, const ResumeState& resume, Dispatcher& d) {
+  LineReader reader(fd, ctx.file);
+  Window windows[2];
+  int cur = 0;
+  bool more = reader.next(windows[cur], resume);
+  std::unique_ptr<WindowParser> parsing;
+  if (more) parsing = std::make_unique<WindowParser>(windows[cur], ctx);
+  while (more && !interrupted()) {
+    parsing->finish();
+    int nxt = 1 - cur;
+    more = reader.next(windows[nxt], resume);
+    std::unique_ptr<WindowParser> next_parsing;
+    if (more) next_parsing = std::make_unique<WindowParser>(windows[nxt], ctx);
+    d.dispatch(windows[cur]);
+    parsing = std::move(next_parsing);
+    cur = nxt;
+  }
+  return d.counts;
 }
 
 }  // namespace
@@ -243,15 +351,17 @@ int cmd_batch(const Options& o) {
   NpyCache npy_rows;
   ctx.npy_rows = &npy_rows;
 
-  std::ifstream file;
+  int fd = 0;  // standard input for -
   if (o.requests != "-") {
-    file.open(o.requests, std::ios::binary);
-    if (!file) throw ApiError{GRP_ERR_IO, "--requests " + o.requests + ": cannot open the file"};
-  } else {
-    // std::cin is synchronised with C stdio, which makes getline several times slower.
-    file.open("/dev/stdin", std::ios::binary);
+    fd = ::open(o.requests.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw ApiError{GRP_ERR_IO, "--requests " + o.requests + ": cannot open the file"};
   }
-  std::istream& in = file.is_open() ? static_cast<std::istream&>(file) : std::cin;
+  struct CloseFd {
+    int fd;
+    ~CloseFd() {
+      if (fd > 0) ::close(fd);
+    }
+  } close_fd{fd};
 
   OutputsMode mode = o.outputs == "inline"     ? OutputsMode::Inline
                      : o.outputs == "npy"      ? OutputsMode::Npy
@@ -269,15 +379,16 @@ int cmd_batch(const Options& o) {
   BatchCounters counters;
   auto t_ready = std::chrono::steady_clock::now();
   ProgressLine progress(counters, !o.quiet);
-  if (size_t lines = count_lines(o.requests)) {
+  // Counting the lines reads the whole file once more: only for the display.
+  if (size_t lines = progress.enabled() ? count_lines(o.requests) : 0) {
     size_t mine = o.shard_count > 1 ? lines / static_cast<size_t>(o.shard_count) : lines;
     size_t done_before = resume.ok + resume.failed;
     progress.set_total(mine > done_before ? mine - done_before : 0, o.shard_count > 1);
   }
 
   // Room for a window's worth of calls: the next window is read while these run.
-  BatchQueue queue(static_cast<size_t>(std::max<int64_t>(8, 2 * kWindow / o.max_batch)) + 4 * sessions.size(),
-                   true);
+  BatchQueue queue(
+      static_cast<size_t>(std::max<int64_t>(8, 2 * kQueuedRows / o.max_batch)) + 4 * sessions.size(), true);
   size_t n_sessions = sessions.size();
   // Formatting threads: half the cores the sessions leave, 1 to 8 (a GPU session leaves nearly all).
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -285,7 +396,8 @@ int cmd_batch(const Options& o) {
   WorkerPool pool(std::move(sessions), formatters, sig, ctx.file, writer, counters, queue);
   Batcher batcher(sig, o.max_batch);
 
-  ReadCounts counts = dispatch(in, ctx, o, resume, batcher, queue, writer, counters);
+  Dispatcher dispatcher(ctx, o, resume, batcher, queue, writer, counters);
+  ReadCounts counts = read_requests(fd, ctx, resume, dispatcher);
   if (!interrupted())
     for (Batch& b : batcher.drain()) queue.push(std::move(b));
   queue.close();

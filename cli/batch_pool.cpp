@@ -1,8 +1,40 @@
 #include "cli/batch_pool.h"
 
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 
 namespace grape::cli {
+
+namespace {
+
+// A group of npy-rows calls is written out when it holds this much, or when its first call is
+// this old: the results of a run that stops at once (kill -9, a crash) lose at most this much
+// time more than the second between fsyncs of results.jsonl.
+constexpr uint64_t kGroupBytes = 64ull << 20;
+constexpr auto kGroupAge = std::chrono::milliseconds(500);
+
+}  // namespace
+
+std::shared_ptr<const uint8_t> BufferPool::copy(const void* data, size_t n) {
+  std::unique_ptr<std::vector<uint8_t>> buf;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      buf = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (!buf) buf = std::make_unique<std::vector<uint8_t>>();
+  // Grown, never shrunk: no zeroing once the buffers have the size of a call's output.
+  if (buf->size() < n) buf->resize(n);
+  if (n) std::memcpy(buf->data(), data, n);
+  std::vector<uint8_t>* raw = buf.release();
+  return std::shared_ptr<const uint8_t>(raw->data(), [this, raw](const uint8_t*) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.emplace_back(raw);
+  });
+}
 
 WorkerPool::WorkerPool(std::vector<SessionPtr> sessions, size_t formatters, const Signature& sig,
                        const std::string& requests_file, ResultWriter& writer, BatchCounters& counters,
@@ -13,16 +45,11 @@ WorkerPool::WorkerPool(std::vector<SessionPtr> sessions, size_t formatters, cons
       writer_(writer),
       counters_(counters),
       queue_(queue),
+      rows_groups_(writer.mode() == OutputsMode::NpyRows && !sig.batch_dim.empty()),
       finished_(2 * std::max<size_t>(formatters, 1) + sessions_.size(), false) {
   for (auto& s : sessions_) workers_.emplace_back([this, raw = s.get()] { work(raw); });
   for (size_t i = 0; i < std::max<size_t>(formatters, 1); ++i)
-    formatters_.emplace_back([this] {
-      try {
-        while (auto f = finished_.pop()) format(*f);
-      } catch (...) {
-        stop_with(std::current_exception());
-      }
-    });
+    formatters_.emplace_back([this] { formatter(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -56,7 +83,8 @@ void WorkerPool::stop_with(std::exception_ptr e) {
 
 void WorkerPool::work(grp_session* s) {
   try {
-    while (auto b = queue_.pop()) run(s, *b);
+    std::vector<std::vector<uint8_t>> scratch;  // stacked inputs, reused from call to call
+    while (auto b = queue_.pop()) run(s, *b, scratch);
   } catch (...) {
     stop_with(std::current_exception());
   }
@@ -68,13 +96,13 @@ void WorkerPool::fail(const Request& r, const std::string& message) {
   counters_.done += 1;
 }
 
-void WorkerPool::run(grp_session* s, const Batch& b) {
+void WorkerPool::run(grp_session* s, const Batch& b, std::vector<std::vector<uint8_t>>& scratch) {
   auto t0 = std::chrono::steady_clock::now();
   Finished f;
   try {
     // Every call starts from a fresh state, as `grape run` would: requests never see each other.
     if (sig_.stateful) check(grp_session_reset_state(s));
-    std::vector<HostTensor> inputs = stack_inputs(b, sig_);
+    std::vector<HostTensor> inputs = stack_inputs(b, sig_, scratch);
     for (size_t i = 0; i < inputs.size(); ++i)
       check(grp_session_set_input(s, sig_.inputs[i].name.c_str(), inputs[i].dtype, inputs[i].shape.data(),
                                   inputs[i].shape.size(), inputs[i].data(), inputs[i].nbytes()));
@@ -89,9 +117,8 @@ void WorkerPool::run(grp_session* s, const Batch& b) {
         throw ApiError{GRP_ERR_INTERNAL, "output " + sig_.outputs[i].name + " does not have the " +
                                              std::to_string(b.rows) + " rows of the call"};
       // The session's buffers are reused by its next call.
-      const auto* bytes = static_cast<const uint8_t*>(data);
-      f.outputs.push_back(HostTensor::owning(dtype, std::vector<int64_t>(shape, shape + rank),
-                                             std::vector<uint8_t>(bytes, bytes + nbytes)));
+      f.outputs.push_back(
+          HostTensor{dtype, std::vector<int64_t>(shape, shape + rank), buffers_.copy(data, nbytes), nbytes});
     }
   } catch (const ApiError& e) {
     if (b.requests.size() > 1) {
@@ -99,7 +126,7 @@ void WorkerPool::run(grp_session* s, const Batch& b) {
         Batch alone;
         alone.rows = r->rows;
         alone.requests.push_back(r);
-        run(s, alone);
+        run(s, alone, scratch);
       }
       return;
     }
@@ -110,6 +137,109 @@ void WorkerPool::run(grp_session* s, const Batch& b) {
   counters_.add_batch(f.ms, static_cast<size_t>(b.rows));
   f.batch = b;
   finished_.push(std::move(f));
+}
+
+void WorkerPool::formatter() {
+  try {
+    RowsGroup group;
+    for (;;) {
+      bool timed_out = false;
+      auto deadline =
+          group.files.empty() ? std::chrono::steady_clock::time_point::max() : group.opened + kGroupAge;
+      std::optional<Finished> f = finished_.pop_until(deadline, timed_out);
+      if (!f && !timed_out) break;
+      if (!f || !rows_groups_) {
+        if (f) format(*f);
+        if (timed_out) close_group(group);
+        continue;
+      }
+      add_to_group(group, *f);
+      if (group.bytes() >= kGroupBytes || std::chrono::steady_clock::now() - group.opened >= kGroupAge)
+        close_group(group);
+    }
+    close_group(group);
+  } catch (...) {
+    stop_with(std::current_exception());
+  }
+}
+
+uint64_t WorkerPool::RowsGroup::bytes() const {
+  uint64_t n = 0;
+  for (const auto& file : files) n += file->bytes();
+  return n;
+}
+
+void WorkerPool::open_group(RowsGroup& g, const Finished& f) {
+  // Named as the file of its first call alone would be: unique, since a call's requests are in
+  // no other call of this run, nor of a run that resumes it.
+  g.opened = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < f.outputs.size(); ++i) {
+    const HostTensor& o = f.outputs[i];
+    std::string rel = writer_.call_file(f.batch, sig_.outputs[i].name);
+    g.files.push_back(
+        std::make_unique<NpyRowsFile>((std::filesystem::path(writer_.dir()) / rel).string(), o.dtype,
+                                      std::vector<int64_t>(o.shape.begin() + 1, o.shape.end())));
+    g.outputs.push_back(ResultWriter::rows_output(sig_.outputs[i].name, rel));
+  }
+}
+
+void WorkerPool::add_to_group(RowsGroup& g, const Finished& f) {
+  // A call whose outputs differ in dtype or in the dims after the rows starts a new group.
+  for (size_t i = 0; i < g.files.size() && i < f.outputs.size(); ++i)
+    if (!g.files[i]->fits(f.outputs[i].dtype, f.outputs[i].shape.data() + 1, f.outputs[i].shape.size() - 1)) {
+      close_group(g);
+      break;
+    }
+  try {
+    if (g.files.empty()) open_group(g, f);
+    int64_t row0 = g.files[0]->rows();
+    for (size_t i = 0; i < f.outputs.size(); ++i)
+      g.files[i]->append(f.outputs[i].data(), f.batch.rows, f.outputs[i].nbytes());
+    g.calls.push_back({f.batch, f.ms, row0});
+  } catch (const ApiError& e) {
+    // The group's files are not whole: its calls and this one fail with the reason.
+    std::vector<RowsGroup::Call> calls = std::move(g.calls);
+    g = RowsGroup{};
+    calls.push_back({f.batch, f.ms, 0});
+    std::string lines;
+    size_t n = 0;
+    for (const auto& c : calls)
+      for (const auto& r : c.batch.requests) {
+        lines += ResultWriter::error_line(*r, file_ + ":" + std::to_string(r->line) + ": " + e.message);
+        ++n;
+      }
+    writer_.append(lines);
+    counters_.failed += n;
+    counters_.done += n;
+  }
+}
+
+void WorkerPool::close_group(RowsGroup& g) {
+  if (g.files.empty()) return;
+  RowsGroup done = std::move(g);
+  g = RowsGroup{};
+  std::string error;
+  try {
+    for (auto& file : done.files) file->finish();
+  } catch (const ApiError& e) {
+    error = e.message;
+  }
+  std::string lines;
+  size_t n = 0;
+  for (const auto& c : done.calls) {
+    int64_t row = c.row0;
+    for (const auto& r : c.batch.requests) {
+      if (error.empty())
+        ResultWriter::append_rows_line(lines, *r, done.outputs, row, c.batch.requests.size(), c.ms);
+      else
+        lines += ResultWriter::error_line(*r, file_ + ":" + std::to_string(r->line) + ": " + error);
+      row += r->rows;
+      ++n;
+    }
+  }
+  writer_.append(lines);
+  if (!error.empty()) counters_.failed += n;
+  counters_.done += n;
 }
 
 void WorkerPool::format(const Finished& f) {

@@ -3,18 +3,21 @@
 // retried one request at a time, so that one bad request cannot fail its neighbours. A call's
 // outputs are copied out of the session and turned into result lines by a few formatting threads,
 // so that the session starts its next call at once (text for large outputs costs more than the
-// call on a GPU).
+// call on a GPU). With --outputs npy-rows, each formatting thread writes the rows of the calls it
+// finishes within half a second (up to 64 MB) to one file per output, fsynced once.
 #pragma once
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "cli/api.h"
+#include "cli/batch_npy.h"
 #include "cli/batch_progress.h"
 #include "cli/batch_results.h"
 #include "cli/batch_stack.h"
@@ -44,9 +47,25 @@ class BoundedQueue {
   }
   // Nothing when the queue is closed and empty.
   std::optional<T> pop() {
+    bool timed_out = false;
+    return pop_until(std::chrono::steady_clock::time_point::max(), timed_out);
+  }
+  // The same, or nothing with timed_out set once `deadline` passed with the queue empty.
+  std::optional<T> pop_until(std::chrono::steady_clock::time_point deadline, bool& timed_out) {
+    timed_out = false;
     std::unique_lock<std::mutex> lock(mu_);
-    while (!not_empty_.wait_for(lock, std::chrono::milliseconds(100), [&] { return closed_ || !q_.empty(); }))
+    auto ready = [&] { return closed_ || !q_.empty(); };
+    // Wakes up at least every 100 ms to notice Ctrl-C.
+    while (!ready()) {
       if (stopped()) return std::nullopt;
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        timed_out = true;
+        return std::nullopt;
+      }
+      not_empty_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(100),
+                                                                              deadline - now));
+    }
     if (stopped() || q_.empty()) return std::nullopt;
     T item = std::move(q_.front());
     q_.pop_front();
@@ -73,6 +92,19 @@ class BoundedQueue {
 
 using BatchQueue = BoundedQueue<Batch>;
 
+// Buffers for the outputs copied out of the sessions, handed back when their call is written:
+// a fresh buffer of a few MB per call costs more in page faults and zeroing than the copy.
+class BufferPool {
+ public:
+  // A copy of `n` bytes at `data`, which returns its buffer to the pool when the last owner goes.
+  // The pool must outlive every copy.
+  std::shared_ptr<const uint8_t> copy(const void* data, size_t n);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> free_;
+};
+
 class WorkerPool {
  public:
   // `formatters` threads turn outputs into result lines.
@@ -92,10 +124,29 @@ class WorkerPool {
     double ms = 0;
     std::vector<HostTensor> outputs;
   };
+  // --outputs npy-rows of a batchable entry: the calls a formatting thread finished lately, whose
+  // rows go to one file per output (written as they come, fsynced once), and whose result lines
+  // are appended when the files are in place. Fewer, larger files: one fsync for many calls.
+  struct RowsGroup {
+    std::vector<std::unique_ptr<NpyRowsFile>> files;  // one per output; empty: no group open
+    std::vector<std::string> outputs;                 // ResultWriter::rows_output of each
+    struct Call {
+      Batch batch;
+      double ms;
+      int64_t row0;  // of the first request, in every file
+    };
+    std::vector<Call> calls;
+    std::chrono::steady_clock::time_point opened;
+    uint64_t bytes() const;
+  };
 
   void work(grp_session* s);
-  void run(grp_session* s, const Batch& b);
+  void run(grp_session* s, const Batch& b, std::vector<std::vector<uint8_t>>& scratch);
+  void formatter();
   void format(const Finished& f);
+  void add_to_group(RowsGroup& g, const Finished& f);
+  void open_group(RowsGroup& g, const Finished& f);
+  void close_group(RowsGroup& g);
   void fail(const Request& r, const std::string& message);
   void stop_with(std::exception_ptr e);
 
@@ -105,6 +156,8 @@ class WorkerPool {
   ResultWriter& writer_;
   BatchCounters& counters_;
   BatchQueue& queue_;
+  bool rows_groups_;    // npy-rows files for many calls (RowsGroup)
+  BufferPool buffers_;  // before finished_: its buffers return here
   BoundedQueue<Finished> finished_;
   std::vector<std::thread> workers_, formatters_;
   std::mutex error_mu_;

@@ -31,6 +31,8 @@ class ProgressLine {
   ProgressLine(const BatchCounters& c, bool enabled);
   ~ProgressLine();
   void set_total(size_t total, bool approximate);
+  // Whether the line is drawn (a terminal, not --quiet): the total is worth counting only then.
+  bool enabled() const { return enabled_; }
   // Clears the line and stops redrawing.
   void stop();
 

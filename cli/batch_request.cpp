@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/api.h"
+#include "cli/batch_npy.h"
 #include "cli/values.h"
 
 namespace grape::cli {
@@ -118,6 +119,41 @@ void check_declared(const HostTensor& t, const ParamInfo& p, const std::string& 
       throw Reject{"input '" + p.name + "'" + source + " has shape " + shape_text(t.shape) +
                    ", the entry declares " + declared(p) + " (dim " + std::to_string(k) + " must be " +
                    std::to_string(p.dims[k]) + ")"};
+}
+
+// check_declared without building the message: most values fit.
+bool fits_declared(const HostTensor& t, const ParamInfo& p) {
+  if (t.dtype != p.dtype || t.shape.size() != p.dims.size()) return false;
+  for (size_t k = 0; k < t.shape.size(); ++k)
+    if (p.dims[k] >= 0 && t.shape[k] != p.dims[k]) return false;
+  return true;
+}
+
+// Where a relative {"npy": PATH} is.
+std::string resolve(const std::string& file, const RequestContext& ctx) {
+  std::filesystem::path path(file);
+  if (path.is_relative() && !ctx.base_dir.empty()) path = std::filesystem::path(ctx.base_dir) / path;
+  return path.string();
+}
+
+// Rows [a, b) of the shared file `path` (resolved) as parameter p's value: a view into the
+// cached file, which the view keeps alive.
+HostTensor rows_view(const std::shared_ptr<const HostTensor>& all, const std::string& path, int64_t a,
+                     int64_t b, const ParamInfo& p) {
+  int64_t n = all->shape.empty() ? 0 : all->shape[0];
+  if (all->shape.empty() || a > b || b > n)
+    throw Reject{"input '" + p.name + "': rows [" + std::to_string(a) + ", " + std::to_string(b) + "] of " +
+                 path + ", which has " +
+                 (all->shape.empty() ? std::string("no rows (a scalar)") : std::to_string(n) + " rows")};
+  size_t row_bytes = n ? all->nbytes() / static_cast<size_t>(n) : 0;
+  HostTensor t;
+  t.dtype = all->dtype;
+  t.shape = all->shape;
+  t.shape[0] = b - a;
+  t.bytes = std::shared_ptr<const uint8_t>(all, all->bytes.get() + static_cast<size_t>(a) * row_bytes);
+  t.size = static_cast<size_t>(b - a) * row_bytes;
+  if (!fits_declared(t, p)) check_declared(t, p, " (" + path + ")");
+  return t;
 }
 
 std::string strip_json_exception_prefix(const std::string& what) {
@@ -430,33 +466,19 @@ class RequestReader final : public json::json_sax_t {
   }
 
   void read_npy_value(const std::string& file) {
-    std::filesystem::path path(file);
-    if (path.is_relative() && !ctx_.base_dir.empty()) path = std::filesystem::path(ctx_.base_dir) / path;
+    std::string path = resolve(file, ctx_);
     HostTensor t;
     try {
       if (!npy_rows_) {
-        t = read_npy(path.string());
+        t = read_npy(path);
+        check_declared(t, param(), " (" + path + ")");
       } else {
         // Rows of a file that many requests share: read once, cut here.
-        std::shared_ptr<const HostTensor> all = ctx_.npy_rows->get(path.string());
-        int64_t a = (*npy_rows_)[0], b = (*npy_rows_)[1], n = all->shape.empty() ? 0 : all->shape[0];
-        if (all->shape.empty() || a > b || b > n)
-          throw Reject{
-              "input '" + param_name() + "': rows [" + std::to_string(a) + ", " + std::to_string(b) +
-              "] of " + path.string() + ", which has " +
-              (all->shape.empty() ? std::string("no rows (a scalar)") : std::to_string(n) + " rows")};
-        size_t row_bytes = n ? all->nbytes() / static_cast<size_t>(n) : 0;
-        t.dtype = all->dtype;
-        t.shape = all->shape;
-        t.shape[0] = b - a;
-        // A view: the rows stay in the cached file, which the view keeps alive.
-        t.bytes = std::shared_ptr<const uint8_t>(all, all->bytes.get() + static_cast<size_t>(a) * row_bytes);
-        t.size = static_cast<size_t>(b - a) * row_bytes;
+        t = rows_view(ctx_.npy_rows->get(path), path, (*npy_rows_)[0], (*npy_rows_)[1], param());
       }
     } catch (const ApiError& e) {
       throw Reject{"input '" + param_name() + "': " + e.message};
     }
-    check_declared(t, param(), " (" + path.string() + ")");
     r_.inputs[static_cast<size_t>(param_)] = std::move(t);
     given_[static_cast<size_t>(param_)] = true;
   }
@@ -482,14 +504,13 @@ class RequestReader final : public json::json_sax_t {
   std::vector<uint8_t> bytes_;
 };
 
-void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
-  RequestReader reader(r, ctx);
-  json::sax_parse(text.begin(), text.end(), &reader);
-  if (!reader.error.empty()) throw Reject{reader.error};
+// After the request's own inputs: the --input values for those it left out, and the rows, which
+// its stacked inputs must agree on.
+void complete(Request& r, const std::vector<bool>& given, const RequestContext& ctx) {
   if (!r.has_id) throw Reject{"the request has no \"id\""};
   const Signature& sig = *ctx.sig;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    if (reader.given()[i]) continue;
+    if (given[i]) continue;
     if (!ctx.shared[i])
       throw Reject{"missing input '" + sig.inputs[i].name + "' (give it in \"inputs\" or with --input " +
                    sig.inputs[i].name + "=F.npy)"};
@@ -510,6 +531,146 @@ void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
   }
 }
 
+void parse_into(Request& r, std::string_view text, const RequestContext& ctx) {
+  RequestReader reader(r, ctx);
+  json::sax_parse(text.begin(), text.end(), &reader);
+  if (!reader.error.empty()) throw Reject{reader.error};
+  complete(r, reader.given(), ctx);
+}
+
+// The fast path for the request form of high-throughput runs, the one bench_batch.py writes:
+//   {"id": "r1", "inputs": {"x": {"npy": "x.npy", "rows": [1, 2]}}}
+// (either id form, any order of keys, any whitespace). It accepts only what the SAX reader
+// accepts with the same result: strings of printable ASCII without escapes, integers as JSON
+// writes them, each key once. Anything else, errors included, goes to the SAX reader, which then
+// gives the same messages as always.
+class FastScanner {
+ public:
+  FastScanner(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  void ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\r' || *p_ == '\n')) ++p_;
+  }
+  bool lit(char c) {
+    ws();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+  bool at_end() {
+    ws();
+    return p_ == end_;
+  }
+  // A string whose JSON text is its value.
+  bool str(std::string_view& out) {
+    if (!lit('"')) return false;
+    const char* b = p_;
+    while (p_ < end_ && *p_ != '"') {
+      if (*p_ < 0x20 || *p_ > 0x7e || *p_ == '\\') return false;
+      ++p_;
+    }
+    if (p_ == end_) return false;
+    out = std::string_view(b, static_cast<size_t>(p_ - b));
+    ++p_;
+    return true;
+  }
+  // A non-negative integer of at most 18 digits, as JSON writes it (no leading zero).
+  bool uint(int64_t& v, std::string_view& digits) {
+    ws();
+    const char* b = p_;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    size_t n = static_cast<size_t>(p_ - b);
+    if (n == 0 || n > 18 || (n > 1 && *b == '0')) return false;
+    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    v = 0;
+    for (const char* q = b; q < p_; ++q) v = v * 10 + (*q - '0');
+    digits = std::string_view(b, n);
+    return true;
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// {"npy": PATH, "rows": [a, b]}, either key first.
+bool fast_npy_rows(FastScanner& sc, std::string_view& path, int64_t& a, int64_t& b) {
+  bool have_path = false, have_rows = false;
+  if (!sc.lit('{')) return false;
+  do {
+    std::string_view key, digits;
+    if (!sc.str(key) || !sc.lit(':')) return false;
+    if (key == "npy" && !have_path) {
+      if (!sc.str(path)) return false;
+      have_path = true;
+    } else if (key == "rows" && !have_rows) {
+      if (!sc.lit('[') || !sc.uint(a, digits) || !sc.lit(',') || !sc.uint(b, digits) || !sc.lit(']'))
+        return false;
+      have_rows = true;
+    } else {
+      return false;
+    }
+  } while (sc.lit(','));
+  return sc.lit('}') && have_path && have_rows;
+}
+
+bool fast_inputs(FastScanner& sc, Request& r, std::vector<bool>& given, const RequestContext& ctx,
+                 NpyMemo& memo) {
+  if (!sc.lit('{')) return false;
+  if (sc.lit('}')) return true;
+  do {
+    std::string_view name, file;
+    int64_t a = 0, b = 0;
+    if (!sc.str(name) || !sc.lit(':')) return false;
+    int i = ctx.sig->input_index(std::string(name));
+    if (i < 0 || given[static_cast<size_t>(i)] || !fast_npy_rows(sc, file, a, b)) return false;
+    // Requests of one run mostly name one file: its path is resolved and looked up once.
+    if (!memo.file || memo.name != file) {
+      memo.name = std::string(file);
+      memo.path = resolve(memo.name, ctx);
+      memo.file = ctx.npy_rows->get(memo.path);
+    }
+    r.inputs[static_cast<size_t>(i)] =
+        rows_view(memo.file, memo.path, a, b, ctx.sig->inputs[static_cast<size_t>(i)]);
+    given[static_cast<size_t>(i)] = true;
+  } while (sc.lit(','));
+  return sc.lit('}');
+}
+
+bool parse_fast(Request& r, std::string_view text, const RequestContext& ctx, NpyMemo& memo) {
+  if (!ctx.npy_rows) return false;
+  FastScanner sc(text);
+  std::vector<bool> given(ctx.sig->inputs.size(), false);
+  r.inputs.assign(ctx.sig->inputs.size(), HostTensor{});
+  bool have_inputs = false;
+  if (!sc.lit('{')) return false;
+  do {
+    std::string_view key;
+    if (!sc.str(key) || !sc.lit(':')) return false;
+    if (key == "id" && !r.has_id) {
+      std::string_view id;
+      int64_t v;
+      if (sc.str(id)) {
+        r.id = std::string(id);
+        r.id_json = "\"" + r.id + "\"";
+      } else if (sc.uint(v, id)) {
+        r.id = r.id_json = std::string(id);
+      } else {
+        return false;
+      }
+      r.has_id = true;
+    } else if (key == "inputs" && !have_inputs) {
+      if (!fast_inputs(sc, r, given, ctx, memo)) return false;
+      have_inputs = true;
+    } else {
+      return false;
+    }
+  } while (sc.lit(','));
+  if (!sc.lit('}') || !sc.at_end() || !r.has_id) return false;
+  complete(r, given, ctx);
+  return true;
+}
+
 }  // namespace
 
 std::string mismatch(const HostTensor& t, const ParamInfo& p, const std::string& source) {
@@ -525,7 +686,9 @@ std::shared_ptr<const HostTensor> NpyCache::get(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = files_.find(path);
   if (it != files_.end()) return it->second;
-  auto t = std::make_shared<const HostTensor>(read_npy(path));
+  // Mapped where it can be, so that the first call need not wait for the whole file.
+  std::shared_ptr<const HostTensor> t = map_npy(path);
+  if (!t) t = std::make_shared<const HostTensor>(read_npy(path));
   files_.emplace(path, t);
   return t;
 }
@@ -550,8 +713,19 @@ HostTensor read_npy(const std::string& path) {
   return HostTensor::of(raw);
 }
 
-Request parse_request(std::string_view text, size_t line, const RequestContext& ctx) {
+Request parse_request(std::string_view text, size_t line, const RequestContext& ctx, NpyMemo* memo) {
   Request r;
+  r.line = line;
+  r.id_json = "null";
+  try {
+    NpyMemo own;
+    if (parse_fast(r, text, ctx, memo ? *memo : own)) return r;
+  } catch (const Reject&) {
+  } catch (const ApiError&) {
+  } catch (const std::bad_alloc&) {
+  }
+  // Not the fast path's form, or a bad request: read it again from the start (which reports it).
+  r = Request{};
   r.line = line;
   r.id_json = "null";
   try {

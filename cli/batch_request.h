@@ -44,8 +44,8 @@ struct Request {
   std::string error;               // non-empty: rejected before any call; the message names file and line
 };
 
-// The .npy files that requests take rows of ({"npy": PATH, "rows": [a, b]}), each read once and
-// kept for the whole run. Thread-safe.
+// The .npy files that requests take rows of ({"npy": PATH, "rows": [a, b]}), each mapped (or,
+// in a form the mapping does not take, read) once and kept for the whole run. Thread-safe.
 class NpyCache {
  public:
   // ApiError when the file cannot be read.
@@ -65,8 +65,17 @@ struct RequestContext {
   NpyCache* npy_rows = nullptr;           // the files of {"npy": ..., "rows": ...} values
 };
 
-// Reads one non-blank line. Never throws for bad content: the error is in Request::error.
-Request parse_request(std::string_view text, size_t line, const RequestContext& ctx);
+// The shared .npy file the last request named, as one parsing thread remembers it: consecutive
+// requests mostly name the same file, whose path then need not be resolved and looked up again.
+struct NpyMemo {
+  std::string name;  // as the request wrote it
+  std::string path;  // resolved
+  std::shared_ptr<const HostTensor> file;
+};
+
+// Reads one non-blank line. Never throws for bad content: the error is in Request::error. `memo`
+// may be shared by the calls of one thread.
+Request parse_request(std::string_view text, size_t line, const RequestContext& ctx, NpyMemo* memo = nullptr);
 
 // Why t cannot be parameter p's value (dtype, rank or a fixed dim); empty when it can. `source`
 // follows the parameter's name in the message (" (file.npy)").

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/api.h"
+#include "cli/batch_npy.h"
 #include "cli/batch_stack.h"
 #include "cli/values.h"
 
@@ -106,6 +107,7 @@ ResultWriter::ResultWriter(const std::string& dir, OutputsMode mode, bool overwr
     if (ec) throw ApiError{GRP_ERR_IO, "--overwrite: cannot remove " + dir + "/outputs: " + ec.message()};
   } else {
     read_existing();
+    remove_stale_temporaries((fs::path(dir) / "outputs").string());
   }
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) io_error("cannot open " + path_);
@@ -174,8 +176,7 @@ void ResultWriter::read_existing() {
   }
 }
 
-std::string ResultWriter::write_call_output(const Batch& call, const std::string& name,
-                                            const HostTensor& value) const {
+std::string ResultWriter::call_file(const Batch& call, const std::string& name) const {
   std::string ids;
   for (const auto& r : call.requests) ids += r->id + '\n';
   char hash[17];
@@ -186,9 +187,45 @@ std::string ResultWriter::write_call_output(const Batch& call, const std::string
   std::error_code ec;
   fs::create_directories(full.parent_path(), ec);
   if (ec) throw ApiError{GRP_ERR_IO, "cannot create " + full.parent_path().string() + ": " + ec.message()};
+  return rel;
+}
+
+std::string ResultWriter::write_call_output(const Batch& call, const std::string& name,
+                                            const HostTensor& value) const {
+  std::string rel = call_file(call, name);
+  std::string full = (fs::path(dir_) / rel).string();
   check(grp_npy_write(full.c_str(), value.dtype, value.shape.data(), value.shape.size(), value.data(),
                       value.nbytes()));
   return rel;
+}
+
+std::string ResultWriter::rows_output(const std::string& name, const std::string& file) {
+  return json_string(name) + ":{\"npy\":" + json_string(file) + ",\"rows\":[";
+}
+
+void ResultWriter::append_rows_line(std::string& out, const Request& r,
+                                    const std::vector<std::string>& outputs, int64_t row0,
+                                    size_t batch_requests, double batch_ms) {
+  char num[32];
+  auto put = [&](auto v) { out.append(num, std::to_chars(num, num + sizeof num, v).ptr); };
+  out += "{\"id\":";
+  out += r.id_json;
+  out += ",\"line\":";
+  put(r.line);
+  out += ",\"status\":\"ok\",\"outputs\":{";
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (k) out += ',';
+    out += outputs[k];
+    put(row0);
+    out += ',';
+    put(row0 + r.rows);
+    out += "]}";
+  }
+  out += "},\"batch\":";
+  put(batch_requests);
+  out += ",\"time_ms\":";
+  out.append(num, std::to_chars(num, num + sizeof num, batch_ms, std::chars_format::fixed, 3).ptr);
+  out += "}\n";
 }
 
 std::string ResultWriter::ok_line(const Request& r, const std::vector<OutputSlice>& outputs,

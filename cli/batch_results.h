@@ -54,11 +54,21 @@ class ResultWriter {
   const ResumeState& resume_state() const { return resume_; }
 
   OutputsMode mode() const { return mode_; }
+  const std::string& dir() const { return dir_; }
 
   // NpyRows: writes output `name` of a whole call, whose first request is `first`; returns its
   // path relative to DIR. Calls of the same requests get the same file (a rerun rewrites it with
   // the same values); others never do.
   std::string write_call_output(const Batch& call, const std::string& name, const HostTensor& value) const;
+  // The path, relative to DIR, of output `name` of a call (write_call_output's file), with its
+  // folder created.
+  std::string call_file(const Batch& call, const std::string& name) const;
+
+  // NpyRows, the lines of many requests at a time: ok_line's text for a request whose rows start at
+  // row0 of every output file, appended to `out`. outputs[k] is rows_output() of output k.
+  static std::string rows_output(const std::string& name, const std::string& file);
+  static void append_rows_line(std::string& out, const Request& r, const std::vector<std::string>& outputs,
+                               int64_t row0, size_t batch_requests, double batch_ms);
 
   // The result line of a request (with a newline). `ok_line` writes the .npy files it refers
   // to first (ApiError when one cannot be written). NpyRows: call_files[k] holds output k of the

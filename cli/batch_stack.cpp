@@ -54,9 +54,31 @@ std::vector<Batch> Batcher::drain() {
   return out;
 }
 
-std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig) {
+namespace {
+
+// Whether the requests' values of input i lie end to end in one buffer, in request order: rows
+// a, a+1, ... of one shared .npy file, the common case of a large run. The call then reads them
+// where they are.
+bool contiguous(const Batch& b, size_t i) {
+  const HostTensor& first = b.requests[0]->inputs[i];
+  const uint8_t* next = first.bytes.get();
+  for (const auto& r : b.requests) {
+    const HostTensor& t = r->inputs[i];
+    // The same owner: adjacent addresses of two allocations are not one buffer.
+    if (t.bytes.get() != next || t.bytes.owner_before(first.bytes) || first.bytes.owner_before(t.bytes))
+      return false;
+    next += t.nbytes();
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig,
+                                     std::vector<std::vector<uint8_t>>& scratch) {
   const Request& first = *b.requests[0];
   if (b.requests.size() == 1) return first.inputs;
+  scratch.resize(sig.inputs.size());
   std::vector<HostTensor> out;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
     if (!sig.inputs[i].stacked) {
@@ -67,15 +89,21 @@ std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig) {
     t.dtype = first.inputs[i].dtype;
     t.shape = first.inputs[i].shape;
     t.shape[0] = b.rows;
-    size_t total = 0;
-    for (const auto& r : b.requests) total += r->inputs[i].nbytes();
-    std::vector<uint8_t> bytes(total);
-    size_t at = 0;
-    for (const auto& r : b.requests) {
-      if (r->inputs[i].nbytes()) std::memcpy(bytes.data() + at, r->inputs[i].data(), r->inputs[i].nbytes());
-      at += r->inputs[i].nbytes();
+    for (const auto& r : b.requests) t.size += r->inputs[i].nbytes();
+    if (contiguous(b, i)) {
+      t.bytes = first.inputs[i].bytes;
+    } else {
+      // The worker's buffer, grown but never shrunk: no allocation and no zeroing per call.
+      std::vector<uint8_t>& buf = scratch[i];
+      if (buf.size() < t.size) buf.resize(t.size);
+      size_t at = 0;
+      for (const auto& r : b.requests) {
+        if (r->inputs[i].nbytes()) std::memcpy(buf.data() + at, r->inputs[i].data(), r->inputs[i].nbytes());
+        at += r->inputs[i].nbytes();
+      }
+      t.bytes = std::shared_ptr<const uint8_t>(std::shared_ptr<const uint8_t>(), buf.data());
     }
-    out.push_back(HostTensor::owning(t.dtype, std::move(t.shape), std::move(bytes)));
+    out.push_back(std::move(t));
   }
   return out;
 }

@@ -41,8 +41,11 @@ class Batcher {
 };
 
 // The inputs of the call: the stacked inputs concatenated along the batch dim, the others taken
-// from the first request.
-std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig);
+// from the first request. Rows that lie end to end already (rows a, a+1, ... of one .npy file)
+// are used where they are; others are copied into `scratch` (one buffer per input, reused from
+// call to call), which the result points into until the next call.
+std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig,
+                                     std::vector<std::vector<uint8_t>>& scratch);
 
 // Output `o` of a call cut into the part of request `k` of the batch, whose rows start at row0.
 OutputSlice slice_output(const Batch& b, size_t k, int64_t row0, const Signature& sig,

@@ -172,7 +172,24 @@ def test_rows_of_a_shared_npy_file():
     assert '"rows": [FIRST, END]' in res["negative"]["error"], res["negative"]
 
 
-def test_npy_rows_outputs_one_file_per_call():
+def check_npy_rows(out, want, dtype=np.float16):
+    """Every result of `out` names rows of an .npy file equal to the inline result in `want`; returns
+    the files named, which must be all that outputs/ holds."""
+    got = results(out)
+    assert set(got) == set(want), (sorted(got), sorted(want))
+    files = set()
+    for k, r in got.items():
+        assert r["status"] == "ok", r
+        ref = r["outputs"]["out0"]
+        a, b = ref["rows"]
+        files.add(ref["npy"])
+        rows = np.load(os.path.join(out, ref["npy"]))[a:b]
+        assert rows.dtype == dtype and np.array_equal(rows, np.array(want[k]["outputs"]["out0"], dtype)), k
+    assert sorted(os.listdir(os.path.join(out, "outputs"))) == sorted(os.path.basename(f) for f in files)
+    return files
+
+
+def test_npy_rows_outputs_files_of_many_calls():
     d = tmpdir()
     xs = mlp_rows(20, rows=lambda i: 2 if i % 4 == 0 else 1)
     req = write_requests(os.path.join(d, "req.jsonl"),
@@ -182,17 +199,121 @@ def test_npy_rows_outputs_one_file_per_call():
     out = os.path.join(d, "rows")
     rc, _, err = mlp_batch(req, out, "--outputs", "npy-rows", "--max-batch", 8)
     assert rc == 0, err
-    want, got = results(os.path.join(d, "inline")), results(out)
-    files = set()
-    for k, r in got.items():
-        ref = r["outputs"]["out0"]
-        a, b = ref["rows"]
-        files.add(ref["npy"])
-        rows = np.load(os.path.join(out, ref["npy"]))[a:b]
-        assert np.array_equal(rows, np.array(want[k]["outputs"]["out0"], np.float16)), k
-    # One file per call (25 rows in calls of at most 8), and nothing else in outputs/.
-    assert 4 <= len(files) < 20, files
-    assert sorted(os.listdir(os.path.join(out, "outputs"))) == sorted(os.path.basename(f) for f in files)
+    res = results(out)
+    assert max(r["batch"] for r in res.values()) > 1, "nothing was batched"
+    # The rows of calls that finish within half a second share a file: here, at most one per call
+    # (25 rows in calls of at most 8), and nothing else in outputs/.
+    files = check_npy_rows(out, results(os.path.join(d, "inline")))
+    assert 1 <= len(files) <= 20, files
+    # Each file is a plain .npy (header padded to 64 bytes, as np.save writes it).
+    for f in files:
+        with open(os.path.join(out, f), "rb") as fh:
+            head = fh.read(10)
+            hlen = int.from_bytes(head[8:10], "little")
+        assert head[:8] == b"\x93NUMPY\x01\x00" and (10 + hlen) % 64 == 0, head
+
+
+def test_npy_rows_of_a_bf16_output_are_float32():
+    d = tmpdir()
+    prog = os.path.join(d, "id.grp")
+    with open(prog, "w") as f:
+        f.write("fn main(x: bf16[B, 3]) -> bf16[B, 3] {\n  return x\n}\n")
+    vals = [[0.5, -1.25, 3.0], [1e30, -0.0, 7.5], [2.0, 4.0, 8.0]]
+    req = write_requests(os.path.join(d, "req.jsonl"), [{"id": i, "inputs": {"x": [v]}} for i, v in enumerate(vals)])
+    rc, _, err = batch(prog, "--backend", "cpu", "--requests", req, "--output", os.path.join(d, "inline"),
+                       "--outputs", "inline")
+    assert rc == 0, err
+    out = os.path.join(d, "rows")
+    rc, _, err = batch(prog, "--backend", "cpu", "--requests", req, "--output", out, "--outputs", "npy-rows")
+    assert rc == 0, err
+    check_npy_rows(out, results(os.path.join(d, "inline")), np.float32)
+
+
+def test_npy_rows_inputs_in_every_form_and_order():
+    """The usual request form takes a fast path; other spellings of it, and rows that do not lie
+    end to end, give the same results."""
+    d = tmpdir()
+    xs = np.concatenate(mlp_rows(24))
+    np.save(os.path.join(d, "all.npy"), xs)
+    os.mkdir(os.path.join(d, "sub"))
+    np.save(os.path.join(d, "sub", "all.npy"), xs)
+    # The same data behind a header np.save would not write (keys in another order): read whole.
+    with open(os.path.join(d, "all.npy"), "rb") as f:
+        raw = f.read()
+    hlen = int.from_bytes(raw[8:10], "little")
+    text = "{'shape': (24, 16), 'fortran_order': False, 'descr': '<f2'}"
+    text += " " * (hlen - len(text) - 1) + "\n"
+    with open(os.path.join(d, "odd.npy"), "wb") as f:
+        f.write(raw[:10] + text.encode() + raw[10 + hlen:])
+    lines = []
+    for i in range(24):
+        k = i % 6
+        if k == 0:
+            line = json.dumps({"id": f"r{i}", "inputs": {"x": {"npy": "all.npy", "rows": [i, i + 1]}}})
+        elif k == 1:
+            line = '{ "inputs" : { "x" : { "rows" : [ %d , %d ] , "npy" : "all.npy" } } , "id" : "r%d" }\r' % (
+                i, i + 1, i)
+        elif k == 2:
+            line = '{"id":"r%d","inputs":{"x":{"npy":"sub\\/all.npy","rows":[%d,%d]}}}' % (i, i, i + 1)
+        elif k == 3:
+            line = '{"id": "r\\u0030%d", "inputs": {"x": {"npy": "odd.npy", "rows": [%d, %d]}}}' % (i, i, i + 1)
+        elif k == 4:
+            line = '{"id": %d, "inputs": {"x": {"npy": "%s", "rows": [%d, %d]}}}' % (
+                1000 + i, os.path.join(d, "all.npy"), i, i + 1)
+        else:
+            line = '{"id": "r%d", "inputs": {"x": {"npy": "all.npy", "rows": [%d, %d]}}}' % (i, 23 - i, 24 - i)
+        lines.append(line)
+    req = write_requests(os.path.join(d, "req.jsonl"), lines)
+    inline = write_requests(os.path.join(d, "inline.jsonl"), [
+        {"id": json.loads(line)["id"], "inputs": {"x": [xs[23 - i if i % 6 == 5 else i].tolist()]}}
+        for i, line in enumerate(lines)])
+    want_dir = os.path.join(d, "want")
+    rc, _, err = mlp_batch(inline, want_dir, "--outputs", "inline", "--max-batch", 1)
+    assert rc == 0, err
+    want = stable(results(want_dir))
+    for mb in ("1", "5", "32"):
+        out = os.path.join(d, "out" + mb)
+        rc, _, err = mlp_batch(req, out, "--outputs", "inline", "--max-batch", mb)
+        assert rc == 0, err
+        assert stable(results(out)) == want, mb
+    assert "r03" in want and 1004 in want, sorted(want, key=str)
+
+
+def test_npy_rows_errors_are_those_of_the_general_reader():
+    d = tmpdir()
+    np.save(os.path.join(d, "all.npy"), np.concatenate(mlp_rows(4)))
+    np.save(os.path.join(d, "wide.npy"), np.zeros((4, 17), np.float16))
+    np.save(os.path.join(d, "f32.npy"), np.zeros((4, 16), np.float32))
+    reqs = [
+        '{"id": "past", "inputs": {"x": {"npy": "all.npy", "rows": [3, 5]}}}',
+        '{"id": "wide", "inputs": {"x": {"npy": "wide.npy", "rows": [0, 1]}}}',
+        '{"id": "f32", "inputs": {"x": {"npy": "f32.npy", "rows": [0, 1]}}}',
+        '{"id": "absent", "inputs": {"x": {"npy": "absent.npy", "rows": [0, 1]}}}',
+        '{"id": "extra", "inputs": {"x": {"npy": "all.npy", "rows": [0, 1]}}, "more": 1}',
+        '{"id": "dup", "inputs": {"x": {"npy": "all.npy", "rows": [0, 1]}}}',
+        '{"id": "dup", "inputs": {"x": {"npy": "all.npy", "rows": [1, 2]}}}',
+        '{"id": "float", "inputs": {"x": {"npy": "all.npy", "rows": [0, 1.0]}}}',
+        '{"id": "trailing", "inputs": {"x": {"npy": "all.npy", "rows": [0, 1]}}} x',
+        '{"id": "ok", "inputs": {"x": {"npy": "all.npy", "rows": [0, 1]}}}',
+    ]
+    req = write_requests(os.path.join(d, "req.jsonl"), reqs)
+    rc, _, err = mlp_batch(req, os.path.join(d, "out"))
+    assert rc == 1, err
+    res = {r["line"]: r for r in results_lines(os.path.join(d, "out"))}
+    assert "rows [3, 5] of" in res[1]["error"] and "which has 4 rows" in res[1]["error"], res[1]
+    assert "the entry declares f16[B, 16] (dim 1 must be 16)" in res[2]["error"], res[2]
+    assert "is f32, the entry declares" in res[3]["error"], res[3]
+    assert "absent.npy" in res[4]["error"], res[4]
+    assert 'unknown field "more"' in res[5]["error"], res[5]
+    assert res[6]["status"] == "ok" and "duplicate id" in res[7]["error"], res[7]
+    assert '"rows": [FIRST, END]' in res[8]["error"], res[8]
+    assert "not valid JSON" in res[9]["error"] and res[9]["id"] == "trailing", res[9]
+    assert res[10]["status"] == "ok"
+
+
+def results_lines(out):
+    with open(os.path.join(out, "results.jsonl")) as f:
+        return [json.loads(line) for line in f]
 
 
 def test_bad_requests_get_error_lines_and_the_rest_runs():
@@ -508,6 +629,49 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_results():
     p = subprocess.run(slow_args(req, out), capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert stable(results(out)) == stable(results(os.path.join(d, "ref")))
+
+
+def test_kill_9_with_npy_rows_then_rerun():
+    """A run killed while it writes an npy-rows file leaves a temporary file, never a line naming a
+    partial file; the rerun removes the temporary and its results equal an uninterrupted run's."""
+    d = tmpdir()
+    n = 200
+    req = slow_mlp_requests(d, n)
+    ref = os.path.join(d, "ref")
+    rc = subprocess.run(slow_args(req, ref) + ["--outputs", "inline"], capture_output=True).returncode
+    assert rc == 0
+    out = os.path.join(d, "out")
+    args = slow_args(req, out) + ["--outputs", "npy-rows"]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+
+    def temporaries():
+        try:
+            return [f for f in os.listdir(os.path.join(out, "outputs")) if ".npy.tmp." in f]
+        except FileNotFoundError:
+            return []
+    while not temporaries() and p.poll() is None:
+        assert time.time() < deadline, "the run wrote no output file"
+        time.sleep(0.002)
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGKILL, "the run ended before the kill"
+    assert temporaries()
+    first = results_lines(out) if os.path.exists(os.path.join(out, "results.jsonl")) else []
+    assert len(first) < n, len(first)
+    for r in first:
+        v = r["outputs"]["out0"]
+        assert np.load(os.path.join(out, v["npy"])).shape[0] >= v["rows"][1], r
+    p = subprocess.run(args, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    want = results(ref)
+    got = results(out)
+    assert set(got) == set(want)
+    for k, r in got.items():
+        v = r["outputs"]["out0"]
+        rows = np.load(os.path.join(out, v["npy"]))[v["rows"][0]:v["rows"][1]]
+        assert np.array_equal(rows, np.array(want[k]["outputs"]["out0"], np.float16)), k
+    assert not [f for f in os.listdir(os.path.join(out, "outputs")) if not f.endswith(".npy")]
 
 
 def test_ctrl_c_stops_cleanly_and_resumes():
