@@ -146,6 +146,33 @@ FusionPlan plan_fusion(const ir::Function& f) {
     return false;
   };
 
+  // Whether `use` may compute op's value itself: it reads it only where op is defined. An op with no
+  // predicate is defined everywhere; one under %p is defined where %p holds, so for a use under the
+  // same predicate, and for the taken branch of a select on %p (the form ir/passes/predicated_selects
+  // leaves after an `if` branch).
+  auto reads_valid = [&](const Operation* op, const Use& u) {
+    if (op->pred == ir::kNoValue || u.op->pred == op->pred) return true;
+    return u.op->op == Op::Select && u.slot == 1 && u.op->operands[0] == op->pred;
+  };
+  // A pointwise value of at most kRecomputeMaxElements elements (a loop's scalar bookkeeping: an
+  // element picked from a vector, a counter plus one) used by several kernels is recomputed in each
+  // of them rather than written by a kernel of its own: a launch costs far more than the few loads
+  // and instructions. Its reads move to its users' kernels; scheduler/plan.cpp decides in-place
+  // updates from the kernels' reads, so an update between the op and a user is copied, not raced.
+  auto recomputable = [&](const Operation* op, bool mat, const std::vector<Use>& us) {
+    if (mat || us.size() < 2 || op->results.size() != 1) return false;
+    const ir::Type& t = f.type(op->results[0]);
+    int64_t n = 1;
+    for (const ir::Dim& d : t.shape) {
+      if (!d.is_const()) return false;
+      n *= d.const_value();
+    }
+    if (n > kRecomputeMaxElements) return false;
+    for (const Use& u : us)
+      if (!inline_into(op, u) || !reads_valid(op, u)) return false;
+    return true;
+  };
+
   // q @ k^T of a fused attention (fusion.h): `op`'s only use `user` starts an elementwise chain of
   // its shape that ends in the softmax row prologue of group g, whose core p @ v has the scores'
   // batch axes.
@@ -236,9 +263,14 @@ FusionPlan plan_fusion(const ir::Function& f) {
         continue;
       }
       if (is_pointwise(op->op)) {
-        if (single && inline_into(op, us[0]) && user->pred == op->pred) {
+        if (single && inline_into(op, us[0]) && reads_valid(op, us[0])) {
           roles[op] = OpRole::Inlined;
           groups_of[op] = groups_of[user];
+        } else if (recomputable(op, mat, us)) {
+          roles[op] = OpRole::Inlined;
+          std::set<int> gs;
+          for (const Use& u : us) gs.insert(groups_of[u.op].begin(), groups_of[u.op].end());
+          groups_of[op].assign(gs.begin(), gs.end());
         } else {
           new_group();
         }

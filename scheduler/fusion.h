@@ -11,6 +11,11 @@
 //    one use, in the same block, by a kernel op with the same predicate that accepts an inlined
 //    operand there (everything except slice_update's in-place operand). Constant/full/arange have no
 //    inputs and are inlined into every kernel consumer, whatever their predicate or use count.
+//    An op under a predicate is also inlined into a select on that predicate that reads it as its
+//    taken branch, and an op with no predicate into a consumer of any predicate.
+//  - A pointwise result of at most kRecomputeMaxElements elements (constant shape) used by several
+//    kernel ops, each of which could inline it, is inlined into all of them (recomputed in each):
+//    scalar bookkeeping in loops would otherwise be one launch per op.
 //  - A value must be materialised (written to memory by its group) when it is used more than once,
 //    used by an executor op or an alias, used as a predicate, yielded, used in another block, or is
 //    slice_update's in-place operand.
@@ -81,6 +86,9 @@ struct FusionPlan {
 };
 
 FusionPlan plan_fusion(const ir::Function& f);
+
+// Pointwise results up to this many elements are recomputed by each consumer (rules above).
+constexpr int64_t kRecomputeMaxElements = 64;
 
 constexpr int64_t kMaxFusedHeadDim = 256;
 // Up to this many query rows (a constant: decode steps) attention is fused into attention.cuh,

@@ -158,13 +158,18 @@ fn main(x: f32[R, C], n: i32[R, C]) -> (i32[R, 10], i32[R, 7], i32[R, 17]) {
 }
 
 TEST(CodegenGolden, PredicatedKernelReturnsEarly) {
+  // e has two uses and 128 elements (more than fusion's kRecomputeMaxElements): a kernel of its own,
+  // predicated on c.
   auto c = compile_text("pred.grp", R"(
-fn main(x: f32[8], c: bool[]) -> f32[8] {
+fn main(x: f32[128], c: bool[]) -> (f32[128], f32[128]) {
   var y = x
+  var z = x
   if c {
-    y = exp(x) + 1.0
+    let e = exp(x) + 1.0
+    y = e
+    z = e * 2.0
   }
-  return y
+  return (y, z)
 }
 )");
   auto ks = kernels_of(*c->mod, "main");
@@ -176,6 +181,40 @@ fn main(x: f32[8], c: bool[]) -> f32[8] {
     check_golden("predicated", body(k));
   }
   EXPECT_TRUE(found);
+}
+
+// A small value used by two kernels is recomputed in each (scheduler/fusion.h,
+// kRecomputeMaxElements); a larger one is written by its own kernel. A branch's value under %c is
+// computed by the select on %c that reads it, not by a predicated kernel of its own.
+TEST(CodegenFusion, SmallValuesRecomputedAndBranchValuesComputedByTheirSelect) {
+  auto count = [](const char* src) {
+    auto c = compile_text("small.grp", src);
+    return kernels_of(*c->mod, "main").size();
+  };
+  EXPECT_EQ(count(R"(
+fn main(v: f32[10], j: i32[]) -> (f32[], f32[]) {
+  let b = v[j] * 2.0
+  return (b + 1.0, b - 1.0)
+}
+)"),
+            2u);
+  EXPECT_EQ(count(R"(
+fn main(v: f32[100], w: f32[100]) -> (f32[100], f32[100]) {
+  let b = v * w
+  return (b + 1.0, b - 1.0)
+}
+)"),
+            3u);
+  EXPECT_EQ(count(R"(
+fn main(x: f32[8], c: bool[]) -> f32[8] {
+  var y = x
+  if c {
+    y = exp(x) + 1.0
+  }
+  return y
+}
+)"),
+            1u);
 }
 
 TEST(CodegenFusion, LinearBiasGeluEpilogueAndLayerNormPrologue) {

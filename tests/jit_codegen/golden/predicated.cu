@@ -4,7 +4,7 @@ extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_cons
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
-  const long long n = (8LL);
+  const long long n = (128LL);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x) {
     [[maybe_unused]] long long t0 = gi;
     const float v2 = grape_ld_f32(p->buf[0], t0);
