@@ -232,6 +232,15 @@ extern "C" {
         data: *const c_void,
         nbytes: usize,
     ) -> *mut grp_error;
+    pub fn grp_session_input_device_buffer(
+        s: *mut grp_session,
+        name: *const c_char,
+        dtype: grp_dtype,
+        shape: *const i64,
+        rank: usize,
+        data: *mut *mut c_void,
+        nbytes: *mut usize,
+    ) -> *mut grp_error;
     pub fn grp_session_bind_output(s: *mut grp_session, i: usize, data: *mut c_void, capacity: usize)
         -> *mut grp_error;
     pub fn grp_session_set_stream(s: *mut grp_session, stream: *mut c_void) -> *mut grp_error;

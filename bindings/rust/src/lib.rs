@@ -31,7 +31,7 @@ pub use dtype::{DType, Element};
 pub use error::{check, Code, Error, Location, Result};
 pub use half::{Bf16, F16};
 pub use model::{Model, ModelOptions, WeightInfo};
-pub use session::{Dim, KernelProfile, KernelTime, Session, SessionOptions, TensorInfo};
+pub use session::{DeviceBuffer, Dim, KernelProfile, KernelTime, Session, SessionOptions, TensorInfo};
 pub use tensor::{write_npy, HostTensor, TensorView};
 
 use std::ffi::CString;

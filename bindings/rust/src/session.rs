@@ -3,6 +3,7 @@
 
 use std::ffi::CString;
 use std::fmt;
+use std::marker::PhantomData;
 use std::os::raw::{c_char, c_void};
 use std::ptr::{self, NonNull};
 
@@ -117,6 +118,14 @@ type InfoFn = unsafe extern "C" fn(
 /// let buf = s.input_buffer::<f32>("x", &[4])?;
 /// s.run()?;
 /// buf[0] = 1.0;
+/// # Ok(()) }
+/// ```
+/// nor a device input buffer across a run (copy its address out with `as_ptr` instead):
+/// ```compile_fail
+/// # fn f(s: &mut grape::Session) -> grape::Result<()> {
+/// let buf = s.input_device_buffer("x", grape::DType::F32, &[4])?;
+/// s.run()?;
+/// println!("{:?}", buf.as_ptr());
 /// # Ok(()) }
 /// ```
 /// and a session cannot be shared between threads:
@@ -318,6 +327,118 @@ impl Session {
         Ok(unsafe { std::slice::from_raw_parts_mut(data.cast::<T>(), n) })
     }
 
+    /// Like [`Session::input_buffer`], but in device memory: the session allocates input `name`
+    /// as a zero-filled `dtype` tensor of `shape` on its GPU and returns that memory as a device
+    /// pointer and byte count, for the caller to fill on the device (`cudaMemcpy`, its own
+    /// kernels: on the session's stream, see [`Session::set_stream`], or synchronised before
+    /// [`Session::run`]); the kernels read it in place. CUDA backend only: the CPU backend returns
+    /// an [`Code::Unsupported`] error. The dtype, rank and fixed dims must be the declared ones
+    /// ([`Code::Type`] otherwise).
+    ///
+    /// The memory stays the input's value, and valid, until the input is set, bound or allocated
+    /// again or the session is dropped; the returned [`DeviceBuffer`] borrows the session, so
+    /// while it lives none of that can happen. The address itself may be kept past the borrow
+    /// (to rewrite the input before each run), under those same conditions.
+    pub fn input_device_buffer(&mut self, name: &str, dtype: DType, shape: &[i64]) -> Result<DeviceBuffer<'_>> {
+        let cname = c_string(name, "input name")?;
+        let n = element_count(shape)?;
+        let (mut data, mut nbytes): (*mut c_void, usize) = (ptr::null_mut(), 0);
+        unsafe {
+            check(ffi::grp_session_input_device_buffer(
+                self.ptr(),
+                cname.as_ptr(),
+                dtype.raw(),
+                shape.as_ptr(),
+                shape.len(),
+                &mut data,
+                &mut nbytes,
+            ))?
+        };
+        if n.checked_mul(dtype.size()) != Some(nbytes) || (n > 0 && data.is_null()) {
+            return Err(Error::new(
+                Code::Internal,
+                format!(
+                    "input_device_buffer '{name}': libgrape returned {nbytes} bytes at {data:?} for {dtype}{shape:?}"
+                ),
+            ));
+        }
+        Ok(DeviceBuffer {
+            ptr: data,
+            len: nbytes,
+            dtype,
+            shape: shape.to_vec(),
+            _session: PhantomData,
+        })
+    }
+
+    /// Binds caller memory as input `name`, a `dtype` tensor of `shape`, without copying it on
+    /// the host (`grp_session_bind_input`). On the CUDA backend `data` may be device memory of
+    /// the session's GPU (`cudaMalloc`, `cuMemAlloc`, another session's
+    /// [`Session::input_device_buffer`]), which the kernels read in place (an entry that updates
+    /// the input in place gets a device-to-device copy at the start of each run instead); it may
+    /// also be host memory, on both backends, copied to the device at the start of each run on
+    /// CUDA. libgrape tells the two apart (`cuPointerGetAttribute`). Device memory of another GPU,
+    /// or any device memory on the CPU backend, is an [`Code::InvalidArgument`] error. The dtype,
+    /// rank and fixed dims must be the declared ones ([`Code::Type`] otherwise).
+    ///
+    /// # Safety
+    ///
+    /// The session keeps `data` without a lifetime, so the caller guarantees that:
+    /// - `data` points to `product(shape) * dtype.size()` bytes of host memory readable from any
+    ///   thread, or of device memory as above (it may be null only when that is 0);
+    /// - that memory stays valid, and is not written while [`Session::run`] runs, until the input
+    ///   is set, bound or allocated again or the session is dropped.
+    ///
+    /// The session never writes to it.
+    pub unsafe fn bind_input_device(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        shape: &[i64],
+        data: *const c_void,
+    ) -> Result<()> {
+        let cname = c_string(name, "input name")?;
+        let nbytes = element_count(shape)?
+            .checked_mul(dtype.size())
+            .ok_or_else(|| Error::invalid(format!("input '{name}': shape {shape:?} is too large")))?;
+        // SAFETY: the caller's contract above; libgrape only records the pointer here.
+        unsafe {
+            check(ffi::grp_session_bind_input(
+                self.ptr(),
+                cname.as_ptr(),
+                dtype.raw(),
+                shape.as_ptr(),
+                shape.len(),
+                data,
+                nbytes,
+            ))
+        }
+    }
+
+    /// Issues the runs that follow on the caller's CUDA stream (`grp_session_set_stream`): each
+    /// run is queued after the work the caller queued on `stream` before [`Session::run`] (a
+    /// kernel filling a device input, say), and `run` still returns only when the run is
+    /// complete. Null goes back to the session's own stream (as [`Session::clear_stream`]). The
+    /// CPU backend has no streams: null is accepted, anything else is an [`Code::Unsupported`]
+    /// error.
+    ///
+    /// # Safety
+    ///
+    /// `stream` is null or a `CUstream` / `cudaStream_t` of the session's GPU in its primary
+    /// context (the one the CUDA runtime uses), and it is not destroyed until the session is given
+    /// another stream or is dropped.
+    pub unsafe fn set_stream(&mut self, stream: *mut c_void) -> Result<()> {
+        // SAFETY: the caller's contract above.
+        unsafe { check(ffi::grp_session_set_stream(self.ptr(), stream)) }
+    }
+
+    /// Goes back to the session's own stream after [`Session::set_stream`] (a no-op when no
+    /// stream was set; accepted on the CPU backend too).
+    pub fn clear_stream(&mut self) -> Result<()> {
+        // SAFETY: null is always a valid argument.
+        unsafe { self.set_stream(ptr::null_mut()) }
+    }
+
     /// Runs the entry on the current inputs (every input must be set). On failure nothing
     /// changes: inputs, state and the previous outputs are as they were.
     pub fn run(&mut self) -> Result<()> {
@@ -472,6 +593,51 @@ impl fmt::Debug for Session {
             .field("inputs", &self.inputs().unwrap_or_default())
             .field("outputs", &self.outputs().unwrap_or_default())
             .finish()
+    }
+}
+
+/// Input memory a session allocated on its GPU ([`Session::input_device_buffer`]): a device
+/// pointer (a `CUdeviceptr`, what `cudaMalloc` returns) and its size in bytes. It is not host
+/// memory, so it is never exposed as a slice: hand [`DeviceBuffer::as_ptr`] to CUDA (a copy, a
+/// kernel argument), never dereference it.
+///
+/// Borrows the session mutably, as [`Session::input_buffer`]'s slice does: while it lives the
+/// input cannot be replaced, so the memory stays valid. The session owns and frees it.
+#[derive(Debug)]
+pub struct DeviceBuffer<'a> {
+    ptr: *mut c_void,
+    len: usize,
+    dtype: DType,
+    shape: Vec<i64>,
+    _session: PhantomData<&'a mut Session>,
+}
+
+impl DeviceBuffer<'_> {
+    /// The device address (may be null for an empty tensor).
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.ptr
+    }
+
+    /// The device address as a `CUdeviceptr` (the driver API's `unsigned long long`).
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr as usize as u64
+    }
+
+    /// Its size in bytes: `product(shape) * dtype.size()`.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn shape(&self) -> &[i64] {
+        &self.shape
     }
 }
 
