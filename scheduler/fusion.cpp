@@ -237,6 +237,13 @@ FusionPlan plan_fusion(const ir::Function& f) {
         groups_of[op] = {static_cast<int>(groups.size() - 1)};
         roles[op] = OpRole::Root;
       };
+      // Computed in the kernel of each of its users (a free creator, a recomputed small value).
+      auto inline_into_every_user = [&]() {
+        roles[op] = OpRole::Inlined;
+        std::set<int> gs;
+        for (const Use& u : us) gs.insert(groups_of[u.op].begin(), groups_of[u.op].end());
+        groups_of[op].assign(gs.begin(), gs.end());
+      };
       bool single = us.size() == 1 && !mat;
       const Operation* user = single ? us[0].op : nullptr;
 
@@ -253,10 +260,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
         bool ok = !mat && !us.empty();
         for (const Use& u : us) ok = ok && accepts_inline(u);
         if (ok) {
-          roles[op] = OpRole::Inlined;
-          std::set<int> gs;
-          for (const Use& u : us) gs.insert(groups_of[u.op].begin(), groups_of[u.op].end());
-          groups_of[op].assign(gs.begin(), gs.end());
+          inline_into_every_user();
         } else {
           new_group();
         }
@@ -267,10 +271,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
           roles[op] = OpRole::Inlined;
           groups_of[op] = groups_of[user];
         } else if (recomputable(op, mat, us)) {
-          roles[op] = OpRole::Inlined;
-          std::set<int> gs;
-          for (const Use& u : us) gs.insert(groups_of[u.op].begin(), groups_of[u.op].end());
-          groups_of[op].assign(gs.begin(), gs.end());
+          inline_into_every_user();
         } else {
           new_group();
         }
