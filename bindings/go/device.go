@@ -12,6 +12,9 @@ static grp_error* grape_go_bind_input(grp_session* s, const char* name, grp_dtyp
                                       size_t nbytes) {
 	return grp_session_bind_input(s, name, dtype, shape, rank, (const void*)data, nbytes);
 }
+static grp_error* grape_go_bind_output(grp_session* s, size_t i, uintptr_t data, size_t capacity) {
+	return grp_session_bind_output(s, i, (void*)data, capacity);
+}
 static grp_error* grape_go_set_stream(grp_session* s, uintptr_t stream) {
 	return grp_session_set_stream(s, (void*)stream);
 }
@@ -120,5 +123,49 @@ func (s *Session) BindInputDevice(name string, dtype DType, shape []int64, data 
 func (s *Session) SetStream(stream uintptr) error {
 	return s.use(func(p *C.grp_session) error {
 		return check(C.grape_go_set_stream(p, C.uintptr_t(stream)))
+	})
+}
+
+// BindOutput binds capacity bytes of memory at address data as the destination of output i
+// (grp_session_bind_output): after each successful Run the output's value is in that memory, and
+// OutputView aliases it there (Output copies it). A Run whose output needs more than capacity
+// bytes fails with CodeInvalidArgument before executing anything. On the CPU backend the result
+// is copied into the memory once per run. Data 0 (with capacity 0) unbinds, as UnbindOutput.
+// Errors: CodeInvalidArgument for i out of range, data 0 with a non-zero capacity, or a negative
+// capacity.
+//
+// The session keeps the address, so the caller guarantees, as for unsafe code: data points to
+// capacity bytes of host memory that is not Go memory (cgo forbids C keeping Go pointers: use
+// C.malloc, say), readable and writable from any thread; that memory stays valid until output i
+// is unbound or bound again or the session is closed, nothing else accesses it during Run, and
+// nothing writes it while an OutputView of it is in use.
+func (s *Session) BindOutput(i int, data uintptr, capacity int) error {
+	if capacity < 0 {
+		return newError(CodeInvalidArgument, "output %d: negative capacity %d", i, capacity)
+	}
+	return s.bindOutput(i, data, capacity)
+}
+
+// UnbindOutput makes output i go back to the session's own memory (grp_session_bind_output with
+// NULL). Until the next run, Output and OutputView of i are CodeInvalidArgument errors when the
+// last run had delivered the output into the memory unbound now (the library would still point
+// there, and the caller may free it).
+func (s *Session) UnbindOutput(i int) error {
+	return s.bindOutput(i, 0, 0)
+}
+
+func (s *Session) bindOutput(i int, data uintptr, capacity int) error {
+	if i < 0 {
+		return newError(CodeInvalidArgument, "output %d out of range (the entry has %d)", i, len(s.outputs))
+	}
+	return s.use(func(p *C.grp_session) error {
+		if err := check(C.grape_go_bind_output(p, C.size_t(i), C.uintptr_t(data), C.size_t(capacity))); err != nil {
+			return err
+		}
+		b := &s.bound[i] // the library checked i
+		b.released = b.released || b.delivered
+		b.delivered = false
+		b.bound = data != 0
+		return nil
 	})
 }

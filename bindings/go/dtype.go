@@ -50,3 +50,9 @@ func (d DType) String() string {
 	}
 	return fmt.Sprintf("dtype(%d)", int(d))
 }
+
+// libSize and libName are the library's grp_dtype_size and grp_dtype_name, which Size and String
+// mirror without a cgo call (the tests check that they agree).
+func (d DType) libSize() int { return int(C.grp_dtype_size(C.grp_dtype(d))) }
+
+func (d DType) libName() string { return C.GoString(C.grp_dtype_name(C.grp_dtype(d))) }

@@ -26,6 +26,11 @@ type LoadOptions struct {
 	NoOptimize bool
 	// Reject device loops without a compile-time trip bound (`while ... max N`).
 	RequireLoopBounds bool
+	// Compiler resource limits to set, as `--limit NAME=N` of the CLI: max_ops,
+	// max_unrolled_iterations, max_call_depth, max_weights, max_tensor_elements,
+	// max_program_elements, max_loop_trips (docs/language.md, "Limits"). They win over
+	// $GRAPE_LIMITS; an unknown NAME makes loading fail with CodeInvalidArgument.
+	Limits map[string]uint64
 }
 
 // Model is a compiled program plus its weights.
@@ -94,29 +99,52 @@ func (o *LoadOptions) toC() (*C.grp_model_options, func()) {
 	if o.RequireLoopBounds {
 		opts.require_loop_bounds = 1
 	}
-	names := make([]string, 0, len(o.Defines))
-	for k := range o.Defines {
-		names = append(names, k)
+	defines := make([]string, 0, len(o.Defines))
+	for k, v := range o.Defines {
+		defines = append(defines, k+"="+strconv.FormatInt(v, 10))
 	}
-	sort.Strings(names) // deterministic order; names are unique, so order does not matter otherwise
-	var defs []*C.char
-	if len(names) > 0 {
-		arr := C.malloc(C.size_t(len(names)) * C.size_t(unsafe.Sizeof((*C.char)(nil))))
-		defs = unsafe.Slice((**C.char)(arr), len(names))
-		for i, k := range names {
-			defs[i] = C.CString(k + "=" + strconv.FormatInt(o.Defines[k], 10))
-		}
-		opts.defines = (**C.char)(arr)
-		opts.num_defines = C.size_t(len(names))
+	limits := make([]string, 0, len(o.Limits))
+	for k, v := range o.Limits {
+		limits = append(limits, k+"="+strconv.FormatUint(v, 10))
+	}
+	defs := cStrings(defines)
+	lims := cStrings(limits)
+	if len(defs) > 0 {
+		opts.defines = &defs[0]
+		opts.num_defines = C.size_t(len(defs))
+	}
+	if len(lims) > 0 {
+		opts.limits = &lims[0]
+		opts.num_limits = C.size_t(len(lims))
 	}
 	return opts, func() {
-		for _, d := range defs {
-			C.free(unsafe.Pointer(d))
-		}
-		if len(defs) > 0 {
-			C.free(unsafe.Pointer(&defs[0]))
-		}
+		freeCStrings(defs)
+		freeCStrings(lims)
 		C.free(unsafe.Pointer(opts))
+	}
+}
+
+// cStrings copies items, sorted (a deterministic order; the names are unique, so the order does not
+// matter otherwise), into a C array of C strings (nil when empty); freeCStrings releases it.
+func cStrings(items []string) []*C.char {
+	if len(items) == 0 {
+		return nil
+	}
+	sort.Strings(items)
+	arr := C.malloc(C.size_t(len(items)) * C.size_t(unsafe.Sizeof((*C.char)(nil))))
+	out := unsafe.Slice((**C.char)(arr), len(items))
+	for i, item := range items {
+		out[i] = C.CString(item)
+	}
+	return out
+}
+
+func freeCStrings(arr []*C.char) {
+	for _, c := range arr {
+		C.free(unsafe.Pointer(c))
+	}
+	if len(arr) > 0 {
+		C.free(unsafe.Pointer(&arr[0]))
 	}
 }
 

@@ -9,6 +9,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -25,6 +26,13 @@ type SessionOptions struct {
 	// Device memory instantiated CUDA graphs may hold before the least recently used is evicted;
 	// 0 for the default (1 GiB).
 	GraphMemoryBytes int64
+	// Trips of a device loop without `max` before Run fails (CodeType on the CPU, CodeDevice on
+	// CUDA, naming the loop and the cap); 0 for $GRAPE_MAX_LOOP_TRIPS if set, else 100000.
+	// Negative: NewSession fails with CodeInvalidArgument.
+	MaxLoopTrips int64
+	// Wall-clock limit of each Run; a run past it fails with CodeInterrupted and changes nothing
+	// (docs/execution.md, "Bounded runs"). 0 for none; negative: CodeInvalidArgument.
+	Timeout time.Duration
 }
 
 // IOInfo describes an input or output of a session's entry.
@@ -48,11 +56,26 @@ type IOInfo struct {
 // Aliasing tensors point into memory the session frees in Close (or its finalizer): keep the
 // Session reachable, e.g. with runtime.KeepAlive(s), for as long as you use them.
 type Session struct {
-	mu      sync.Mutex
-	ptr     *C.grp_session
-	inputs  []IOInfo
-	outputs []IOInfo
-	states  []string
+	mu sync.Mutex
+	// imu guards ptr for Interrupt, which must not wait for mu (Run holds it): Close takes both
+	// to destroy the session, Interrupt only imu (for reading).
+	imu      sync.RWMutex
+	ptr      *C.grp_session
+	inputs   []IOInfo
+	outputs  []IOInfo
+	states   []string
+	backend  string
+	fallback string
+	bound    []outputBinding // per output, under mu
+}
+
+// outputBinding tracks BindOutput for one output.
+type outputBinding struct {
+	bound     bool // caller memory is bound to it
+	delivered bool // a successful run wrote the output into the memory bound now
+	// The memory the last run delivered the output into was unbound since: the library would
+	// still return it, so Output and OutputView refuse until the next run.
+	released bool
 }
 
 // NewSession creates a session of one entry of the model. It fails with CodeInvalidArgument when
@@ -73,6 +96,8 @@ func (m *Model) NewSession(opts *SessionOptions) (*Session, error) {
 		}
 		copts.device = C.int(opts.Device)
 		copts.graph_memory_bytes = C.int64_t(opts.GraphMemoryBytes)
+		copts.max_loop_trips = C.int64_t(opts.MaxLoopTrips)
+		copts.timeout_seconds = C.double(opts.Timeout.Seconds())
 	}
 	var ptr *C.grp_session
 	err := m.use(func(p *C.grp_model) error {
@@ -113,6 +138,9 @@ func (s *Session) describe() error {
 	for i := range s.states {
 		s.states[i] = C.GoString(C.grp_session_state_name(p, C.size_t(i)))
 	}
+	s.backend = C.GoString(C.grp_session_backend(p))
+	s.fallback = C.GoString(C.grp_session_fallback_reason(p))
+	s.bound = make([]outputBinding, len(s.outputs))
 	runtime.KeepAlive(s)
 	return nil
 }
@@ -151,11 +179,47 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ptr != nil {
+		s.imu.Lock()
 		C.grp_session_destroy(s.ptr)
 		s.ptr = nil
+		s.imu.Unlock()
 		runtime.SetFinalizer(s, nil)
 	}
 	return nil
+}
+
+// Interrupt stops the Run in progress (grp_session_interrupt): it fails with CodeInterrupted and
+// changes nothing; the session stays usable. Unlike every other method it does not wait for the
+// session's mutex, so any goroutine may call it while another is in Run. With no run in progress
+// it has no effect (the next run starts afresh), as on a closed session. The CUDA graph executor
+// can stop a run only before it launches its graph, the CUDA eager executor only until the run
+// writes its first state (docs/execution.md, "Bounded runs").
+func (s *Session) Interrupt() {
+	s.imu.RLock()
+	defer s.imu.RUnlock()
+	if s.ptr != nil {
+		C.grp_session_interrupt(s.ptr)
+	}
+}
+
+// Backend is the backend the session runs on: "cpu" or "cuda". With backend "auto" and no usable
+// GPU it is "cpu", and FallbackReason says why.
+func (s *Session) Backend() string { return s.backend }
+
+// FallbackReason says why a session that asked for backend "auto" runs on the CPU; "" when it
+// runs where it asked to.
+func (s *Session) FallbackReason() string { return s.fallback }
+
+// InputIndex returns the position of input name among Inputs (CodeInvalidArgument when the entry
+// has no such input).
+func (s *Session) InputIndex(name string) (int, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var i C.size_t
+	err := s.use(func(p *C.grp_session) error {
+		return check(C.grp_session_input_index(p, cname, &i))
+	})
+	return int(i), err
 }
 
 // use runs f with the session's handle under its mutex, or fails when the session is closed.
@@ -275,9 +339,19 @@ func (s *Session) InputBuffer(name string, dtype DType, shape []int64) (Tensor, 
 
 // Run runs the entry on the current inputs (every input must be set). On success the outputs
 // and the state are updated; on failure nothing changes.
+//
+// A run can be bounded (SessionOptions.Timeout, SessionOptions.MaxLoopTrips) and stopped from
+// another goroutine (Interrupt); either way it fails with CodeInterrupted and changes nothing.
 func (s *Session) Run() error {
 	return s.use(func(p *C.grp_session) error {
-		return check(C.grp_session_run(p))
+		if err := check(C.grp_session_run(p)); err != nil {
+			return err
+		}
+		for i := range s.bound {
+			b := &s.bound[i]
+			b.released, b.delivered = false, b.bound
+		}
+		return nil
 	})
 }
 
@@ -315,6 +389,10 @@ func (s *Session) outputLocked(i int) (Tensor, error) {
 	if i < 0 || i >= len(s.outputs) {
 		return Tensor{}, newError(CodeInvalidArgument, "output %d out of range (the entry has %d)", i, len(s.outputs))
 	}
+	if s.bound[i].released {
+		return Tensor{}, newError(CodeInvalidArgument,
+			"output %d: the memory the last run wrote it to was unbound since (BindOutput, UnbindOutput); run again to read it", i)
+	}
 	var dt C.grp_dtype
 	var shape *C.int64_t
 	var rank C.size_t
@@ -332,7 +410,13 @@ func (s *Session) outputLocked(i int) (Tensor, error) {
 // outputs of the last run. Inputs are kept.
 func (s *Session) ResetState() error {
 	return s.use(func(p *C.grp_session) error {
-		return check(C.grp_session_reset_state(p))
+		if err := check(C.grp_session_reset_state(p)); err != nil {
+			return err
+		}
+		for i := range s.bound {
+			s.bound[i].released, s.bound[i].delivered = false, false
+		}
+		return nil
 	})
 }
 

@@ -72,6 +72,48 @@ pub struct grp_kernel_profile {
     pub flops: f64,
 }
 
+/// grape.h's grp_run_stats (every field up to graph_updates). The library fills only the fields
+/// `struct_size` covers.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct grp_run_stats {
+    pub struct_size: usize,
+    pub kernels: i64,
+    pub host_syncs: i64,
+    pub device_ms: f64,
+    pub device_bytes: usize,
+    pub compile_ms: f64,
+    /// Appended after the first version:
+    pub executor: *const c_char,
+    pub graph_launches: i64,
+    pub graphs: usize,
+    pub param_uploads: i64,
+    /// Appended in 0.2.0:
+    pub auto_state: *const c_char,
+    /// Appended with shape buckets:
+    pub graph_bytes: usize,
+    pub graph_updates: i64,
+}
+
+/// grape.h's grp_auto_decision (first version).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct grp_auto_decision {
+    pub struct_size: usize,
+    pub bucket: *const c_char,
+    pub executor: *const c_char,
+    pub reason: *const c_char,
+    pub calls: i64,
+    pub measured_calls: i64,
+    pub calls_to_decide: i64,
+    pub eager_ms: *const f64,
+    pub eager_count: usize,
+    pub graph_ms: *const f64,
+    pub graph_count: usize,
+    pub eager_median_ms: f64,
+    pub graph_median_ms: f64,
+}
+
 #[repr(C)]
 pub struct grp_tensor {
     _private: [u8; 0],
@@ -174,6 +216,11 @@ extern "C" {
         report: *mut *mut c_char,
     ) -> *mut grp_error;
     pub fn grp_kernel_bundle_use(path: *const c_char) -> *mut grp_error;
+    pub fn grp_model_compile_kernels(
+        m: *const grp_model,
+        archs: *const c_char,
+        report: *mut *mut c_char,
+    ) -> *mut grp_error;
     pub fn grp_set_build_progress(fn_: grp_build_progress_fn, user: *mut c_void);
 
     // sessions
@@ -245,6 +292,7 @@ extern "C" {
         -> *mut grp_error;
     pub fn grp_session_set_stream(s: *mut grp_session, stream: *mut c_void) -> *mut grp_error;
     pub fn grp_session_run(s: *mut grp_session) -> *mut grp_error;
+    pub fn grp_session_interrupt(s: *mut grp_session);
     pub fn grp_session_get_output(
         s: *mut grp_session,
         i: usize,
@@ -283,8 +331,20 @@ extern "C" {
         nbytes: usize,
     ) -> *mut grp_error;
 
-    // backends
+    // backends and run statistics
     pub fn grp_backend_available(backend: *const c_char) -> c_int;
+    pub fn grp_session_backend(s: *const grp_session) -> *const c_char;
+    pub fn grp_session_fallback_reason(s: *const grp_session) -> *const c_char;
+    pub fn grp_session_last_run_stats(s: *const grp_session, out: *mut grp_run_stats) -> *mut grp_error;
+
+    // executor "auto": its decisions
+    pub fn grp_session_auto_decisions(s: *mut grp_session, count: *mut usize) -> *mut grp_error;
+    pub fn grp_session_auto_decision_at(s: *const grp_session, i: usize, out: *mut grp_auto_decision)
+        -> *mut grp_error;
+
+    // the on-disk kernel cache
+    pub fn grp_cache_info(out: *mut *mut c_char) -> *mut grp_error;
+    pub fn grp_cache_clear() -> *mut grp_error;
 
     // host tensors and .npy files
     pub fn grp_tensor_read_npy(path: *const c_char, out: *mut *mut grp_tensor) -> *mut grp_error;
@@ -355,6 +415,26 @@ mod layout {
         assert_eq!(offset_of!(grp_session_options, buckets), 56);
         assert_eq!(offset_of!(grp_session_options, graph_memory_bytes), 64);
         assert_eq!(size_of::<grp_session_options>(), 72);
+    }
+
+    #[test]
+    fn result_structs_match_the_header() {
+        assert_eq!(offset_of!(grp_run_stats, kernels), 8);
+        assert_eq!(offset_of!(grp_run_stats, compile_ms), 40);
+        assert_eq!(offset_of!(grp_run_stats, executor), 48);
+        assert_eq!(offset_of!(grp_run_stats, param_uploads), 72);
+        assert_eq!(offset_of!(grp_run_stats, auto_state), 80);
+        assert_eq!(offset_of!(grp_run_stats, graph_bytes), 88);
+        assert_eq!(offset_of!(grp_run_stats, graph_updates), 96);
+        assert_eq!(size_of::<grp_run_stats>(), 104);
+        assert_eq!(offset_of!(grp_auto_decision, bucket), 8);
+        assert_eq!(offset_of!(grp_auto_decision, calls), 32);
+        assert_eq!(offset_of!(grp_auto_decision, eager_ms), 56);
+        assert_eq!(offset_of!(grp_auto_decision, graph_count), 80);
+        assert_eq!(offset_of!(grp_auto_decision, graph_median_ms), 96);
+        assert_eq!(size_of::<grp_auto_decision>(), 104);
+        assert_eq!(offset_of!(grp_kernel_profile, flops), 64);
+        assert_eq!(size_of::<grp_kernel_profile>(), 72);
     }
 
     #[test]

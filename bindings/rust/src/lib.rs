@@ -31,12 +31,15 @@ pub use dtype::{DType, Element};
 pub use error::{check, Code, Error, Location, Result};
 pub use half::{Bf16, F16};
 pub use model::{Model, ModelOptions, WeightInfo};
-pub use session::{DeviceBuffer, Dim, KernelProfile, KernelTime, Session, SessionOptions, TensorInfo};
+pub use session::{
+    AutoDecision, DeviceBuffer, Dim, Interrupter, KernelProfile, KernelTime, OutputBuffer, RunStats, Session,
+    SessionOptions, TensorInfo,
+};
 pub use tensor::{write_npy, HostTensor, TensorView};
 
 use std::ffi::CString;
-use std::os::raw::c_void;
-use std::path::Path;
+use std::os::raw::{c_char, c_void};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The version of the loaded libgrape, as `major*1000000 + minor*1000 + patch`.
@@ -64,6 +67,55 @@ pub fn backend_available(backend: &str) -> bool {
 pub fn use_kernel_bundle(path: &str) -> Result<()> {
     let path = error::c_string(path, "path")?;
     unsafe { check(ffi::grp_kernel_bundle_use(path.as_ptr())) }
+}
+
+/// The on-disk kernel cache ([`cache_info`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheInfo {
+    /// The folder "kernels" of `$GRAPE_CACHE_DIR`, else of `$XDG_CACHE_HOME/grape`, else of
+    /// `$HOME/.cache/grape`.
+    pub directory: PathBuf,
+    /// Cache entries in it.
+    pub entries: u64,
+    /// Their size on disk.
+    pub bytes: u64,
+}
+
+/// Where the kernel cache of this process lives and what it holds (`grp_cache_info`); the folder
+/// is created (mode 0700) when missing. [`Code::Io`] when it cannot be placed or created.
+pub fn cache_info() -> Result<CacheInfo> {
+    let mut out: *mut c_char = std::ptr::null_mut();
+    let text = unsafe {
+        check(ffi::grp_cache_info(&mut out))?;
+        let text = error::lossy(out);
+        ffi::grp_free(out.cast());
+        text
+    };
+    // "directory: DIR\nentries: N\nbytes: B\n"
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(": ")))
+            .map(str::to_owned)
+    };
+    let number = |key: &str| field(key).and_then(|v| v.parse::<u64>().ok());
+    match (field("directory"), number("entries"), number("bytes")) {
+        (Some(dir), Some(entries), Some(bytes)) => Ok(CacheInfo {
+            directory: PathBuf::from(dir),
+            entries,
+            bytes,
+        }),
+        _ => Err(Error::new(
+            Code::Internal,
+            format!("grp_cache_info returned text this crate cannot read: {text:?}"),
+        )),
+    }
+}
+
+/// Deletes every entry of the kernel cache (and leftover temporary files); the folder and
+/// anything else in it stay (`grp_cache_clear`). [`Code::Io`] when the folder cannot be placed,
+/// created or listed, or an entry cannot be deleted.
+pub fn cache_clear() -> Result<()> {
+    unsafe { check(ffi::grp_cache_clear()) }
 }
 
 /// A kernel-build progress callback: `(kernels done, kernels to build)`.

@@ -20,6 +20,12 @@ pub struct ModelOptions {
     pub no_optimize: bool,
     /// Reject device loops without a compile-time trip bound (`while ... max N`).
     pub require_loop_bounds: bool,
+    /// Compiler resource limits to set, in order, as `(NAME, N)` (`--limit NAME=N` of the CLI):
+    /// max_ops, max_unrolled_iterations, max_call_depth, max_weights, max_tensor_elements,
+    /// max_program_elements, max_loop_trips (docs/language.md, "Limits"). They win over
+    /// `$GRAPE_LIMITS`; a later entry for the same name wins; an unknown name makes loading fail
+    /// with [`Code::InvalidArgument`].
+    pub limits: Vec<(String, u64)>,
 }
 
 impl ModelOptions {
@@ -43,6 +49,12 @@ impl ModelOptions {
         self
     }
 
+    /// Sets compiler resource limit `name` (e.g. "max_ops") to `value`.
+    pub fn limit(mut self, name: impl Into<String>, value: u64) -> ModelOptions {
+        self.limits.push((name.into(), value));
+        self
+    }
+
     /// Calls `f` with the C struct; the strings it points to live until `f` returns.
     fn with_raw<R>(&self, f: impl FnOnce(&ffi::grp_model_options) -> R) -> Result<R> {
         let defines = self
@@ -50,14 +62,19 @@ impl ModelOptions {
             .iter()
             .map(|(name, value)| c_string(&format!("{name}={value}"), "define"))
             .collect::<Result<Vec<CString>>>()?;
+        let limits = self
+            .limits
+            .iter()
+            .map(|(name, value)| c_string(&format!("{name}={value}"), "limit"))
+            .collect::<Result<Vec<CString>>>()?;
         let pointers: Vec<*const c_char> = defines.iter().map(|d| d.as_ptr()).collect();
+        let limit_pointers: Vec<*const c_char> = limits.iter().map(|d| d.as_ptr()).collect();
+        let array = |p: &Vec<*const c_char>| if p.is_empty() { ptr::null() } else { p.as_ptr() };
         let mut raw = ffi::model_default_options();
-        raw.defines = if pointers.is_empty() {
-            ptr::null()
-        } else {
-            pointers.as_ptr()
-        };
+        raw.defines = array(&pointers);
         raw.num_defines = pointers.len();
+        raw.limits = array(&limit_pointers);
+        raw.num_limits = limit_pointers.len();
         raw.no_optimize = self.no_optimize as _;
         raw.require_loop_bounds = self.require_loop_bounds as _;
         Ok(f(&raw))
@@ -227,6 +244,26 @@ impl Model {
                 path.as_ptr(),
                 &mut out,
             ))?;
+            let text = lossy(out);
+            ffi::grp_free(out.cast());
+            Ok(text)
+        }
+    }
+
+    /// Generates the CUDA kernels of every entry and compiles each with NVRTC for every target of
+    /// `archs`, a comma-separated list of "sm_NN" (cubin) or "compute_NN" (PTX only) names, e.g.
+    /// "sm_80,sm_90" (`grp_model_compile_kernels`): an ahead-of-time check that every kernel
+    /// compiles. Needs the NVRTC library, not a GPU; the kernel cache is neither read nor written.
+    /// Returns a short report: the targets, each entry with its number of kernels, the total
+    /// number of compiles. Errors: [`Code::InvalidArgument`] for an `archs` list that is empty,
+    /// malformed or names a target this NVRTC cannot compile for; [`Code::NoDevice`] when no NVRTC
+    /// library can be loaded; [`Code::Internal`] when a kernel fails to compile or compiles with
+    /// warnings (the message lists each, with its entry, kernel, op and `file:line:col`).
+    pub fn compile_kernels(&self, archs: &str) -> Result<String> {
+        let archs = c_string(archs, "archs")?;
+        let mut out: *mut c_char = ptr::null_mut();
+        unsafe {
+            check(ffi::grp_model_compile_kernels(self.as_ptr(), archs.as_ptr(), &mut out))?;
             let text = lossy(out);
             ffi::grp_free(out.cast());
             Ok(text)

@@ -1,11 +1,14 @@
 //! `Session`: runs one entry point of a model and owns its inputs, outputs and state
 //! (`grp_session`).
 
-use std::ffi::CString;
+use std::cell::Cell;
+use std::ffi::{CStr, CString};
 use std::fmt;
 use std::marker::PhantomData;
 use std::os::raw::{c_char, c_void};
 use std::ptr::{self, NonNull};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::dtype::{DType, Element};
 use crate::error::{c_string, check, lossy, Code, Error, Result};
@@ -31,6 +34,13 @@ pub struct SessionOptions {
     /// Device memory the instantiated CUDA graphs may hold before the least recently used is
     /// evicted; 0: the default (1 GiB).
     pub graph_memory_bytes: i64,
+    /// Trips of a device loop without `max` before [`Session::run`] fails ([`Code::Type`] on the
+    /// CPU, [`Code::Device`] on CUDA, naming the loop and the cap); 0: `$GRAPE_MAX_LOOP_TRIPS` if
+    /// set, else 100000. Negative: [`Session::new`] fails with [`Code::InvalidArgument`].
+    pub max_loop_trips: i64,
+    /// Wall-clock limit of each [`Session::run`]; a run past it fails with [`Code::Interrupted`]
+    /// and changes nothing (docs/execution.md, "Bounded runs"). None or zero: no limit.
+    pub timeout: Option<Duration>,
 }
 
 impl SessionOptions {
@@ -61,6 +71,14 @@ impl SessionOptions {
         self.graph_memory_bytes = bytes;
         self
     }
+    pub fn max_loop_trips(mut self, trips: i64) -> SessionOptions {
+        self.max_loop_trips = trips;
+        self
+    }
+    pub fn timeout(mut self, timeout: Duration) -> SessionOptions {
+        self.timeout = Some(timeout);
+        self
+    }
 }
 
 /// One dim of a declared tensor type.
@@ -87,6 +105,17 @@ impl fmt::Display for TensorInfo {
         write!(f, "{}: {}[{}]", self.name, self.dtype, dims.join(", "))
     }
 }
+
+/// `grp_session_input_buffer` and `grp_session_input_device_buffer`.
+type AllocInputFn = unsafe extern "C" fn(
+    *mut ffi::grp_session,
+    *const c_char,
+    ffi::grp_dtype,
+    *const i64,
+    usize,
+    *mut *mut c_void,
+    *mut usize,
+) -> *mut ffi::grp_error;
 
 type InfoFn = unsafe extern "C" fn(
     *const ffi::grp_session,
@@ -128,18 +157,79 @@ type InfoFn = unsafe extern "C" fn(
 /// println!("{:?}", buf.as_ptr());
 /// # Ok(()) }
 /// ```
-/// and a session cannot be shared between threads:
+/// and a session cannot be shared between threads (use [`Session::interrupter`] to stop a run
+/// from another thread):
 /// ```compile_fail
 /// fn shared<T: Sync>() {}
 /// shared::<grape::Session>();
 /// ```
 pub struct Session {
-    raw: NonNull<ffi::grp_session>,
+    // Declared first, so dropped before `outputs`: the C session is gone (or, with an Interrupter
+    // still alive, has every owned buffer unbound; see Drop) before the buffers are freed.
+    handle: Arc<Handle>,
+    /// Per output: what is bound to it (see `bind_output`).
+    outputs: Vec<OutputSlot>,
+    /// grape.h, THREADS: "A grp_session must be used by one thread at a time (it may move between
+    /// threads)": Send (every field is), not Sync (Cell is not).
+    _not_sync: PhantomData<Cell<()>>,
 }
 
-// SAFETY: grape.h, THREADS: "A grp_session must be used by one thread at a time (it may move
-// between threads)". Not Sync: NonNull already makes it !Sync.
-unsafe impl Send for Session {}
+/// The C session, shared by a [`Session`] and its [`Interrupter`]s and destroyed when the last of
+/// them is dropped.
+struct Handle(NonNull<ffi::grp_session>);
+
+// SAFETY: the Session (Send, not Sync) makes every call but one; the Interrupters, on any thread,
+// call only grp_session_interrupt, which grape.h allows "from any thread while another uses the
+// session". Destruction happens once, when the last Arc goes.
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        unsafe { ffi::grp_session_destroy(self.0.as_ptr()) }
+    }
+}
+
+/// The binding of one output.
+#[derive(Default)]
+struct OutputSlot {
+    /// An [`OutputBuffer`] the session holds while it is bound.
+    owned: Option<OutputBuffer>,
+    /// Caller memory bound with [`Session::bind_output_raw`].
+    raw: bool,
+    /// A successful run wrote the output into the memory bound now.
+    delivered: bool,
+    /// The memory the last run delivered the output into was unbound since: grp_session_get_output
+    /// would still return it, so [`Session::output`] refuses until the next run.
+    released: bool,
+}
+
+/// Stops the run in progress of a [`Session`] from another thread ([`Session::interrupter`]).
+///
+/// `Send + Sync + Clone`. It keeps the C session alive (not the [`Session`]'s bound output
+/// buffers): interrupting after the session was dropped is a harmless no-op.
+#[derive(Clone)]
+pub struct Interrupter {
+    handle: Arc<Handle>,
+}
+
+impl Interrupter {
+    /// Stops the run in progress (`grp_session_interrupt`): it fails with
+    /// [`Code::Interrupted`] and changes nothing; the session stays usable. With no run in
+    /// progress this has no effect (the next run starts afresh). Only sets an atomic flag: cheap,
+    /// and callable from any thread while another runs the session. The CUDA graph executor can
+    /// stop a run only before it launches its graph, the CUDA eager executor only until the run
+    /// writes its first state (docs/execution.md, "Bounded runs").
+    pub fn interrupt(&self) {
+        unsafe { ffi::grp_session_interrupt(self.handle.0.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Interrupter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Interrupter").field("session", &self.handle.0).finish()
+    }
+}
 
 impl Session {
     /// A session of `opts.entry` (default "main"). `InvalidArgument` when the entry does not
@@ -163,15 +253,23 @@ impl Session {
         raw.device = opts.device;
         raw.buckets = p(&buckets);
         raw.graph_memory_bytes = opts.graph_memory_bytes;
+        raw.max_loop_trips = opts.max_loop_trips;
+        raw.timeout_seconds = opts.timeout.map_or(0.0, |t| t.as_secs_f64());
         let mut out = ptr::null_mut();
         unsafe { check(ffi::grp_session_create(model.as_ptr(), &raw, &mut out))? };
-        NonNull::new(out)
-            .map(|raw| Session { raw })
-            .ok_or_else(|| Error::new(Code::Internal, "libgrape returned success but no session"))
+        let handle = NonNull::new(out)
+            .map(|raw| Arc::new(Handle(raw)))
+            .ok_or_else(|| Error::new(Code::Internal, "libgrape returned success but no session"))?;
+        let n = unsafe { ffi::grp_session_num_outputs(handle.0.as_ptr()) };
+        Ok(Session {
+            handle,
+            outputs: (0..n).map(|_| OutputSlot::default()).collect(),
+            _not_sync: PhantomData,
+        })
     }
 
     fn ptr(&self) -> *mut ffi::grp_session {
-        self.raw.as_ptr()
+        self.handle.0.as_ptr()
     }
 
     fn infos(
@@ -285,17 +383,22 @@ impl Session {
         }
     }
 
-    /// Zero-copy input: the session allocates input `name` with `shape` (zero-filled) and lends
-    /// its buffer to fill. The buffer stays the input's value across runs until the input is set
-    /// again; the borrow ends at the next `&mut self` call (call `input_buffer` again to rewrite
-    /// it, which allocates a fresh zeroed buffer).
-    pub fn input_buffer<T: Element>(&mut self, name: &str, shape: &[i64]) -> Result<&mut [T]> {
-        let cname = c_string(name, "input name")?;
-        let dtype = T::resolve(self.declared_input_dtype(&cname));
+    /// Lets `alloc` allocate input `cname` as a `dtype` tensor of `shape` and checks what it
+    /// returns: the memory and its element count (the byte count is `n * dtype.size()`, and the
+    /// pointer is non-null when `n > 0`).
+    fn allocate_input(
+        &mut self,
+        alloc: AllocInputFn,
+        what: &str,
+        cname: &CStr,
+        dtype: DType,
+        shape: &[i64],
+    ) -> Result<(*mut c_void, usize)> {
         let n = element_count(shape)?;
         let (mut data, mut nbytes): (*mut c_void, usize) = (ptr::null_mut(), 0);
+        // SAFETY: `shape` and `cname` outlive the call; `alloc` writes the two out-pointers only.
         unsafe {
-            check(ffi::grp_session_input_buffer(
+            check(alloc(
                 self.ptr(),
                 cname.as_ptr(),
                 dtype.raw(),
@@ -305,13 +408,24 @@ impl Session {
                 &mut nbytes,
             ))?
         };
-        let what = format!("input_buffer '{name}'");
         if n.checked_mul(dtype.size()) != Some(nbytes) || (n > 0 && data.is_null()) {
             return Err(Error::new(
                 Code::Internal,
                 format!("{what}: libgrape returned {nbytes} bytes at {data:?} for {dtype}{shape:?}"),
             ));
         }
+        Ok((data, n))
+    }
+
+    /// Zero-copy input: the session allocates input `name` with `shape` (zero-filled) and lends
+    /// its buffer to fill. The buffer stays the input's value across runs until the input is set
+    /// again; the borrow ends at the next `&mut self` call (call `input_buffer` again to rewrite
+    /// it, which allocates a fresh zeroed buffer).
+    pub fn input_buffer<T: Element>(&mut self, name: &str, shape: &[i64]) -> Result<&mut [T]> {
+        let cname = c_string(name, "input name")?;
+        let dtype = T::resolve(self.declared_input_dtype(&cname));
+        let what = format!("input_buffer '{name}'");
+        let (data, n) = self.allocate_input(ffi::grp_session_input_buffer, &what, &cname, dtype, shape)?;
         if n == 0 {
             return Ok(&mut []);
         }
@@ -341,30 +455,11 @@ impl Session {
     /// (to rewrite the input before each run), under those same conditions.
     pub fn input_device_buffer(&mut self, name: &str, dtype: DType, shape: &[i64]) -> Result<DeviceBuffer<'_>> {
         let cname = c_string(name, "input name")?;
-        let n = element_count(shape)?;
-        let (mut data, mut nbytes): (*mut c_void, usize) = (ptr::null_mut(), 0);
-        unsafe {
-            check(ffi::grp_session_input_device_buffer(
-                self.ptr(),
-                cname.as_ptr(),
-                dtype.raw(),
-                shape.as_ptr(),
-                shape.len(),
-                &mut data,
-                &mut nbytes,
-            ))?
-        };
-        if n.checked_mul(dtype.size()) != Some(nbytes) || (n > 0 && data.is_null()) {
-            return Err(Error::new(
-                Code::Internal,
-                format!(
-                    "input_device_buffer '{name}': libgrape returned {nbytes} bytes at {data:?} for {dtype}{shape:?}"
-                ),
-            ));
-        }
+        let what = format!("input_device_buffer '{name}'");
+        let (data, n) = self.allocate_input(ffi::grp_session_input_device_buffer, &what, &cname, dtype, shape)?;
         Ok(DeviceBuffer {
             ptr: data,
-            len: nbytes,
+            len: n * dtype.size(),
             dtype,
             shape: shape.to_vec(),
             _session: PhantomData,
@@ -441,13 +536,207 @@ impl Session {
 
     /// Runs the entry on the current inputs (every input must be set). On failure nothing
     /// changes: inputs, state and the previous outputs are as they were.
+    ///
+    /// A run can be bounded ([`SessionOptions::timeout`], [`SessionOptions::max_loop_trips`]) and
+    /// stopped from another thread ([`Session::interrupter`]); either way it fails with
+    /// [`Code::Interrupted`] and changes nothing.
     pub fn run(&mut self) -> Result<()> {
-        unsafe { check(ffi::grp_session_run(self.ptr())) }
+        unsafe { check(ffi::grp_session_run(self.ptr()))? };
+        for slot in &mut self.outputs {
+            slot.released = false;
+            slot.delivered = slot.owned.is_some() || slot.raw;
+        }
+        Ok(())
+    }
+
+    /// A handle that stops this session's run in progress from another thread
+    /// (`grp_session_interrupt`): `Send + Sync + Clone`, usable while [`Session::run`] holds the
+    /// session.
+    ///
+    /// ```no_run
+    /// # fn f(mut s: grape::Session) -> grape::Result<()> {
+    /// let stop = s.interrupter();
+    /// std::thread::spawn(move || {
+    ///     std::thread::sleep(std::time::Duration::from_secs(1));
+    ///     stop.interrupt();
+    /// });
+    /// match s.run() {
+    ///     Err(e) if e.code == grape::Code::Interrupted => println!("stopped; the session is as before"),
+    ///     r => r?,
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter {
+            handle: Arc::clone(&self.handle),
+        }
+    }
+
+    /// The backend the session runs on: "cpu" or "cuda" (`grp_session_backend`). With backend
+    /// "auto" and no usable GPU it is "cpu", and [`Session::fallback_reason`] says why.
+    pub fn backend(&self) -> String {
+        unsafe { lossy(ffi::grp_session_backend(self.ptr())) }
+    }
+
+    /// Why a session asked for backend "auto" runs on the CPU (`grp_session_fallback_reason`);
+    /// None when it runs where it asked to.
+    pub fn fallback_reason(&self) -> Option<String> {
+        let why = unsafe { lossy(ffi::grp_session_fallback_reason(self.ptr())) };
+        (!why.is_empty()).then_some(why)
+    }
+
+    /// What the last run did (`grp_session_last_run_stats`): kernel launches, host
+    /// synchronisations, device time, the executor that ran it, ... (see [`RunStats`]). Before
+    /// the first run, and after a failed one, it describes the last successful run (all zero and
+    /// empty when there was none).
+    pub fn last_run_stats(&self) -> Result<RunStats> {
+        // SAFETY: all-zero is a valid grp_run_stats (null strings, zero numbers).
+        let mut raw: ffi::grp_run_stats = unsafe { std::mem::zeroed() };
+        raw.struct_size = std::mem::size_of::<ffi::grp_run_stats>();
+        unsafe {
+            check(ffi::grp_session_last_run_stats(self.ptr(), &mut raw))?;
+            Ok(RunStats {
+                kernels: raw.kernels,
+                host_syncs: raw.host_syncs,
+                device_ms: raw.device_ms,
+                device_bytes: raw.device_bytes,
+                compile_ms: raw.compile_ms,
+                executor: lossy(raw.executor),
+                graph_launches: raw.graph_launches,
+                graphs: raw.graphs,
+                param_uploads: raw.param_uploads,
+                auto_state: lossy(raw.auto_state),
+                graph_bytes: raw.graph_bytes,
+                graph_updates: raw.graph_updates,
+            })
+        }
+    }
+
+    /// Executor "auto"'s decisions, one per shape bucket in the order of their first runs
+    /// (`grp_session_auto_decisions`, docs/execution.md, "Selective execution"). Empty for the
+    /// other executors and on the CPU backend.
+    pub fn auto_decisions(&mut self) -> Result<Vec<AutoDecision>> {
+        let mut count = 0usize;
+        unsafe { check(ffi::grp_session_auto_decisions(self.ptr(), &mut count))? };
+        (0..count)
+            .map(|i| {
+                // SAFETY: all-zero is a valid grp_auto_decision.
+                let mut d: ffi::grp_auto_decision = unsafe { std::mem::zeroed() };
+                d.struct_size = std::mem::size_of::<ffi::grp_auto_decision>();
+                // SAFETY: the strings and arrays stay valid until the next snapshot, which needs
+                // &mut self; they are copied here.
+                unsafe {
+                    check(ffi::grp_session_auto_decision_at(self.ptr(), i, &mut d))?;
+                    Ok(AutoDecision {
+                        bucket: lossy(d.bucket),
+                        executor: lossy(d.executor),
+                        reason: lossy(d.reason),
+                        calls: d.calls,
+                        measured_calls: d.measured_calls,
+                        calls_to_decide: d.calls_to_decide,
+                        eager_ms: c_slice(d.eager_ms, d.eager_count).to_vec(),
+                        graph_ms: c_slice(d.graph_ms, d.graph_count).to_vec(),
+                        eager_median_ms: d.eager_median_ms,
+                        graph_median_ms: d.graph_median_ms,
+                    })
+                }
+            })
+            .collect()
+    }
+
+    /// Binds `buffer` as the destination of output `i` (`grp_session_bind_output`): after each
+    /// successful run the output's value is in it, and [`Session::output`] reads it there. The
+    /// session owns the buffer until [`Session::unbind_output`] (or another bind of output `i`)
+    /// gives it back, so it outlives every run that writes into it. A run whose output needs more
+    /// than `buffer.len()` bytes fails with [`Code::InvalidArgument`] before executing anything.
+    /// On the CPU backend the result is copied into the buffer once per run.
+    ///
+    /// Returns the buffer bound to output `i` before, if there was one (see
+    /// [`Session::unbind_output`]). Errors: [`Code::InvalidArgument`] for `i` out of range (the
+    /// binding is unchanged and `buffer` is dropped).
+    pub fn bind_output(&mut self, i: usize, buffer: OutputBuffer) -> Result<Option<OutputBuffer>> {
+        let (data, capacity) = (buffer.ptr.as_ptr().cast::<c_void>(), buffer.len);
+        let previous = self.rebind_output(i, data, capacity)?;
+        let mut buffer = buffer;
+        buffer.written = None;
+        self.outputs[i].owned = Some(buffer);
+        Ok(previous)
+    }
+
+    /// Output `i` goes back to the session's own memory (`grp_session_bind_output` with NULL).
+    /// Returns the [`OutputBuffer`] bound to it, if any: when a run delivered into it,
+    /// [`OutputBuffer::output`] is the last value written. From here until the next run,
+    /// [`Session::output`] of `i` is an [`Code::InvalidArgument`] error when the last run had
+    /// delivered it into the memory unbound now (libgrape would still point there).
+    pub fn unbind_output(&mut self, i: usize) -> Result<Option<OutputBuffer>> {
+        self.rebind_output(i, ptr::null_mut(), 0)
+    }
+
+    /// Binds caller memory, `capacity` bytes at `data`, as the destination of output `i`
+    /// (`grp_session_bind_output`); null `data` (with `capacity` 0) unbinds, as
+    /// [`Session::unbind_output`]. As [`Session::bind_output`] otherwise, whose safe form is
+    /// usually what you want. Returns the [`OutputBuffer`] bound to output `i` before, if any.
+    /// Errors: [`Code::InvalidArgument`] for `i` out of range or null `data` with a non-zero
+    /// `capacity`.
+    ///
+    /// # Safety
+    ///
+    /// The session keeps `data` without a lifetime, so the caller guarantees that `data` points to
+    /// `capacity` bytes of host memory, readable and writable from any thread, that stay valid
+    /// until output `i` is unbound or bound again or the session is dropped; that nothing else
+    /// accesses them while [`Session::run`] runs; and that nothing writes them while a view
+    /// returned by [`Session::output`] lives.
+    pub unsafe fn bind_output_raw(
+        &mut self,
+        i: usize,
+        data: *mut c_void,
+        capacity: usize,
+    ) -> Result<Option<OutputBuffer>> {
+        let previous = self.rebind_output(i, data, capacity)?;
+        self.outputs[i].raw = !data.is_null();
+        Ok(previous)
+    }
+
+    /// Replaces the binding of output `i` and releases the previous one: returns its owned buffer
+    /// (with the output it holds, when the last run delivered there) and marks the output
+    /// unreadable until the next run when the last run had delivered it there.
+    fn rebind_output(&mut self, i: usize, data: *mut c_void, capacity: usize) -> Result<Option<OutputBuffer>> {
+        let delivered = self.outputs.get(i).is_some_and(|s| s.delivered);
+        // The value in the memory about to be released, for an owned buffer to keep describing.
+        let written = if delivered && self.outputs[i].owned.is_some() {
+            self.output(i)
+                .ok()
+                .map(|v| (v.dtype(), v.shape().to_vec(), v.bytes().len()))
+        } else {
+            None
+        };
+        // SAFETY: the callers' contracts (bind_output: memory the session owns from here on).
+        unsafe { check(ffi::grp_session_bind_output(self.ptr(), i, data, capacity))? };
+        let slot = self.outputs.get_mut(i).ok_or_else(|| {
+            Error::new(
+                Code::Internal,
+                format!("libgrape bound output {i}, which it does not have"),
+            )
+        })?;
+        slot.released |= delivered;
+        slot.delivered = false;
+        slot.raw = false;
+        Ok(slot.owned.take().map(|mut b| {
+            b.written = written;
+            b
+        }))
     }
 
     /// Output `i` of the last successful run, borrowed until the next `&mut self` call.
-    /// `InvalidArgument` before the first successful run or for `i` out of range.
+    /// `InvalidArgument` before the first successful run or for `i` out of range, and for an
+    /// output whose bound memory was unbound since the run delivered it there.
     pub fn output(&self, i: usize) -> Result<TensorView<'_>> {
+        if self.outputs.get(i).is_some_and(|s| s.released) {
+            return Err(Error::invalid(format!(
+                "output {i}: the memory the last run wrote it to was unbound since (unbind_output, \
+                 bind_output); run again to read it"
+            )));
+        }
         let (mut dtype, mut shape, mut rank, mut data, mut nbytes) = (0, ptr::null(), 0usize, ptr::null(), 0usize);
         // SAFETY: the session is not Sync, so this is the only call on it right now; the
         // pointers stay valid until the next run/reset, which need &mut self.
@@ -473,7 +762,12 @@ impl Session {
     /// Forgets the state (the next run starts as a new session would) and the last outputs.
     /// Inputs are kept.
     pub fn reset_state(&mut self) -> Result<()> {
-        unsafe { check(ffi::grp_session_reset_state(self.ptr())) }
+        unsafe { check(ffi::grp_session_reset_state(self.ptr()))? };
+        for slot in &mut self.outputs {
+            slot.released = false;
+            slot.delivered = false;
+        }
+        Ok(())
     }
 
     /// Per-kernel device times of the runs that follow (CUDA backend, eager executor: a CUDA
@@ -583,7 +877,17 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        unsafe { ffi::grp_session_destroy(self.raw.as_ptr()) }
+        // An Interrupter may keep the C session alive past this: leave it no pointer into the
+        // buffers freed next. (Unbinding a valid index cannot fail; an error would be freed.)
+        for (i, slot) in self.outputs.iter().enumerate() {
+            if slot.owned.is_some() || slot.raw {
+                unsafe {
+                    let _ = check(ffi::grp_session_bind_output(self.ptr(), i, ptr::null_mut(), 0));
+                }
+            }
+        }
+        // Then `handle` drops (destroying the C session unless an Interrupter holds it), then the
+        // buffers in `outputs`.
     }
 }
 
@@ -639,6 +943,162 @@ impl DeviceBuffer<'_> {
     pub fn shape(&self) -> &[i64] {
         &self.shape
     }
+}
+
+/// Host memory a session writes an output into ([`Session::bind_output`]): `len` bytes, zeroed
+/// when made, aligned for every dtype. While bound, the session owns it; [`Session::unbind_output`]
+/// gives it back.
+pub struct OutputBuffer {
+    /// `len` bytes rounded up to whole u64s (at least one, so never dangling), from a Box<[u64]>.
+    ptr: NonNull<u64>,
+    len: usize,
+    /// The output the session last wrote here, when it gave the buffer back: dtype, shape, bytes.
+    written: Option<(DType, Vec<i64>, usize)>,
+}
+
+// SAFETY: plain owned memory; the session writes it only while it owns the buffer.
+unsafe impl Send for OutputBuffer {}
+unsafe impl Sync for OutputBuffer {}
+
+impl OutputBuffer {
+    fn words(len: usize) -> usize {
+        len.div_ceil(8).max(1)
+    }
+
+    /// A zeroed buffer of `len` bytes.
+    pub fn new(len: usize) -> OutputBuffer {
+        let words = vec![0u64; Self::words(len)].into_boxed_slice();
+        let ptr = NonNull::new(Box::into_raw(words).cast::<u64>()).expect("Box is never null");
+        OutputBuffer {
+            ptr,
+            len,
+            written: None,
+        }
+    }
+
+    /// A zeroed buffer that holds a `dtype` tensor of `shape`, e.g. an output's largest shape.
+    pub fn for_tensor(dtype: DType, shape: &[i64]) -> Result<OutputBuffer> {
+        let n = element_count(shape)?
+            .checked_mul(dtype.size())
+            .filter(|&n| n <= isize::MAX as usize)
+            .ok_or_else(|| Error::invalid(format!("shape {shape:?} of {dtype} is too large")))?;
+        Ok(OutputBuffer::new(n))
+    }
+
+    /// Its size in bytes: the capacity it is bound with.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// All its bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` initialised bytes of our allocation; while a session owns the buffer no
+        // `&self` reaches here (it is not reachable from outside the session).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.len) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`, exclusively.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast::<u8>(), self.len) }
+    }
+
+    /// The output the session last wrote into this buffer, when it gave it back
+    /// ([`Session::unbind_output`], or a new [`Session::bind_output`] of the same output): a view
+    /// of its dtype and shape over the first bytes. None when no successful run wrote into it
+    /// while it was bound.
+    pub fn output(&self) -> Option<TensorView<'_>> {
+        let (dtype, shape, nbytes) = self.written.as_ref()?;
+        // SAFETY: the session wrote exactly this tensor into our first `nbytes` bytes.
+        unsafe {
+            TensorView::from_raw(
+                "output buffer",
+                dtype.raw(),
+                shape.as_ptr(),
+                shape.len(),
+                self.ptr.as_ptr().cast(),
+                *nbytes,
+            )
+        }
+        .ok()
+    }
+}
+
+impl Drop for OutputBuffer {
+    fn drop(&mut self) {
+        let words = Self::words(self.len);
+        // SAFETY: made by Box::into_raw of a boxed slice of `words` u64s in `new`.
+        drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), words)) });
+    }
+}
+
+impl fmt::Debug for OutputBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OutputBuffer")
+            .field("len", &self.len)
+            .field("output", &self.output())
+            .finish()
+    }
+}
+
+/// What the last run did ([`Session::last_run_stats`], grape.h's `grp_run_stats`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunStats {
+    /// Kernel launches (CUDA; 0 on the CPU backend).
+    pub kernels: i64,
+    /// Host synchronisations inside the run (device loop conditions).
+    pub host_syncs: i64,
+    /// Time of the run on the device stream, measured with CUDA events.
+    pub device_ms: f64,
+    /// Device memory held by the session.
+    pub device_bytes: usize,
+    /// Building the session's kernels (NVRTC or the kernel cache).
+    pub compile_ms: f64,
+    /// The executor that ran the run: "eager" or "graph" on CUDA ("auto" before its first run),
+    /// "cpu" on the CPU backend.
+    pub executor: String,
+    /// CUDA graphs launched by the run (graph executor: 1).
+    pub graph_launches: i64,
+    /// Instantiated CUDA graphs the session holds.
+    pub graphs: usize,
+    /// Parameter-block uploads (0 when no pointer, dim or state address changed).
+    pub param_uploads: i64,
+    /// Executor "auto"'s decision for the run's shape bucket, one line ("measuring (3 of 8
+    /// calls)", "graph (graph 0.740 ms vs eager 0.890 ms, ...)"); "" for the other executors and
+    /// the CPU backend.
+    pub auto_state: String,
+    /// Device memory the session's instantiated graphs took.
+    pub graph_bytes: usize,
+    /// 1 when the run rewrote its bucket's graph for new dims (no new graph).
+    pub graph_updates: i64,
+}
+
+/// Executor "auto"'s decision for one shape bucket ([`Session::auto_decisions`], grape.h's
+/// `grp_auto_decision`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AutoDecision {
+    /// The dims it stands for, "B=2, S=3..4"; "" without symbolic dims.
+    pub bucket: String,
+    /// "eager" or "graph" once decided; "" while measuring.
+    pub executor: String,
+    /// Why, one line; "" while measuring.
+    pub reason: String,
+    /// Calls of the bucket so far.
+    pub calls: i64,
+    /// Of those, the calls that counted towards the decision.
+    pub measured_calls: i64,
+    /// Calls the measurement takes (8); the decision holds after them.
+    pub calls_to_decide: i64,
+    /// Device time of each timed eager call, in call order.
+    pub eager_ms: Vec<f64>,
+    /// And of each timed graph call.
+    pub graph_ms: Vec<f64>,
+    /// Medians of those; 0 before the first.
+    pub eager_median_ms: f64,
+    pub graph_median_ms: f64,
 }
 
 /// One kernel's launches while profiling was on (`Session::kernel_profile`).

@@ -1,4 +1,5 @@
-//! Ahead-of-time kernel bundles: written through a model, read back, and the errors of bad files.
+//! Ahead-of-time kernel compiles and bundles: `compile_kernels`, a bundle written through a model
+//! and read back, and the errors of bad arguments and files.
 
 mod common;
 
@@ -38,4 +39,31 @@ fn bad_files_are_errors_naming_the_file() {
     assert!(e.message.contains("text.grpkb"), "{e}");
     let e = grape::use_kernel_bundle("bad\0path").unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument, "{e}");
+}
+
+#[test]
+fn compile_kernels_reports_every_entry() {
+    let m = load("fn main(x: f32[4]) -> f32[4] {\n  return x * 2.0 + 1.0\n}\nfn other(x: f32[4]) -> f32[4] {\n  return x - 1.0\n}\n");
+    // Bad target lists are refused before NVRTC is needed.
+    let e = m.compile_kernels("").unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    let e = m.compile_kernels("sm80").unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("'sm80' is not a target name"), "{e}");
+    let e = m.compile_kernels("sm_80\0").unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    let report = match m.compile_kernels("compute_80") {
+        Err(e) if e.code == Code::NoDevice => {
+            eprintln!("skipped: NVRTC cannot be loaded: {e}");
+            return;
+        }
+        r => r.unwrap_or_else(|e| panic!("{e}")),
+    };
+    // The targets, each entry with its kernels, the total.
+    assert!(report.starts_with("targets: compute_80\n"), "{report}");
+    assert!(report.contains("  main: ") && report.contains("  other: "), "{report}");
+    assert!(
+        report.contains("in 2 entries") && report.contains("no errors or warnings"),
+        "{report}"
+    );
 }

@@ -50,6 +50,25 @@ fn load_errors() {
 }
 
 #[test]
+fn compiler_limits() {
+    // A limit set too low: the compile error names it, at the op that passes it.
+    let opts = ModelOptions::new().limit("max_ops", 1);
+    let e = Model::load_source(ADD, "add.grp", &opts).unwrap_err();
+    assert_eq!(e.code, Code::Type, "{e}");
+    assert!(e.message.contains("(the max_ops limit)"), "{e}");
+    assert!(e.location.is_some(), "{e:?}");
+    // A later entry for the same name wins.
+    let opts = ModelOptions::new().limit("max_ops", 1).limit("max_ops", 1000);
+    Model::load_source(ADD, "add.grp", &opts).unwrap();
+    // An unknown name.
+    let e = Model::load_source(ADD, "add.grp", &ModelOptions::new().limit("max_nope", 1)).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("unknown limit 'max_nope'"), "{e}");
+    let e = Model::load_source(ADD, "add.grp", &ModelOptions::new().limit("a\0b", 1)).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+}
+
+#[test]
 fn session_creation_errors() {
     let m = load(ADD);
     let e = m.session(&SessionOptions::new().entry("mian")).unwrap_err();
