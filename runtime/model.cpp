@@ -275,7 +275,7 @@ struct Session::Impl {
   std::unique_ptr<RunControl> control;  // declared before `gpu`, which keeps a pointer to it
   std::unique_ptr<cuda::Executor> gpu;
   int device = -1;  // the CUDA backend's GPU
-  RunStats stats;  // of the last run: kept here so that its strings stay put until the next run
+  RunStats stats;   // of the last run: kept here so that its strings stay put until the next run
 
   void refresh_stats();
 };
@@ -295,6 +295,9 @@ void Session::Impl::refresh_stats() {
   r.compile_ms = g.compile_ms;
   r.kernels_compiled = g.kernels_compiled;
   r.kernels_from_cache = g.kernels_from_cache;
+  r.kernels_tuned = g.kernels_tuned;
+  r.kernels_retuned = g.kernels_retuned;
+  r.tuning_ms = g.tuning_ms;
   r.graph_launches = g.graph_launches;
   r.graphs = g.graphs;
   r.graph_bytes = g.graph_bytes;
@@ -382,8 +385,9 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
       throw Error(ErrorCode::NoDevice, "CUDA device " + std::to_string(options.device) + " does not exist (" +
                                            std::to_string(jit::Device::count()) + " found)");
     std::shared_ptr<const Model> model = impl_->model;
-    impl_->gpu = cuda::make_executor(options.executor, *fn, *impl_->weights, options.device, *impl_->control,
-                                     [model](const Span& s) { return model->position(s); }, graph_options);
+    impl_->gpu = cuda::make_executor(
+        options.executor, *fn, *impl_->weights, options.device, *impl_->control,
+        [model](const Span& s) { return model->position(s); }, graph_options);
     impl_->backend = "cuda";
     impl_->executor = impl_->gpu->name();
     impl_->device = options.device;

@@ -108,6 +108,10 @@ struct RunStats {
   size_t device_bytes = 0;  // device memory held by the session
   double compile_ms = 0;    // building the kernels when the session was created
   size_t kernels_compiled = 0, kernels_from_cache = 0;
+  // Autotuning (CUDA): kernels whose launch configurations the session measured so far, the time
+  // that took, and the kernels bound now to a configuration other than the heuristic's.
+  size_t kernels_tuned = 0, kernels_retuned = 0;
+  double tuning_ms = 0;
   int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
   size_t graphs = 0;           // instantiated CUDA graphs held
   size_t graph_bytes = 0;      // device memory they took

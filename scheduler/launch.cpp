@@ -50,65 +50,121 @@ bool wide_tiles(int64_t R, int64_t N, int sm_count) {
   return ceil_div(R, 128) * ceil_div(N, 128) * 4 >= kWideMinBlocksPerSmQuarters * int64_t{sm_count};
 }
 
-void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, bool wgmma_device,
-                    LaunchDims& d, int64_t& blocks) {
-  if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
-    int64_t tiles = ceil_div(N, 128);
-    split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
-    d.shared_bytes = kGemvTcSharedBytes;
-    d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
-    blocks = tiles * d.splits;
-  } else if (R <= kGemvMaxRows) {
-    // A K range holds at most kGemvMaxKChunk (shared memory). Without further K splits when the
-    // column tiles (narrowed by the code generator for this, LaunchRule::gemv_cols) already give
-    // half a block per multiprocessor: a split costs a round of partial sums through global memory.
-    int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
-    const int64_t min_splits = ceil_div(K, kGemvMaxKChunk);
-    if (tiles * min_splits >= sm_count / 2)
-      split_k(K, tiles, 0, min_splits, kGemvSplitUnit, d);
-    else
-      split_k(K, tiles, 2 * int64_t{sm_count}, min_splits, kGemvSplitUnit, d);
-    d.shared_bytes = gemv_shared_bytes(d.kchunk);
-    d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
-    blocks = tiles * d.splits;
-  } else if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
-    d.tensor_cores = true;
-    d.wide = true;
-    d.shared_bytes = gemm_wide_shared_bytes();
-    if (rule.wgmma && wgmma_device) {
-      const int o = gemm_wgmma_blocks_override();
-      const bool two =
-          o == 0 ? ceil_div(R, 128) * ceil_div(N, 128) > sm_count && K >= kGemmWgmmaTwoBlocksMinK : o == 2;
-      d.shared_bytes = gemm_wgmma_shared_bytes(two ? 3 : gemm_wgmma_stages());
-    }
-    d.kchunk = std::max<int64_t>(K, 1);
-    blocks = ceil_div(R, 128) * ceil_div(N, 128);
-  } else if (rule.allow_wide && rule.wgmma && wgmma_device && gemm_wgmma64_enabled() && K % 8 == 0 &&
-             (K <= kGemmWgmma64MaxK || ceil_div(R, 128) * ceil_div(N, 64) * 2 >= sm_count)) {
-    d.tensor_cores = true;
-    d.wide = true;  // built with the wide variant (sm_90a)
-    d.narrow = true;
-    d.shared_bytes = gemm_wgmma64_shared_bytes();
-    d.kchunk = std::max<int64_t>(K, 1);
-    blocks = ceil_div(R, 128) * ceil_div(N, 64);
-  } else {
-    // 64 x 64 tiles, split along K when they would leave multiprocessors idle.
-    d.tensor_cores = true;
-    d.shared_bytes = kGemmSharedBytes;
-    int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
-    if (tiles < sm_count)
-      split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d, gemm_min_split_k());
-    else
-      d.kchunk = std::max<int64_t>(K, 1);
-    d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
-    blocks = tiles * d.splits;
-  }
+// The launch configurations of the matrix-product paths. Each sets grid too.
+LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count) {
+  LaunchDims d;
+  const int64_t tiles = ceil_div(N, 128);
+  split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+  d.shared_bytes = kGemvTcSharedBytes;
+  d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+  d.grid = static_cast<unsigned>(tiles * d.splits);
+  return d;
 }
 
-// Mirrors jit/kernels/attention.cuh: query rows per block (the 8 warps split the keys of fewer
-// rows), and its shared memory: q rows, per-warp k tiles, row statistics, cached scores.
-void attention(int64_t S, int64_t KV, int64_t DK, LaunchDims& d, int64_t batch, int64_t& blocks) {
-  int64_t rows = S <= 1 ? 1 : S <= 2 ? 2 : S <= 4 ? 4 : 8;
+// A K range holds at most kGemvMaxKChunk (shared memory). `fill`: more K splits until the blocks
+// cover every multiprocessor twice; else only the splits shared memory needs.
+LaunchDims gemv_dims(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, bool fill) {
+  LaunchDims d;
+  const int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
+  const int64_t min_splits = ceil_div(K, kGemvMaxKChunk);
+  split_k(K, tiles, fill ? 2 * int64_t{sm_count} : 0, min_splits, kGemvSplitUnit, d);
+  d.shared_bytes = gemv_shared_bytes(d.kchunk);
+  d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+  d.grid = static_cast<unsigned>(std::min(tiles * d.splits, kMaxGrid));
+  return d;
+}
+
+// 128 x 128 tiles: warpgroup MMA (`wgmma`, one or two blocks per multiprocessor: 4 or 3 stages)
+// or the mma.sync wide tiles.
+LaunchDims wide_dims(int64_t R, int64_t N, int64_t K, bool wgmma, bool two_blocks) {
+  LaunchDims d;
+  d.tensor_cores = d.wide = true;
+  d.shared_bytes =
+      wgmma ? gemm_wgmma_shared_bytes(two_blocks ? 3 : gemm_wgmma_stages()) : gemm_wide_shared_bytes();
+  d.kchunk = std::max<int64_t>(K, 1);
+  d.grid = static_cast<unsigned>(std::min(ceil_div(R, 128) * ceil_div(N, 128), kMaxGrid));
+  return d;
+}
+
+LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K) {
+  LaunchDims d;
+  d.tensor_cores = d.wide = d.narrow = true;  // the wide variant's (sm_90a) second entry point
+  d.shared_bytes = gemm_wgmma64_shared_bytes();
+  d.kchunk = std::max<int64_t>(K, 1);
+  d.grid = static_cast<unsigned>(std::min(ceil_div(R, 128) * ceil_div(N, 64), kMaxGrid));
+  return d;
+}
+
+// 64 x 64 tiles, split along K into ranges of at least `min_split_k` when they would leave
+// multiprocessors idle (0: never split).
+LaunchDims tiles64_dims(int64_t R, int64_t N, int64_t K, int sm_count, int64_t min_split_k) {
+  LaunchDims d;
+  d.tensor_cores = true;
+  d.shared_bytes = kGemmSharedBytes;
+  const int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
+  if (min_split_k > 0 && tiles < sm_count)
+    split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d, min_split_k);
+  else
+    d.kchunk = std::max<int64_t>(K, 1);
+  d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+  d.grid = static_cast<unsigned>(std::min(tiles * d.splits, kMaxGrid));
+  return d;
+}
+
+// Whether a matrix-product measurement switch is set: then its choice is the only candidate, so an
+// A/B measurement measures what it names.
+bool product_knob_set() {
+  for (const char* name : {"GRAPE_GEMM_WIDE", "GRAPE_GEMM_WGMMA_BLOCKS", "GRAPE_GEMM_WGMMA_STAGES",
+                           "GRAPE_GEMM_WGMMA64", "GRAPE_GEMM_MIN_SPLIT_K", "GRAPE_GEMM_WGMMA"})
+    if (const char* v = std::getenv(name); v && *v) return true;
+  return false;
+}
+
+// The heuristic's choice first (launch_dims), then the alternatives the kernel's code can run.
+void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, bool wgmma_device,
+                    bool alternatives, std::vector<LaunchCandidate>& out) {
+  auto add = [&](const char* name, const LaunchDims& d) { out.push_back({name, d}); };
+  if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
+    add("tc16", gemv_tc_dims(R, N, K, sm_count));
+    return;
+  }
+  if (R <= kGemvMaxRows) {
+    // Without further K splits when the column tiles (narrowed by the code generator for this,
+    // LaunchRule::gemv_cols) already give half a block per multiprocessor: a split costs a round
+    // of partial sums through global memory.
+    const int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
+    const bool fill = tiles * ceil_div(K, kGemvMaxKChunk) < sm_count / 2;
+    add(fill ? "gemv-fill" : "gemv-nosplit", gemv_dims(rule, R, N, K, sm_count, fill));
+    if (alternatives) add(fill ? "gemv-nosplit" : "gemv-fill", gemv_dims(rule, R, N, K, sm_count, !fill));
+    return;
+  }
+  const bool wgmma = rule.wgmma && wgmma_device;
+  const bool wgmma64_ok = rule.allow_wide && wgmma && gemm_wgmma64_enabled() && K % 8 == 0;
+  const bool two_blocks = [&] {
+    const int o = gemm_wgmma_blocks_override();
+    return o == 0 ? ceil_div(R, 128) * ceil_div(N, 128) > sm_count && K >= kGemmWgmmaTwoBlocksMinK : o == 2;
+  }();
+  if (rule.allow_wide && wide_tiles(R, N, sm_count))
+    add(!wgmma ? "mma128" : two_blocks ? "wgmma128x2" : "wgmma128", wide_dims(R, N, K, wgmma, two_blocks));
+  else if (wgmma64_ok && (K <= kGemmWgmma64MaxK || ceil_div(R, 128) * ceil_div(N, 64) * 2 >= sm_count))
+    add("wgmma64", wgmma64_dims(R, N, K));
+  else
+    add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
+  if (!alternatives) return;
+  if (rule.allow_wide) {
+    add(!wgmma ? "mma128" : "wgmma128", wide_dims(R, N, K, wgmma, false));
+    if (wgmma) add("wgmma128x2", wide_dims(R, N, K, true, true));
+  }
+  if (wgmma64_ok) add("wgmma64", wgmma64_dims(R, N, K));
+  add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
+  add("mma64-nosplit", tiles64_dims(R, N, K, sm_count, 0));
+}
+
+// Mirrors jit/kernels/attention.cuh: `rows` query rows per block (the 8 warps split the keys of
+// fewer rows), and its shared memory: q rows, per-warp k tiles, row statistics, cached scores.
+int64_t attention_default_rows(int64_t S) { return S <= 1 ? 1 : S <= 2 ? 2 : S <= 4 ? 4 : 8; }
+void attention(int64_t S, int64_t KV, int64_t DK, int64_t rows, LaunchDims& d, int64_t batch,
+               int64_t& blocks) {
   int64_t dkp = ceil_div(DK, 32) * 32, kvp = ceil_div(KV, 32) * 32;
   int64_t floats = rows * dkp + 8 * 32 * 33 + 2 * 8;
   int64_t cached = floats + rows * kvp;
@@ -221,8 +277,12 @@ size_t topk_scratch_bytes(int64_t rows, int64_t splits, int k) {
   return static_cast<size_t>(rows) * 8 + static_cast<size_t>(rows * splits * k) * 8;
 }
 
-LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,
-                       bool wgmma_device) {
+namespace {
+// Every configuration of the launch the kernel's code can run, the heuristic's first; only that
+// one unless `alternatives`.
+std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<std::string, int64_t>& dims,
+                                        int sm_count, bool wgmma_device, bool alternatives) {
+  std::vector<LaunchCandidate> out;
   LaunchDims d;
   d.block = static_cast<unsigned>(rule.threads);
   int64_t blocks = 1;
@@ -244,8 +304,8 @@ LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64
         // One block per row is issue-bound on a long row (a beam search's 251k candidates: 145 us
         // on one H100 SM); spread a row over blocks until the rows fill the GPU twice.
         int64_t len = std::max<int64_t>(0, rule.row_len.eval(dims));
-        int64_t splits = std::clamp<int64_t>(std::min(len / kTopKElementsPerBlock, 2 * sm_count / n), 1,
-                                             kTopKMaxSplits);
+        int64_t splits =
+            std::clamp<int64_t>(std::min(len / kTopKElementsPerBlock, 2 * sm_count / n), 1, kTopKMaxSplits);
         d.splits = splits;
         blocks = n * splits;
         if (splits > 1) d.scratch_bytes = topk_scratch_bytes(n, splits, rule.topk_k);
@@ -260,17 +320,58 @@ LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64
     }
     case LaunchRule::Single: blocks = 1; break;
     case LaunchRule::MatrixProduct:
-      matrix_product(rule, item(0), item(1), item(2), sm_count, wgmma_device, d, blocks);
+      matrix_product(rule, item(0), item(1), item(2), sm_count, wgmma_device, alternatives, out);
       break;
     case LaunchRule::Attention:
-      if (rule.attention_mma)
+      if (rule.attention_mma) {
         attention_mma(item(1), item(3), item(4), d, item(0), blocks);
-      else
-        attention(item(1), item(2), item(3), d, item(0), blocks);
+      } else {
+        // Fewer query rows per block: more blocks, each with fewer warps per row's keys.
+        const int64_t S = item(1), first = attention_default_rows(S);
+        for (int64_t rows = first; rows >= 1; rows /= 2) {
+          if (rows != first && !alternatives) break;
+          LaunchDims a = d;
+          attention(S, item(2), item(3), rows, a, item(0), blocks);
+          a.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
+          out.push_back({"rows" + std::to_string(rows), a});
+        }
+      }
       break;
   }
-  d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
-  return d;
+  if (out.empty()) {
+    d.grid = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
+    out.push_back({"", d});
+  }
+  for (LaunchCandidate& c : out) {
+    c.dims.block = static_cast<unsigned>(rule.threads);
+    c.dims.grid = std::max(c.dims.grid, 1u);
+  }
+  // The same configuration under two names (a product too small for K splits): keep the first.
+  std::vector<LaunchCandidate> unique;
+  for (const LaunchCandidate& c : out)
+    if (std::none_of(unique.begin(), unique.end(),
+                     [&](const LaunchCandidate& u) { return same_launch(u.dims, c.dims); }))
+      unique.push_back(c);
+  return unique;
+}
+}  // namespace
+
+bool same_launch(const LaunchDims& a, const LaunchDims& b) {
+  return a.grid == b.grid && a.block == b.block && a.shared_bytes == b.shared_bytes && a.splits == b.splits &&
+         a.kchunk == b.kchunk && a.tensor_cores == b.tensor_cores && a.wide == b.wide &&
+         a.narrow == b.narrow && a.scratch_bytes == b.scratch_bytes;
+}
+
+LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,
+                       bool wgmma_device) {
+  return candidates(rule, dims, sm_count, wgmma_device, false).front().dims;
+}
+
+std::vector<LaunchCandidate> launch_candidates(const LaunchRule& rule,
+                                               const std::map<std::string, int64_t>& dims, int sm_count,
+                                               bool wgmma_device) {
+  const bool knob = rule.kind == LaunchRule::MatrixProduct && product_knob_set();
+  return candidates(rule, dims, sm_count, wgmma_device, !knob);
 }
 
 }  // namespace grape::scheduler

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "scheduler/launch_rule.h"
 
@@ -28,6 +29,15 @@ constexpr int64_t kTopKMaxSplits = 128;
 // every block of every row.
 size_t topk_scratch_bytes(int64_t rows, int64_t splits, int k);
 
+// One configuration a kernel can be launched with, named for the tuning cache ("wgmma128x2",
+// "gemv-fill", "rows4"; runtime/cuda/autotune.h): the name says which policy made it, so it means
+// the same for every shape of a shape bucket.
+struct LaunchCandidate {
+  std::string name;
+  LaunchDims dims;
+};
+bool same_launch(const LaunchDims& a, const LaunchDims& b);
+
 // Evaluates the rule's dims with `dims` (symbol -> value). The grid is capped (kernels grid-stride),
 // and at least 1 even for empty work (the kernel then exits at once). `sm_count` sizes the
 // matrix products' K splits and tile choice (they aim to cover every multiprocessor).
@@ -35,6 +45,18 @@ size_t topk_scratch_bytes(int64_t rows, int64_t splits, int k);
 // LaunchRule::wgmma need gemm_wgmma_shared_bytes.
 LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count = 132,
                        bool wgmma_device = false);
+
+// Every configuration the kernel's code can run for these dims, launch_dims's choice first, each
+// once (autotuning times them: issue 7 item 6). Matrix products: the GEMV with and without K
+// splits beyond what shared memory needs; for more than 16 rows the 128 x 128 tiles (wgmma with
+// one or two blocks per multiprocessor, or mma.sync), wgmma's 128 x 64 tiles and the 64 x 64
+// tiles with and without K splits. Attention (attention.cuh): fewer query rows per block. Others:
+// just launch_dims's. Which of the wide ones a kernel can take depends on what was built
+// (DeviceProgram filters). A matrix-product measurement switch (GRAPE_GEMM_*) being set leaves
+// only its choice.
+std::vector<LaunchCandidate> launch_candidates(const LaunchRule& rule,
+                                               const std::map<std::string, int64_t>& dims, int sm_count = 132,
+                                               bool wgmma_device = false);
 
 // Experiment (GRAPE_GEMV_TC=1, read once): products of at most 16 rows run on the tensor cores
 // too (gemm_mma.cuh with 16 x 128 tiles, 3 stages) instead of gemv.cuh. Code generation and launch

@@ -38,8 +38,8 @@
  * older grape.h never gets (or makes the library read) more than its own struct. Bindings that
  * mirror a struct call *_options_init() with the size of their mirror. The library reads only
  * the first struct_size bytes; fields beyond them take their defaults, and every field added
- * later has zero/NULL as its default, so a zero-initialised tail is always the default. Functions are only ever appended,
- * never removed or changed. GRAPE_VERSION_NUMBER is the version of this header;
+ * later has zero/NULL as its default, so a zero-initialised tail is always the default. Functions are only
+ * ever appended, never removed or changed. GRAPE_VERSION_NUMBER is the version of this header;
  * grp_version_number() is the version of the library actually loaded: a program may refuse to run
  * when grp_version_number() < GRAPE_VERSION_NUMBER (the library predates the header).
  *
@@ -93,23 +93,23 @@ GRAPE_API const char* grp_version_string(void);
 typedef struct grp_error grp_error;
 
 typedef enum grp_code {
-  GRP_OK = 0,                /* only grp_error_code(NULL) returns it */
-  GRP_ERR_INVALID_ARGUMENT,  /* NULL/invalid argument, unknown name (entry, input, const, state),
-                                byte count that does not match the shape, call out of order */
-  GRP_ERR_SYNTAX,            /* the .grp text does not parse */
-  GRP_ERR_TYPE,              /* the program does not type-check; an input or state of the wrong
-                                dtype, rank or shape */
-  GRP_ERR_IO,                /* a file cannot be opened, read or written */
-  GRP_ERR_FORMAT,            /* a malformed file (.npy, safetensors) or weights that do not match
-                                the model's declarations */
-  GRP_ERR_UNSUPPORTED,       /* valid, but not supported by this build or backend */
-  GRP_ERR_NO_DEVICE,         /* the requested backend or device is not available */
-  GRP_ERR_DEVICE,            /* the device failed */
+  GRP_OK = 0,               /* only grp_error_code(NULL) returns it */
+  GRP_ERR_INVALID_ARGUMENT, /* NULL/invalid argument, unknown name (entry, input, const, state),
+                               byte count that does not match the shape, call out of order */
+  GRP_ERR_SYNTAX,           /* the .grp text does not parse */
+  GRP_ERR_TYPE,             /* the program does not type-check; an input or state of the wrong
+                               dtype, rank or shape */
+  GRP_ERR_IO,               /* a file cannot be opened, read or written */
+  GRP_ERR_FORMAT,           /* a malformed file (.npy, safetensors) or weights that do not match
+                               the model's declarations */
+  GRP_ERR_UNSUPPORTED,      /* valid, but not supported by this build or backend */
+  GRP_ERR_NO_DEVICE,        /* the requested backend or device is not available */
+  GRP_ERR_DEVICE,           /* the device failed */
   GRP_ERR_OUT_OF_MEMORY,
-  GRP_ERR_INTERNAL,          /* a bug in Grape */
+  GRP_ERR_INTERNAL, /* a bug in Grape */
   /* Appended in 0.1.0: */
-  GRP_ERR_INTERRUPTED        /* grp_session_run stopped by grp_session_interrupt or by the
-                                session's timeout; nothing changed, the session stays usable */
+  GRP_ERR_INTERRUPTED /* grp_session_run stopped by grp_session_interrupt or by the
+                         session's timeout; nothing changed, the session stays usable */
 } grp_code;
 
 /* GRP_OK for NULL. */
@@ -145,7 +145,7 @@ GRAPE_API const char* grp_dtype_name(grp_dtype dtype);
 typedef struct grp_model grp_model;
 
 typedef struct grp_model_options {
-  size_t struct_size;         /* sizeof(grp_model_options) */
+  size_t struct_size; /* sizeof(grp_model_options) */
   /* const overrides, each "NAME=VALUE" with VALUE a decimal integer (as `-D NAME=VALUE`). NAME
    * must be a const the program declares. A later entry for the same NAME wins. */
   const char* const* defines;
@@ -223,9 +223,9 @@ GRAPE_API grp_error* grp_model_ir_text(const grp_model* m, const char* entry, GR
 typedef struct grp_session grp_session;
 
 typedef struct grp_session_options {
-  size_t struct_size;    /* sizeof(grp_session_options) */
-  const char* entry;     /* NULL: "main" */
-  const char* backend;   /* "auto" | "cpu" | "cuda"; NULL: "auto" */
+  size_t struct_size;  /* sizeof(grp_session_options) */
+  const char* entry;   /* NULL: "main" */
+  const char* backend; /* "auto" | "cpu" | "cuda"; NULL: "auto" */
   /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager", "graph" and
    * "auto": per shape bucket (see `buckets` below) the first 8 calls
    * alternate between eager and graph, the last 3 of each timed with CUDA events, and the
@@ -235,7 +235,7 @@ typedef struct grp_session_options {
    * "dataflow": GRP_ERR_UNSUPPORTED); docs/execution.md. The CPU backend has one executor: it
    * accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
   const char* executor;
-  int device;            /* CUDA device ordinal; must be 0 on the CPU backend */
+  int device; /* CUDA device ordinal; must be 0 on the CPU backend */
   /* Appended in 0.1.0 (zero: the default): */
   /* Trips of a device loop without `max` before grp_session_run fails (GRP_ERR_TYPE on the CPU,
    * GRP_ERR_DEVICE on CUDA, the message naming the loop and the cap). 0: $GRAPE_MAX_LOOP_TRIPS
@@ -315,8 +315,7 @@ GRAPE_API grp_error* grp_session_set_input(grp_session* s, const char* name, grp
  * The buffer stays the input's value, and valid, until the input is set, bound or allocated
  * again, or the session is destroyed; the caller may rewrite it between runs. */
 GRAPE_API grp_error* grp_session_input_buffer(grp_session* s, const char* name, grp_dtype dtype,
-                                              const int64_t* shape, size_t rank, void** data,
-                                              size_t* nbytes);
+                                              const int64_t* shape, size_t rank, void** data, size_t* nbytes);
 /* Binds caller memory as input `name` without copying it on the host. Host memory on both
  * backends (the CUDA executors copy it to the device at the start of each run). On the CUDA
  * backend `data` may also be device memory of the session's GPU (cudaMalloc / cuMemAlloc; told
@@ -428,26 +427,30 @@ GRAPE_API const char* grp_session_fallback_reason(const grp_session* s);
 /* What the last grp_session_run did. Grows through struct_size like the options structs. */
 typedef struct grp_run_stats {
   size_t struct_size;
-  int64_t kernels;      /* kernel launches (CUDA; 0 on the CPU backend) */
-  int64_t host_syncs;   /* host synchronisations inside the run (device loop conditions) */
-  double device_ms;     /* time of the run on the device stream, measured with CUDA events */
-  size_t device_bytes;  /* device memory held by the session */
-  double compile_ms;    /* building the session's kernels (NVRTC or the kernel cache) */
+  int64_t kernels;     /* kernel launches (CUDA; 0 on the CPU backend) */
+  int64_t host_syncs;  /* host synchronisations inside the run (device loop conditions) */
+  double device_ms;    /* time of the run on the device stream, measured with CUDA events */
+  size_t device_bytes; /* device memory held by the session */
+  double compile_ms;   /* building the session's kernels (NVRTC or the kernel cache) */
   /* Appended after the first version (filled only when struct_size covers them): */
   /* The executor that ran the run: "eager" or "graph" on CUDA (with executor "auto" either one;
    * "auto" before its first run), "cpu" on the CPU backend. Valid while the session lives. */
   const char* executor;
-  int64_t graph_launches;  /* CUDA graphs launched by the run (graph executor: 1) */
-  size_t graphs;           /* instantiated CUDA graphs the session holds */
-  int64_t param_uploads;   /* parameter-block uploads (0 when no pointer, dim or state address changed) */
+  int64_t graph_launches; /* CUDA graphs launched by the run (graph executor: 1) */
+  size_t graphs;          /* instantiated CUDA graphs the session holds */
+  int64_t param_uploads;  /* parameter-block uploads (0 when no pointer, dim or state address changed) */
   /* Appended in 0.2.0: executor "auto", its decision for the run's shape bucket, one line:
    * "measuring (3 of 8 calls)", "graph (graph 0.740 ms vs eager 0.890 ms, medians of 3 timed
    * calls each)", "eager (the graph executor is unavailable: ...)"; "" for the other executors
    * and the CPU backend. Valid until the session's next run. */
   const char* auto_state;
   /* Appended with shape buckets: */
-  size_t graph_bytes;     /* device memory the session's instantiated graphs took */
-  int64_t graph_updates;  /* 1 when the run rewrote its bucket's graph for new dims (no new graph) */
+  size_t graph_bytes;    /* device memory the session's instantiated graphs took */
+  int64_t graph_updates; /* 1 when the run rewrote its bucket's graph for new dims (no new graph) */
+  /* Appended with autotuning (CUDA; docs/kernels.md, "Autotuning"): */
+  size_t kernels_tuned;   /* kernels whose launch configurations the session measured so far */
+  size_t kernels_retuned; /* kernels bound now to a configuration other than the heuristic's */
+  double tuning_ms;       /* host time those measurements took, so far */
 } grp_run_stats;
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);
@@ -463,14 +466,14 @@ GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_st
 GRAPE_API grp_error* grp_session_set_profiling(grp_session* s, int on);
 
 typedef struct grp_kernel_profile {
-  size_t struct_size;  /* sizeof(grp_kernel_profile) */
+  size_t struct_size; /* sizeof(grp_kernel_profile) */
   /* Valid until the next grp_session_kernel_profile call or the session's destruction: */
-  const char* name;    /* the generated kernel, e.g. "decode_step_k12_matmul" */
-  const char* op;      /* the op whose result it writes, e.g. "matmul" */
-  const char* where;   /* that op's source position "file:line:col", or "" */
+  const char* name;  /* the generated kernel, e.g. "decode_step_k12_matmul" */
+  const char* op;    /* the op whose result it writes, e.g. "matmul" */
+  const char* where; /* that op's source position "file:line:col", or "" */
   unsigned grid, block;
-  int64_t launches;    /* launches timed (all profiled runs together) */
-  double total_ms;     /* their device time, summed */
+  int64_t launches; /* launches timed (all profiled runs together) */
+  double total_ms;  /* their device time, summed */
   /* Per launch, at the dims of the last run: bytes the kernel reads and writes (its operands as
    * its ops see them, its results), and floating-point operations of its matrix products
    * (2*M*N*K each; other ops are not counted). */

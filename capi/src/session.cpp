@@ -32,7 +32,7 @@ struct grp_session {
   std::unique_ptr<Session> session;
   std::string entry;
   std::vector<Info> input_info, output_info;
-  std::vector<Tensor> inputs;   // undefined: not set
+  std::vector<Tensor> inputs;  // undefined: not set
   // Per input: its memory is the session's (set_input, input_buffer), so a later set_input of the
   // same type and shape may copy into it instead of allocating (pinned memory on CUDA is costly to
   // allocate); not a caller's bound memory, which the session never writes.
@@ -346,6 +346,10 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
       out->auto_state = r.auto_state.c_str();
     if (covers(offsetof(grp_run_stats, graph_bytes), sizeof(size_t))) out->graph_bytes = r.graph_bytes;
     if (covers(offsetof(grp_run_stats, graph_updates), sizeof(int64_t))) out->graph_updates = r.graph_updates;
+    if (covers(offsetof(grp_run_stats, kernels_tuned), sizeof(size_t))) out->kernels_tuned = r.kernels_tuned;
+    if (covers(offsetof(grp_run_stats, kernels_retuned), sizeof(size_t)))
+      out->kernels_retuned = r.kernels_retuned;
+    if (covers(offsetof(grp_run_stats, tuning_ms), sizeof(double))) out->tuning_ms = r.tuning_ms;
   });
 }
 

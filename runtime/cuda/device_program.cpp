@@ -12,6 +12,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/kernel_source.h"
 #include "jit/parallel_compile.h"
+#include "runtime/cuda/autotune.h"
 
 namespace grape::cuda {
 
@@ -204,6 +205,7 @@ size_t DeviceProgram::bytes(int storage) const {
 }
 
 bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
+  bool uploaded = false;
   if (!bound_ || dims != dims_) {
     dims_ = dims;
     bound_ = true;
@@ -225,33 +227,23 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
     if (!need_wide.empty()) build_wide(need_wide);
     for (size_t k = 0; k < specs_.size(); ++k) {
       scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count(), wgmma);
-      if (ld.wide && (!wide_funcs_[k] || (ld.narrow && !wgmma64_funcs_[k]))) {  // build failed: 64 x 64 tiles
+      if (ld.wide && !function_for(k, ld)) {  // build failed: 64 x 64 tiles
         scheduler::LaunchRule rule = specs_[k].launch;
         rule.allow_wide = false;
         ld = scheduler::launch_dims(rule, dims_, dev_.sm_count(), wgmma);
       }
-      if (ld.scratch_bytes > scratch_[k].size()) {
-        // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
-        scratch_[k] =
-            jit::DeviceBuffer(dev_, ld.scratch_bytes, "the scratch area of kernel " + specs_[k].name);
-        scratch_[k].fill_bytes(0, stream());
-      }
-      Launch& l = launches_[k];
-      l.function = ld.narrow         ? wgmma64_funcs_[k]
-                   : ld.wide         ? wide_funcs_[k]
-                   : ld.tensor_cores ? tc_funcs_[k]
-                                     : funcs_[k];
-      l.grid = ld.grid;
-      l.block = ld.block;
-      l.shared_bytes = ld.shared_bytes;
       auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
-      l.params = slot;
       std::memset(slot, 0, sizeof(jit::KParams));
-      slot->splits = ld.splits;
-      slot->kchunk = ld.kchunk;
+      apply_launch(k, ld);
     }
+    fill_blocks();
+    tune(uploaded);
   }
   fill_blocks();
+  return upload_blocks() || uploaded;
+}
+
+bool DeviceProgram::upload_blocks() {
   if (blocks_host_ == blocks_uploaded_) return false;
   std::memcpy(blocks_pinned_.data(), blocks_host_.data(), blocks_host_.size());
   if (!blocks_host_.empty())
@@ -260,6 +252,126 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
                "cuMemcpyHtoDAsync", "the parameter blocks");
   blocks_uploaded_ = blocks_host_;
   return true;
+}
+
+CUfunction DeviceProgram::function_for(size_t k, const scheduler::LaunchDims& ld) const {
+  return ld.narrow         ? wgmma64_funcs_[k]
+         : ld.wide         ? wide_funcs_[k]
+         : ld.tensor_cores ? tc_funcs_[k]
+                           : funcs_[k];
+}
+
+void DeviceProgram::apply_launch(size_t k, const scheduler::LaunchDims& ld) {
+  if (ld.scratch_bytes > scratch_[k].size()) {
+    // Grows only: the kernels leave their counters at zero, so the area stays valid across runs.
+    scratch_[k] = jit::DeviceBuffer(dev_, ld.scratch_bytes, "the scratch area of kernel " + specs_[k].name);
+    scratch_[k].fill_bytes(0, stream());
+  }
+  Launch& l = launches_[k];
+  l.function = function_for(k, ld);
+  l.dims = ld;
+  l.grid = ld.grid;
+  l.block = ld.block;
+  l.shared_bytes = ld.shared_bytes;
+  auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
+  l.params = slot;
+  slot->splits = ld.splits;
+  slot->kchunk = ld.kchunk;
+}
+
+// Sizes of the launch rule at the top of the dims' shape buckets: one tuning decision per bucket.
+std::vector<int64_t> DeviceProgram::bucket_sizes(const jit::LaunchRule& rule) const {
+  std::map<std::string, int64_t> top = dims_;
+  for (auto& [name, value] : top) value = std::max(value, buckets_.bucket(name, value).hi);
+  std::vector<int64_t> sizes;
+  for (const ir::Dim& d : rule.items) sizes.push_back(d.eval(top));
+  return sizes;
+}
+
+void DeviceProgram::tune(bool& uploaded) {
+  const std::string forced = tuning_forced_choice();
+  if (!tuning_enabled() && forced.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());
+  size_t measured = 0;
+  kernels_retuned_ = 0;
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    const jit::KernelSpec& spec = specs_[k];
+    std::vector<scheduler::LaunchCandidate> cands =
+        scheduler::launch_candidates(spec.launch, dims_, dev_.sm_count(), wgmma);
+    // Only what was built: the wide variants exist when the heuristic takes one (build_wide).
+    std::erase_if(cands, [&](const scheduler::LaunchCandidate& c) { return !function_for(k, c.dims); });
+    if (cands.size() < 2) continue;
+    size_t pick = cands.size();
+    auto named = [&](const std::string& name) {
+      size_t i = 0;
+      while (i < cands.size() && cands[i].name != name) ++i;
+      return i;
+    };
+    if (!forced.empty()) {
+      pick = named(forced);
+      if (pick == cands.size()) continue;
+    } else {
+      if (source_hash_.empty()) source_hash_.resize(specs_.size());
+      if (!source_hash_[k]) source_hash_[k] = jit::xxh3_128(spec.source.data(), spec.source.size());
+      const jit::Hash128 key = tuning_key(source_hash_[k]->hex(), cands, bucket_sizes(spec.launch),
+                                          dev_.name(), dev_.arch(), dev_.sm_count());
+      if (!tuning_cache_) tuning_cache_ = std::make_unique<TuningCache>(TuningCache::default_path());
+      if (auto hit = tuning_cache_->lookup(key)) pick = named(hit->choice);
+      if (pick == cands.size()) {
+        // The kernels read dim values and nothing else from the device blocks before their own.
+        if (!uploaded) uploaded = upload_blocks();
+        const std::vector<double> us = measure(k, cands);
+        pick = pick_fastest(us);
+        tuning_cache_->record(key, {cands[pick].name, us[pick]});
+        ++measured;
+      }
+    }
+    if (pick != 0) ++kernels_retuned_;
+    if (!scheduler::same_launch(cands[pick].dims, launches_[k].dims)) apply_launch(k, cands[pick].dims);
+  }
+  if (tuning_cache_) {
+    try {
+      tuning_cache_->save();
+    } catch (const Error& e) {
+      static bool warned = false;  // the decisions still hold for this session
+      if (!warned) std::cerr << "grape: warning: " << e.what() << "\n";
+      warned = true;
+    }
+  }
+  kernels_tuned_ += measured;
+  tuning_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One kernel's candidates timed on copies of its inputs' shapes: every arena or state buffer it
+// names (its outputs among them) points into zeroed tuning memory, the predicate is dropped and
+// the split-K scratch is its own, so the run's data and the kernel's real scratch stay untouched.
+std::vector<double> DeviceProgram::measure(size_t k, const std::vector<scheduler::LaunchCandidate>& cands) {
+  const jit::KernelSpec& spec = specs_[k];
+  jit::KParams p = *launches_[k].params;
+  p.pred = nullptr;
+  auto round_up = [](size_t n) { return (std::max<size_t>(n, 1) + 255) / 256 * 256; };
+  size_t total = 0, scratch = 0;
+  std::map<int, size_t> offsets;  // storage -> offset: a storage named twice (in place) stays one buffer
+  for (ir::ValueId v : spec.buffers) {
+    const int s = plan_.storage(v);
+    const scheduler::StorageKind kind = plan_.storages.at(static_cast<size_t>(s)).kind;
+    if (kind != scheduler::StorageKind::Arena && kind != scheduler::StorageKind::State) continue;
+    if (offsets.emplace(s, total).second) total += round_up(bytes(s));
+  }
+  for (const scheduler::LaunchCandidate& c : cands) scratch = std::max(scratch, c.dims.scratch_bytes);
+  jit::DeviceBuffer mem(dev_, total + round_up(scratch), "tuning buffers for kernel " + spec.name);
+  mem.fill_bytes(0, stream());
+  for (size_t j = 0; j < spec.buffers.size(); ++j) {
+    auto it = offsets.find(plan_.storage(spec.buffers[j]));
+    if (it != offsets.end()) p.buf[j] = reinterpret_cast<void*>(mem.ptr() + it->second);
+  }
+  p.scratch = reinterpret_cast<void*>(mem.ptr() + total);
+  std::vector<TimedLaunch> launches;
+  for (const scheduler::LaunchCandidate& c : cands) launches.push_back({function_for(k, c.dims), c.dims});
+  std::vector<double> us = time_launches(dev_, stream(), launches, p, kernel_label(k));
+  synchronize(kernel_label(k) + " (tuning)");  // before `mem` is freed
+  return us;
 }
 
 // Every address in the blocks comes from the current layout, states and scratch areas, so this
@@ -416,6 +528,9 @@ bool Executor::bind(const std::vector<Tensor>& inputs, const std::map<std::strin
   stats_.compile_ms = program_->compile_ms();
   stats_.kernels_compiled = program_->kernels_compiled();
   stats_.kernels_from_cache = program_->kernels_from_cache();
+  stats_.kernels_tuned = program_->kernels_tuned();
+  stats_.kernels_retuned = program_->kernels_retuned();
+  stats_.tuning_ms = program_->tuning_ms();
   return uploaded;
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "jit/kernel_spec.h"
 #include "runtime/cuda/control_kernels.h"
 #include "runtime/cuda/executor.h"
+#include "runtime/cuda/tuning_cache.h"
 #include "runtime/shape_buckets.h"
 #include "runtime/tensor.h"
 #include "scheduler/arena.h"
@@ -78,6 +80,7 @@ class DeviceProgram {
 
   struct Launch {
     CUfunction function = nullptr;
+    scheduler::LaunchDims dims;  // the configuration (the heuristic's, or the tuner's choice)
     unsigned grid = 1, block = 1, shared_bytes = 0;
     const jit::KParams* params = nullptr;  // the kernel's parameter block (host copy, by value)
   };
@@ -110,6 +113,11 @@ class DeviceProgram {
   double compile_ms() const { return compile_ms_; }
   size_t kernels_compiled() const { return kernels_compiled_; }
   size_t kernels_from_cache() const { return kernels_from_cache_; }
+  // Autotuning (runtime/cuda/autotune.h): kernels measured by this program so far, the time that
+  // took (at binds), and the kernels whose bound configuration is not the heuristic's.
+  size_t kernels_tuned() const { return kernels_tuned_; }
+  double tuning_ms() const { return tuning_ms_; }
+  size_t kernels_retuned() const { return kernels_retuned_; }
 
  private:
   struct StateBuffer {
@@ -123,6 +131,14 @@ class DeviceProgram {
   void upload_weights(const std::map<std::string, Tensor>& weights);
   void fill_blocks();
   void build_wide(const std::vector<size_t>& kernels);
+  CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
+  void apply_launch(size_t kernel, const scheduler::LaunchDims& dims);
+  bool upload_blocks();  // when they changed; returns whether it did
+  std::vector<int64_t> bucket_sizes(const jit::LaunchRule& rule) const;
+  // Picks each kernel's configuration among its candidates: forced, from the tuning cache, or
+  // measured (`uploaded`: the blocks were uploaded for it).
+  void tune(bool& uploaded);
+  std::vector<double> measure(size_t kernel, const std::vector<scheduler::LaunchCandidate>& candidates);
 
   const ir::Function& f_;
   std::function<SourcePosition(const Span&)> locate_;
@@ -143,8 +159,8 @@ class DeviceProgram {
   ControlKernels control_;
   std::map<std::string, jit::DeviceBuffer> weights_;
   std::map<std::string, StateBuffer> state_;
-  std::vector<size_t> dim_slot_;  // per storage: index of its i32 among the dim values
-  std::vector<bool> written_;     // per storage: some step writes it (a copy, an update, a loop)
+  std::vector<size_t> dim_slot_;       // per storage: index of its i32 among the dim values
+  std::vector<bool> written_;          // per storage: some step writes it (a copy, an update, a loop)
   std::vector<CUdeviceptr> external_;  // per storage: a caller's device input read in place, or 0
   CUstream caller_stream_ = nullptr;
   // Per output: pinned host tensors that earlier runs returned; one nobody else holds any more
@@ -167,6 +183,10 @@ class DeviceProgram {
 
   double compile_ms_ = 0;
   size_t kernels_compiled_ = 0, kernels_from_cache_ = 0;
+  std::unique_ptr<TuningCache> tuning_cache_;             // opened at the first decision
+  std::vector<std::optional<jit::Hash128>> source_hash_;  // per kernel, for tuning keys
+  size_t kernels_tuned_ = 0, kernels_retuned_ = 0;
+  double tuning_ms_ = 0;
 };
 
 }  // namespace grape::cuda

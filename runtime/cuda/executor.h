@@ -46,6 +46,10 @@ struct RunStats {
   double compile_ms = 0;       // time to build the kernels at construction (NVRTC or the cache)
   size_t kernels_compiled = 0;
   size_t kernels_from_cache = 0;
+  // Autotuning: kernels measured so far, the time it took, kernels not on the heuristic's choice.
+  size_t kernels_tuned = 0;
+  size_t kernels_retuned = 0;
+  double tuning_ms = 0;
 };
 
 // How the graph executor files and keeps its graphs (docs/execution.md, "Shape buckets").
