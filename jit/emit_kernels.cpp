@@ -1,7 +1,8 @@
 // Kernel bodies by the shape of their work: pointwise (grid-stride over elements), row kernels
-// (reductions, arg-reductions, softmax, layer/rms norm, cumsum, topk: one block per row, block
-// reductions with warp shuffles), slice_update (in place over the region), fused attention, and
-// matrix products (the templates of jit/kernels/ for f16/bf16 weights, SIMT/WMMA tiles otherwise).
+// (reductions, arg-reductions, softmax, layer/rms norm, cumsum, topk: the glue of the templates
+// jit/kernels/reduce.cuh, row_norm.cuh, scan.cuh, topk.cuh), slice_update (slice_update.cuh), fused
+// attention, and matrix products (the templates of jit/kernels/ for f16/bf16 weights, SIMT/WMMA
+// tiles otherwise).
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -125,6 +126,9 @@ std::string pointwise(Ctx& c, const std::string& name, LaunchRule& L) {
 }
 
 // ---- rows: the input split into kept axes (rows) and reduced axes ------------------------------
+// The glue of the row templates (jit/kernels/reduce.cuh, scan.cuh, row_norm.cuh, topk.cuh): an Ops
+// struct with the row's elements and the output's stores, and an entry point that loops over the
+// rows (or parts of rows) and calls the template's body for each.
 struct RowSpace {
   std::vector<size_t> kept, red;
   std::vector<ir::Dim> kept_dims, red_dims;
@@ -149,22 +153,52 @@ Idx join(const RowSpace& r, const Idx& kept, const Idx& red) {
   return out;
 }
 
-// x evaluated at (row index vars, j): statements into code, returns the register.
-std::string row_elem(Ctx& c, ValueId x, const RowSpace& r, const Idx& kept, const std::string& j,
-                     std::string& code, const std::string& ind, Idx* full = nullptr) {
-  Idx red = c.unravel(j, r.red_dims, code, ind);
-  Idx ix = join(r, kept, red);
-  if (full) *full = ix;
-  return c.value(x, ix, code, ind);
+// `const KParams* p`, or `const KParams*` where the function's expression does not read p.
+std::string params_arg(const std::string& expr) {
+  return expr.find("p->") == std::string::npos ? "const KParams*" : "const KParams* p";
 }
 
-std::string rows_prologue(Ctx& c, const RowSpace& r, std::string& s, Idx& kept) {
-  s += "  const long long rows = " + c.numel(r.kept_dims) + ", cnt = " + c.numel(r.red_dims) + ";\n";
-  s += "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n";
-  kept = c.unravel("row", r.kept_dims, s, "    ");
-  return "    ";
+// The Ops members that say what a row is: rows(p), cnt(p) (`cnt`: the row length's C expression),
+// the row's kept indices as Ops::Row, unravelled once per row by Ops::row, and Ops::x(p, r, j),
+// the row's element j (the fused input) as `type`. x and out then do only the column's index
+// arithmetic: unravelled in out, a row's 64-bit divisions were redone for every element, since the
+// compiler cannot keep p->shape in registers across out's global stores. Returns the Row's fields
+// (r.k0, ...): the kept indices, for the output's index.
+Idx row_ops(Ctx& c, ValueId x, const RowSpace& r, const std::string& cnt, const std::string& type,
+            std::string& ops) {
+  const std::string rows = c.numel(r.kept_dims);
+  ops += "  __device__ static long long rows(" + params_arg(rows) + ") { return " + rows + "; }\n";
+  ops += "  __device__ static long long cnt(" + params_arg(cnt) + ") { return " + cnt + "; }\n";
+  Idx kept_fields;
+  {
+    std::string code;
+    Idx kept = c.unravel("row", r.kept_dims, code, "    ");
+    std::string fields, init;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      fields += (i ? ", k" : "k") + std::to_string(i);
+      init += (i ? ", " : "") + kept[i];
+      kept_fields.push_back("r.k" + std::to_string(i));
+    }
+    ops += kept.empty() ? "  struct Row {};\n" : "  struct Row { long long " + fields + "; };\n";
+    ops += "  __device__ static Row row(const KParams* p, long long row) {\n" + code + "    return Row{" +
+           init + "};\n  }\n";
+  }
+  std::string code;
+  Idx red = c.unravel("j", r.red_dims, code, "    ");
+  std::string v = c.value(x, join(r, kept_fields, red), code, "    ");
+  ops += "  __device__ static " + type + " x(const KParams* p, const Row& r, long long j) {\n" + code +
+         "    return " + v + ";\n  }\n";
+  return kept_fields;
 }
 
+// The entry point's loop over the rows, one block per row: body(p, row) for each.
+std::string block_per_row(const std::string& body) {
+  std::string s = "  const long long rows = Ops::rows(p);\n";
+  s += "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) " + body + "(p, row);\n}\n";
+  return s;
+}
+
+// sum, mean, prod, max, min, all, any (jit/kernels/reduce.cuh, grape_reduce_row).
 std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.core;
   ValueId x = op.operands[0], out = op.results[0];
@@ -177,46 +211,39 @@ std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
     case Op::Sum:
     case Op::Mean:
       init = fl ? "0.0f" : "0LL";
-      comb = "GrapeAdd()";
+      comb = "GrapeAdd";
       break;
     case Op::Prod:
       init = fl ? "1.0f" : "1LL";
-      comb = "GrapeMul()";
+      comb = "GrapeMul";
       break;
     case Op::Max:
       init = fl ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)";
-      comb = "GrapeMax()";
+      comb = "GrapeMax";
       break;
     case Op::Min:
       init = fl ? "__int_as_float(0x7f800000)" : "9223372036854775807LL";
-      comb = "GrapeMin()";
+      comb = "GrapeMin";
       break;
     case Op::All:
       init = "1";
-      comb = "GrapeAnd()";
+      comb = "GrapeAnd";
       break;
     case Op::Any:
       init = "0";
-      comb = "GrapeOr()";
+      comb = "GrapeOr";
       break;
     default: throw std::logic_error("not a reduction");
   }
-  std::string s = kernel_header(name);
-  s += "  __shared__ " + acc_t + " sm[32];\n";
-  Idx kept;
-  std::string ind = rows_prologue(c, r, s, kept);
-  s += ind + acc_t + " acc = " + init + ";\n";
-  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
-  std::string code;
-  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
-  s += code + ind + "  acc = " + comb + "(acc, (" + acc_t + ")" + v + ");\n" + ind + "}\n";
-  s += ind + "acc = grape_block_reduce(acc, " + comb + ", sm);\n";
-  s += ind + "if (threadIdx.x == 0) {\n";
+  std::string ops = "struct Ops {\n";
+  ops += "  using Acc = " + acc_t + ";\n  using Combine = " + comb + ";\n";
+  ops += "  __device__ static Acc init() { return " + init + "; }\n";
+  Idx kept = row_ops(c, x, r, c.numel(r.red_dims), "Acc", ops);
   std::string fin;
   if (logical)
     fin = "(acc != 0)";
   else if (op.op == Op::Mean)
-    fin = round_to(ot, "(acc / (float)cnt)");  // mean of nothing: NaN
+    fin = round_to(ot, "(acc / (float)cnt(p))");  // mean of nothing: NaN
   else if (fl)
     fin = round_to(ot, "acc");
   else
@@ -229,34 +256,25 @@ std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
     else if (op.attrs.keepdims)
       oidx.push_back("0LL");
   }
-  s += c.emit_output(oidx, fin, ind + "  ");
-  s += ind + "}\n  }\n}\n";
+  ops += "  __device__ static void out(const KParams* p, const Row& r, Acc acc) {\n" +
+         c.emit_output(oidx, fin, "    ") + "  }\n};\n\n";
+  std::string s = ops + kernel_header(name) + block_per_row("grape_reduce_row<Ops>");
+  c.templates = {"reduce.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
   return s;
 }
 
+// argmax, argmin (jit/kernels/reduce.cuh, grape_arg_reduce_row).
 std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.core;
   ValueId x = op.operands[0];
   bool fl = is_float(c.type(x).dtype);
-  std::string vt = fl ? "float" : "long long";
   RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = kernel_header(name);
-  s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
-  std::string cmp = op.op == Op::ArgMax ? "true" : "false";
-  s += "  auto before = [](" + vt + " a, long long ia, " + vt +
-       " b, long long ib) { return grape_arg_first(a, ia, b, ib, " + cmp + "); };\n";
-  Idx kept;
-  std::string ind = rows_prologue(c, r, s, kept);
-  s += ind + vt + " bv = 0; long long bi = -1;\n";
-  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
-  std::string code;
-  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
-  s += code + ind + "  if (before((" + vt + ")" + v + ", j, bv, bi)) { bv = (" + vt + ")" + v +
-       "; bi = j; }\n" + ind + "}\n";
-  s += ind + "grape_block_best(bv, bi, before, smv, smi);\n";
-  s += ind + "if (threadIdx.x == 0) {\n";
+  std::string ops = "struct Ops {\n";
+  ops += std::string("  using T = ") + (fl ? "float" : "long long") + ";\n";
+  ops += std::string("  static constexpr bool kMax = ") + (op.op == Op::ArgMax ? "true" : "false") + ";\n";
+  Idx kept = row_ops(c, x, r, c.numel(r.red_dims), "T", ops);
   Idx oidx;
   for (size_t d = 0, k = 0; d < c.type(x).rank(); ++d) {
     if (static_cast<int64_t>(d) != op.attrs.axis)
@@ -264,8 +282,10 @@ std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
     else if (op.attrs.keepdims)
       oidx.push_back("0LL");
   }
-  s += c.emit_output(oidx, "(int)(bi < 0 ? 0 : bi)", ind + "  ");
-  s += ind + "}\n  }\n}\n";
+  ops += "  __device__ static void out(const KParams* p, const Row& r, long long i) {\n" +
+         c.emit_output(oidx, "(int)i", "    ") + "  }\n};\n\n";
+  std::string s = ops + kernel_header(name) + block_per_row("grape_arg_reduce_row<Ops>");
+  c.templates = {"reduce.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
   return s;
@@ -288,252 +308,132 @@ constexpr int64_t kTopKOnePassMaxK = 16;
 constexpr int kTopKThreads = 512;
 constexpr int kTopKUnroll = 8;
 
-// The longest rows the warp-per-row template (jit/kernels/row_norm.cuh) takes: 32 registers of
-// values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
+// The longest rows the warp-per-row kernel (jit/kernels/row_norm.cuh, grape_row_norm_warp) takes:
+// 32 registers of values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
 constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
-// Rows at least this long (and of known length) take the block-per-row kernel with 1024 threads.
+// Longer rows take the block-per-row kernel (grape_row_norm_block), with 1024 threads from this
+// length on (a known length): one block must keep enough loads in flight to read the row at a
+// useful rate (a beam search's 5 rows of 50257: 72 us with 256 threads and three passes).
 constexpr int64_t kRowNormWideBlockMinCols = 8192;
 constexpr int kRowNormWarps = 4;
 
-// Rows of a constant length up to kRowNormWarpMaxCols: the glue of jit/kernels/row_norm.cuh, an Ops
-// struct with the fused input x(row, j) and the output out(row, j, y).
-std::string norm_warp_rows(Ctx& c, const std::string& name, LaunchRule& L, const RowSpace& r) {
+// The Ops of jit/kernels/row_norm.cuh (both kernels): the kind and epsilon, the row (row_ops,
+// `cnt` the row length's C expression) and out(row, j, y): gamma and beta, the rounding and the
+// fused epilogue.
+std::string norm_ops(Ctx& c, const RowSpace& r, const std::string& cnt) {
   const ir::Operation& op = *c.g.core;
   ValueId x = op.operands[0], out = op.results[0];
-  const int64_t cols = r.red_dims[0].const_value();
   const char* kind = op.op == Op::Softmax      ? "kGrapeSoftmax"
                      : op.op == Op::LogSoftmax ? "kGrapeLogSoftmax"
                      : op.op == Op::LayerNorm  ? "kGrapeLayerNorm"
                                                : "kGrapeRmsNorm";
-  // Read-only loads (emit_context.h): out's gamma and beta loads may then be issued ahead of the
-  // stores of the row's earlier elements instead of one store's latency apart.
-  c.readonly_inputs = true;
   const bool affine = op.op == Op::LayerNorm || op.op == Op::RmsNorm;  // gamma (and beta), an epsilon
   const std::string eps = f32_decimal(affine ? op.attrs.eps : 0.0);
   std::string ops = "struct Ops {\n";
   ops += std::string("  static constexpr int kKind = ") + kind + ";\n";
   ops += std::string("  static constexpr float kEps = ") + eps + ";\n";
-  ops += "  __device__ static long long rows(const KParams* p) { return " + c.numel(r.kept_dims) + "; }\n";
-  ops += "  __device__ static long long cnt(const KParams*) { return " + std::to_string(cols) + "LL; }\n";
-  // The row's kept indices, unravelled once per row (Ops::row): x and out then do only the column's
-  // index arithmetic. Unravelled in out, a row's 64-bit divisions were redone for every element,
-  // since the compiler cannot keep p->shape in registers across out's global stores.
-  Idx kept_fields;
-  {
-    std::string code;
-    Idx kept = c.unravel("row", r.kept_dims, code, "    ");
-    std::string fields, init;
-    for (size_t i = 0; i < kept.size(); ++i) {
-      fields += (i ? ", k" : "k") + std::to_string(i);
-      init += (i ? ", " : "") + kept[i];
-      kept_fields.push_back("r.k" + std::to_string(i));
-    }
-    ops += kept.empty() ? "  struct Row {};\n" : "  struct Row { long long " + fields + "; };\n";
-    ops += "  __device__ static Row row(const KParams* p, long long row) {\n" + code + "    return Row{" +
-           init + "};\n  }\n";
+  Idx kept_fields = row_ops(c, x, r, cnt, "float", ops);
+  std::string code;
+  Idx red = c.unravel("j", r.red_dims, code, "    ");
+  Idx full = join(r, kept_fields, red);
+  std::string res = "y";
+  if (affine) {
+    res = "y * " + c.value(op.operands[1], {full.back()}, code, "    ");
+    if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, "    ");
   }
-  {
-    std::string code;
-    std::string v = row_elem(c, x, r, kept_fields, "j", code, "    ");
-    ops += "  __device__ static float x(const KParams* p, const Row& r, long long j) {\n" + code +
-           "    return " + v + ";\n  }\n";
-  }
-  {
-    std::string code;
-    Idx red = c.unravel("j", r.red_dims, code, "    ");
-    Idx full = join(r, kept_fields, red);
-    std::string res = "y";
-    if (affine) {
-      res = "y * " + c.value(op.operands[1], {full.back()}, code, "    ");
-      if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, "    ");
-    }
-    ops += "  __device__ static void out(const KParams* p, const Row& r, long long j, float y) {\n" + code +
-           c.emit_output(full, round_to(c.type(out).dtype, "(" + res + ")"), "    ") + "  }\n";
-  }
-  ops += "};\n\n";
-  const int per_lane = static_cast<int>((cols + 31) / 32);
-  std::string s = ops + kernel_header(name, std::to_string(32 * kRowNormWarps));
-  s += "  grape_row_norm<Ops, " + std::to_string(per_lane) + ">(p);\n}\n";
-  c.templates = {"row_norm.cuh"};
-  L.kind = LaunchRule::Rows;
-  L.items = r.kept_dims;
-  L.rows_per_block = kRowNormWarps;
-  L.threads = 32 * kRowNormWarps;
-  return s;
+  ops += "  __device__ static void out(const KParams* p, const Row& r, long long j, float y) {\n" + code +
+         c.emit_output(full, round_to(c.type(out).dtype, "(" + res + ")"), "    ") + "  }\n";
+  return ops + "};\n\n";
 }
 
-// softmax / log_softmax over one axis, layer_norm / rms_norm over the last (runtime/cpu/norm.cpp).
+// softmax / log_softmax over one axis, layer_norm / rms_norm over the last (runtime/cpu/norm.cpp;
+// jit/kernels/row_norm.cuh).
 std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.core;
-  ValueId x = op.operands[0], out = op.results[0];
-  DType ot = c.type(out).dtype;
+  ValueId x = op.operands[0];
   bool sm = op.op == Op::Softmax || op.op == Op::LogSoftmax;
   int64_t axis = sm ? op.attrs.axis : static_cast<int64_t>(c.type(x).rank()) - 1;
   RowSpace r = row_space(c, x, {axis});
-  if (r.red_dims.size() == 1 && r.red_dims[0].is_const() && r.red_dims[0].const_value() >= 1 &&
-      r.red_dims[0].const_value() <= kRowNormWarpMaxCols)
-    return norm_warp_rows(c, name, L, r);
-  // Longer or runtime-length rows: one block per row, a pass over x per statistic (softmax: one
-  // pass for both, below). A long row of known length gets 1024 threads: one block must keep
-  // enough loads in flight to read it at a useful rate (a beam search's 5 rows of 50257: 72 us
-  // with 256 threads and three passes).
-  const bool wide = r.red_dims.size() == 1 && r.red_dims[0].is_const() &&
-                    r.red_dims[0].const_value() >= kRowNormWideBlockMinCols;
-  std::string s = kernel_header(name, wide ? "1024" : "256");
-  s += "  __shared__ float sm[32];\n";
-  Idx kept;
-  std::string ind = rows_prologue(c, r, s, kept);
-  auto pass = [&](const std::string& acc_update) {
-    std::string code;
-    std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ");
-    std::string u = acc_update;
-    for (size_t pos; (pos = u.find("$x")) != std::string::npos;) u.replace(pos, 2, v);
-    s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n" + code + ind + "  " + u +
-         "\n" + ind + "}\n";
-  };
-  if (sm) {
-    // Each thread keeps the largest element it has seen and the sum of exp(x - that), rescaled
-    // when the maximum grows (so x is read once for both); the block's maximum, then each
-    // thread's sum rescaled to it. -inf elements add exp(-inf) = 0 and are skipped, so a thread
-    // that saw nothing else keeps a sum of 0 and adds 0, not 0 * exp(-inf - -inf) = NaN; a row of
-    // only -inf still comes out NaN (0 / 0, log 0 - NaN), and a NaN or +inf anywhere makes the
-    // maximum or the sum NaN, as the CPU's two passes do.
-    s += ind + "float tmx = -__int_as_float(0x7f800000), tsum = 0.0f;\n";
-    pass(
-        "{ const float xv = $x; if (xv != -__int_as_float(0x7f800000)) { "
-        "const float nm = grape_fmax_nan(tmx, xv); "
-        "tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm); tmx = nm; } }");
-    s += ind + "const float mx = grape_block_reduce(tmx, GrapeMax(), sm);\n";
-    s += ind +
-         "float sum = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - mx), GrapeAdd(), sm);\n";
-  } else {
-    s += ind + "float mean = 0.0f;\n";
-    if (op.op == Op::LayerNorm) {
-      pass("mean += $x;");
-      s += ind + "mean = grape_block_reduce(mean, GrapeAdd(), sm) / (float)cnt;\n";
-    }
-    s += ind + "float sq = 0.0f;\n";
-    pass("{ const float d = $x - mean; sq += d * d; }");
-    s += ind + "sq = grape_block_reduce(sq, GrapeAdd(), sm);\n";
-    s += ind + "const float inv = 1.0f / sqrtf(sq / (float)cnt + " + f32_decimal(op.attrs.eps) + ");\n";
-  }
-  std::string code;
-  Idx full;
-  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ", &full);
-  std::string res;
-  if (op.op == Op::Softmax)
-    res = "expf(" + v + " - mx) / sum";
-  else if (op.op == Op::LogSoftmax)
-    res = "(" + v + " - mx) - logf(sum)";
-  else {
-    std::string gv = c.value(op.operands[1], {full.back()}, code, ind + "  ");
-    res = "(" + v + " - mean) * inv * " + gv;
-    if (op.op == Op::LayerNorm) res += " + " + c.value(op.operands[2], {full.back()}, code, ind + "  ");
-  }
-  s += ind + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n" + code;
-  s += c.emit_output(full, round_to(ot, "(" + res + ")"), ind + "  ");
-  s += ind + "}\n  }\n}\n";
+  c.templates = {"row_norm.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
+  const bool known = r.red_dims.size() == 1 && r.red_dims[0].is_const();
+  if (known && r.red_dims[0].const_value() >= 1 && r.red_dims[0].const_value() <= kRowNormWarpMaxCols) {
+    // A warp per row. Read-only loads (emit_context.h): out's gamma and beta loads may then be
+    // issued ahead of the stores of the row's earlier elements instead of one store's latency apart.
+    const int64_t cols = r.red_dims[0].const_value();
+    c.readonly_inputs = true;
+    std::string s =
+        norm_ops(c, r, std::to_string(cols) + "LL") + kernel_header(name, std::to_string(32 * kRowNormWarps));
+    s += "  grape_row_norm<Ops, " + std::to_string((cols + 31) / 32) + ">(p);\n}\n";
+    L.rows_per_block = kRowNormWarps;
+    L.threads = 32 * kRowNormWarps;
+    return s;
+  }
+  const bool wide = known && r.red_dims[0].const_value() >= kRowNormWideBlockMinCols;
+  std::string s = norm_ops(c, r, c.numel(r.red_dims)) + kernel_header(name, wide ? "1024" : "256") +
+                  block_per_row("grape_row_norm_block<Ops>");
   if (wide) L.threads = 1024;
   return s;
 }
 
-// Inclusive scan; one thread per row walks the axis serially (runtime/cpu/reduce.cpp cumsum).
+// Inclusive scan (jit/kernels/scan.cuh).
 std::string cumsum(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.core;
   ValueId x = op.operands[0], out = op.results[0];
   DType ot = c.type(out).dtype;
   bool fl = is_float(ot);
   RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = kernel_header(name);
-  Idx kept;
-  std::string ind = rows_prologue(c, r, s, kept);
-  s += ind + "if (threadIdx.x != 0) continue;\n";
-  s += ind + (fl ? "float acc = 0.0f;\n" : "long long acc = 0;\n");
+  std::string ops = "struct Ops {\n";
+  ops += std::string("  using Acc = ") + (fl ? "float" : "long long") + ";\n";
+  Idx kept = row_ops(c, x, r, c.numel(r.red_dims), "Acc", ops);
   std::string code;
-  Idx full;
-  std::string v = row_elem(c, x, r, kept, "j", code, ind + "  ", &full);
-  s += ind + "for (long long j = 0; j < cnt; ++j) {\n" + code;
-  s += ind + "  acc = grape_plus(acc, (" + std::string(fl ? "float" : "long long") + ")" + v + ");\n";
-  s += c.emit_output(full, fl ? round_to(ot, "acc") : (ot == DType::I32 ? "grape_to_i32(acc)" : "acc"),
-                     ind + "  ");
-  s += ind + "}\n  }\n}\n";
+  Idx red = c.unravel("j", r.red_dims, code, "    ");
+  code += c.emit_output(join(r, kept, red),
+                        fl ? round_to(ot, "acc") : (ot == DType::I32 ? "grape_to_i32(acc)" : "acc"), "    ");
+  ops += "  __device__ static void out(const KParams* p, const Row& r, long long j, Acc acc) {\n" + code +
+         "  }\n};\n\n";
+  std::string s = ops + kernel_header(name) + block_per_row("grape_cumsum_row<Ops>");
+  c.templates = {"scan.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
   return s;
 }
 
-// The topk of k <= GRAPE_TOPK_MAX_K (jit/kernels/topk.cuh): one pass over the row, each thread
-// keeping its best k in registers, then k block-wide merges; a block of 512 threads per row.
-std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
+// The Ops of jit/kernels/topk.cuh: the row (row_ops) and out(row, t, value, index), output t's
+// stores.
+std::string topk_ops(Ctx& c, const RowSpace& r, const std::string& prefix) {
   const ir::Operation& op = *c.g.root;
   ValueId x = op.operands[0], vals = op.results[0], inds = op.results[1];
-  bool fl = is_float(c.type(x).dtype);
-  std::string vt = fl ? "float" : "long long";
-  std::string k = std::to_string(op.attrs.k);
-  RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = kernel_header(name, std::to_string(kTopKThreads));
-  Idx kept;
-  std::string ind;
-  if (fl) {
-    // Float rows may be split over blocks (LaunchDims::splits): block item = (row, part).
-    s += "  const long long rows = " + c.numel(r.kept_dims) + ", cnt = " + c.numel(r.red_dims) + ";\n";
-    s += "  const long long splits = p->splits > 1 ? p->splits : 1, per = (cnt + splits - 1) / splits;\n";
-    s += "  unsigned* const counters = (unsigned*)p->scratch;\n";
-    s += "  unsigned long long* const keys = (unsigned long long*)((char*)p->scratch + 8 * rows);\n";
-    s += "  for (long long item = blockIdx.x; item < rows * splits; item += gridDim.x) {\n";
-    s += "    const long long row = item / splits, part = item % splits;\n";
-    s += "    const long long lo = part * per, hi = grape_min_ll(cnt, lo + per);\n";
-    kept = c.unravel("row", r.kept_dims, s, "    ");
-    ind = "    ";
-    s += ind + "GrapeTopKKeys<" + k + "> l;\n" + ind + "l.init();\n" + ind + "unsigned long long thr = 0;\n";
-  } else {
-    s += "  __shared__ long long smv[32];\n  __shared__ long long smi[32];\n";
-    ind = rows_prologue(c, r, s, kept);
-    s += ind + "const long long lo = 0, hi = cnt;\n";
-    s += ind + "GrapeTopKList<long long, " + k + "> l;\n" + ind + "l.init();\n";
-  }
-  // kTopKUnroll elements per thread and step, all loaded before any is offered (16 measured no
-  // faster than 8: 144 against 145 us for 251k floats on one block of an H100, where ncu shows the
-  // block issue-bound, 611k warp instructions at 2.2 per cycle: hence the split over blocks). Float
-  // rows step a warp at a time (jw is the same on its lanes: the offer step ends with a warp
-  // shuffle).
-  const std::string u = std::to_string(kTopKUnroll);
-  s += ind + "for (long long jw = lo + threadIdx.x - (threadIdx.x & 31); jw < hi; jw += " + u +
-       "LL * blockDim.x) {\n";
-  s += ind + "  const long long jb = jw + (threadIdx.x & 31);\n";
-  s += ind + "  " + vt + " xs[" + u + "];\n";
-  s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q) {\n";
-  s += ind + "    const long long j = jb + (long long)q * blockDim.x;\n";
-  s += ind + "    if (j < hi) {\n";
-  std::string code;
-  std::string v = row_elem(c, x, r, kept, "j", code, ind + "      ");
-  s += code + ind + "      xs[q] = (" + vt + ")" + v + ";\n" + ind + "    }\n" + ind + "  }\n";
-  if (fl) {
-    s += ind + "  grape_topk_offer_step<" + k + ", " + u + ">(l, thr, xs, jb, blockDim.x, hi);\n";
-  } else {
-    s += ind + "#pragma unroll\n" + ind + "  for (int q = 0; q < " + u + "; ++q)\n";
-    s += ind +
-         "    if (jb + (long long)q * blockDim.x < hi) l.offer(xs[q], jb + (long long)q * blockDim.x);\n";
-  }
-  s += ind + "}\n";
-  Idx oidx = join(r, kept, {"t"});
   DType xt = c.type(x).dtype;
+  std::string ops = "struct Ops {\n" + prefix;
+  ops += std::string("  using T = ") + (is_float(xt) ? "float" : "long long") + ";\n";
+  Idx kept = row_ops(c, x, r, c.numel(r.red_dims), "T", ops);
+  Idx oidx = join(r, kept, {"t"});
+  std::string sv = is_float(xt) ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
+  ops += "  __device__ static void out(const KParams* p, const Row& r, long long t, T bv, long long bi) {\n";
+  ops += "    " + c.store(vals, oidx, sv) + "\n";
+  ops += "    " + c.store(inds, oidx, "(int)bi") + "\n";
+  return ops + "  }\n};\n\n";
+}
+
+// The topk of k <= GRAPE_TOPK_MAX_K (jit/kernels/topk.cuh): one pass over the row, each thread
+// keeping its best k in registers, then k block-wide merges; a block of 512 threads per row, or
+// per part of a float row split over blocks (LaunchDims::splits).
+std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
+  const ir::Operation& op = *c.g.root;
+  ValueId x = op.operands[0];
+  bool fl = is_float(c.type(x).dtype);
+  RowSpace r = row_space(c, x, {op.attrs.axis});
+  const std::string targs = "<Ops, " + std::to_string(op.attrs.k) + ", " + std::to_string(kTopKUnroll) + ">";
+  std::string s = topk_ops(c, r, "") + kernel_header(name, std::to_string(kTopKThreads));
   if (fl) {
-    s += ind + "if (splits > 1 && !grape_topk_gather_parts(l, " + k +
-         ", splits, keys + (row * splits + part) * " + k + ", keys + row * splits * " + k +
-         ", counters + 2 * row)) continue;\n";
-    s += ind + "grape_topk_merge_keys(l, " + k + ", [&](long long t, unsigned long long key) {\n";
-    s += ind + "  const float bv = grape_topk_key_value(key);\n";
-    s += ind + "  const long long bi = grape_topk_key_index(key);\n";
+    s += "  const long long items = Ops::rows(p) * (p->splits > 1 ? p->splits : 1);\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_topk_one_pass_keys" +
+         targs + "(p, item);\n}\n";
   } else {
-    s += ind + "grape_topk_merge(l, " + k + ", smv, smi, [&](long long t, long long bv, long long bi) {\n";
+    s += block_per_row("grape_topk_one_pass_list" + targs);
   }
-  std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
-  s += ind + "  " + c.store(vals, oidx, sv) + "\n";
-  s += ind + "  " + c.store(inds, oidx, "(int)bi") + "\n";
-  s += ind + "});\n  }\n}\n";
   c.templates = {"topk.cuh"};
   L.kind = LaunchRule::Rows;
   L.threads = kTopKThreads;
@@ -548,45 +448,20 @@ std::string topk_one_pass(Ctx& c, const std::string& name, LaunchRule& L) {
 }
 
 // k passes of a block-wide selection of the next element in topk order after the previous one
-// (k > GRAPE_TOPK_MAX_K).
+// (k > GRAPE_TOPK_MAX_K; jit/kernels/topk.cuh, grape_topk_passes).
 std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
   const ir::Operation& op = *c.g.root;
   if (op.attrs.k <= kTopKOnePassMaxK) return topk_one_pass(c, name, L);
-  ValueId x = op.operands[0], vals = op.results[0], inds = op.results[1];
-  bool fl = is_float(c.type(x).dtype);
-  std::string vt = fl ? "float" : "long long";
-  RowSpace r = row_space(c, x, {op.attrs.axis});
-  std::string s = kernel_header(name);
-  s += "  __shared__ " + vt + " smv[32];\n  __shared__ long long smi[32];\n";
-  s += "  auto before = [](" + vt + " a, long long ia, " + vt +
-       " b, long long ib) { return grape_topk_before(a, ia, b, ib); };\n";
-  Idx kept;
-  std::string ind = rows_prologue(c, r, s, kept);
-  s += ind + vt + " pv = 0; long long pi = -1;\n";
-  s += ind + "for (long long t = 0; t < " + std::to_string(op.attrs.k) + "LL; ++t) {\n";
-  std::string ind2 = ind + "  ";
-  s += ind2 + vt + " bv = 0; long long bi = -1;\n";
-  s += ind2 + "for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {\n";
-  std::string code;
-  std::string v = row_elem(c, x, r, kept, "j", code, ind2 + "  ");
-  s += code + ind2 + "  const " + vt + " xv = (" + vt + ")" + v + ";\n";
-  s += ind2 + "  if ((pi < 0 || before(pv, pi, xv, j)) && before(xv, j, bv, bi)) { bv = xv; bi = j; }\n" +
-       ind2 + "}\n";
-  s += ind2 + "grape_block_best(bv, bi, before, smv, smi);\n";
-  s += ind2 + "pv = bv; pi = bi;\n";
-  s += ind2 + "if (threadIdx.x == 0 && bi >= 0) {\n";
-  Idx oidx = join(r, kept, {"t"});
-  DType xt = c.type(x).dtype;
-  std::string sv = fl ? "bv" : (xt == DType::I32 ? "grape_to_i32(bv)" : "bv");
-  s += ind2 + "  " + c.store(vals, oidx, sv) + "\n";
-  s += ind2 + "  " + c.store(inds, oidx, "(int)bi") + "\n";
-  s += ind2 + "}\n" + ind + "}\n  }\n}\n";
+  RowSpace r = row_space(c, op.operands[0], {op.attrs.axis});
+  std::string s = topk_ops(c, r, "  static constexpr long long kK = " + std::to_string(op.attrs.k) + ";\n") +
+                  kernel_header(name) + block_per_row("grape_topk_passes<Ops>");
+  c.templates = {"topk.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
   return s;
 }
 
-// ---- slice_update -----------------------------------------------------------------------------
+// ---- slice_update (jit/kernels/slice_update.cuh) -----------------------------------------------
 std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& in_place) {
   const ir::Operation& op = *c.g.root;
   ValueId x = op.operands[0], val = op.operands[1], out = op.results[0];
@@ -611,30 +486,49 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
   for (const ir::Operation* m : c.g.ops)
     if (m != &op && !same_region(*m))
       for (ValueId u : m->operands) in_place = in_place && u != x;
-  std::string s = kernel_header(name);
-  std::string body, ind = "    ";
+  const std::string T = reg_type(c.type(out).dtype);
+  // Ops::starts: the dynamic starts, resolved once per thread.
+  std::string ops = "struct Ops {\n";
+  std::string code, fields, init;
   std::vector<std::string> starts;
   for (size_t d = 0; d < xs.size(); ++d) {
     const ir::SliceAxis& sa = op.attrs.slices[d];
     if (sa.dynamic >= 0) {
-      std::string raw = c.value(op.operands[static_cast<size_t>(sa.dynamic)], {}, s, "  ");
+      std::string raw = c.value(op.operands[static_cast<size_t>(sa.dynamic)], {}, code, "    ");
       std::string st = c.fresh("ds");
-      s += "  const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) + ", " +
-           c.dim(sa.size) + ");\n";
-      starts.push_back(st);
+      code += "    const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) +
+              ", " + c.dim(sa.size) + ");\n";
+      fields += (fields.empty() ? "" : ", ") + st;
+      init += (init.empty() ? "" : ", ") + st;
+      starts.push_back("s." + st);
     } else {
       starts.push_back(c.dim(sa.start));
     }
   }
+  ops += fields.empty() ? "  struct Starts {};\n" : "  struct Starts { long long " + fields + "; };\n";
+  ops += "  __device__ static Starts starts(" + params_arg(code) + ") {\n" + code + "    return Starts{" +
+         init + "};\n  }\n";
+  // Ops::at: work item gi's indices (At: the region's index r; for a copy, out's index o first);
+  // Ops::inside: whether it is in the region (copy) or in x (in place). Ops::store's index is
+  // out's: in place, start + step * r, written out in store itself so that Ctx::buffer_offset sees
+  // a constant leading start (a layer of a stacked cache).
   std::vector<ir::Dim> region;
   for (const auto& sa : op.attrs.slices) region.push_back(sa.size);
+  const std::vector<ir::Dim>& items = in_place ? region : xs;
+  Idx r_fields, o_fields;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    r_fields.push_back("a.r" + std::to_string(d));
+    o_fields.push_back("a.o" + std::to_string(d));
+  }
+  std::string at, inside = "true";
+  Idx fields_init, sq, out_idx;  // sq: the value's index (the region's, without squeezed axes)
   if (in_place) {
-    Idx ri = c.unravel("gi", region, body, ind);
-    Idx xi, sq;
-    std::string ok = "true";
+    Idx ri = c.unravel("gi", region, at, "    ");
     for (size_t d = 0; d < xs.size(); ++d) {
       const ir::SliceAxis& sa = op.attrs.slices[d];
-      xi.push_back("(" + starts[d] + " + " + std::to_string(sa.step) + "LL * " + ri[d] + ")");
+      auto x_index = [&](const std::string& r) {
+        return "(" + starts[d] + " + " + std::to_string(sa.step) + "LL * " + r + ")";
+      };
       // A static axis whose whole range is known to fit needs no test (and a layer's number in
       // the test would keep the layers' kernels apart; Ctx::buffer_offset).
       const bool fits =
@@ -642,35 +536,57 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
           sa.start.const_value() >= 0 &&
           (sa.size.const_value() == 0 ||
            sa.start.const_value() + (sa.size.const_value() - 1) * sa.step < xs[d].const_value());
-      if (!fits) ok += " && " + xi.back() + " < " + c.dim(xs[d]);
-      if (!op.attrs.slices[d].squeeze) sq.push_back(ri[d]);
+      if (!fits) inside += " && " + x_index(r_fields[d]) + " < " + c.dim(xs[d]);
+      fields_init.push_back(ri[d]);
+      out_idx.push_back(x_index(r_fields[d]));
+      if (!sa.squeeze) sq.push_back(r_fields[d]);
     }
-    std::string v = c.value(val, c.broadcast_index(val, sq), body, ind);
-    body += ind + "if (" + ok + ") " + c.store(out, xi, v) + "\n";
-    s += "  const long long n = " + c.numel(region) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
-    L.items = region;
   } else {
     // Every element of out: the value inside the region, x elsewhere (disjoint writes, out != x).
-    Idx xi = c.unravel("gi", xs, body, ind);
-    std::string in = "true";
-    Idx sq;
-    std::vector<std::string> rel;
+    Idx oi = c.unravel("gi", xs, at, "    ");
+    fields_init = oi;
+    out_idx = o_fields;
     for (size_t d = 0; d < xs.size(); ++d) {
       const ir::SliceAxis& sa = op.attrs.slices[d];
       std::string rd = c.fresh("r");
-      body += ind + "const long long " + rd + " = " + xi[d] + " - " + starts[d] + ";\n";
+      at += "    const long long " + rd + " = " + oi[d] + " - " + starts[d] + ";\n";
+      fields_init.push_back(rd);
       std::string step = std::to_string(sa.step) + "LL";
-      in += " && " + rd + " >= 0 && " + rd + " % " + step + " == 0 && " + rd + " / " + step + " < " +
-            c.dim(sa.size);
-      if (!sa.squeeze) sq.push_back("(" + rd + " / " + step + ")");
+      const std::string& rf = r_fields[d];
+      inside += " && " + rf + " >= 0 && " + rf + " % " + step + " == 0 && " + rf + " / " + step + " < " +
+                c.dim(sa.size);
+      if (!sa.squeeze) sq.push_back("(" + rf + " / " + step + ")");
     }
-    body += ind + "if (" + in + ") {\n";
-    std::string v = c.value(val, c.broadcast_index(val, sq), body, ind + "  ");
-    body += ind + "  " + c.store(out, xi, v) + "\n" + ind + "} else {\n";
-    body += ind + "  " + c.store(out, xi, c.load(x, xi)) + "\n" + ind + "}\n";
-    s += "  const long long n = " + c.numel(xs) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
-    L.items = xs;
   }
+  Idx names = r_fields;
+  if (!in_place) names.insert(names.begin(), o_fields.begin(), o_fields.end());
+  std::string decl, init_list;
+  for (const std::string& f : names) decl += (decl.empty() ? "" : ", ") + f.substr(2);  // a.r0: r0
+  for (const std::string& f : fields_init) init_list += (init_list.empty() ? "" : ", ") + f;
+  ops += xs.empty() ? "  struct At {};\n" : "  struct At { long long " + decl + "; };\n";
+  ops += "  __device__ static long long n(" + params_arg(c.numel(items)) + ") { return " + c.numel(items) +
+         "; }\n";
+  ops += "  __device__ static At at(const KParams* p, const Starts& s, long long gi) {\n" + at +
+         "    return At{" + init_list + "};\n  }\n";
+  ops += "  __device__ static bool inside(const KParams* p, const Starts& s, const At& a) { return " +
+         inside + "; }\n";
+  {
+    std::string vcode;
+    std::string v = c.value(val, c.broadcast_index(val, sq), vcode, "    ");
+    ops += "  __device__ static " + T + " value(const KParams* p, const At& a) {\n" + vcode + "    return " +
+           v + ";\n  }\n";
+  }
+  if (!in_place)
+    ops += "  __device__ static " + T + " x(const KParams* p, const At& a) { return " + c.load(x, o_fields) +
+           "; }\n";
+  ops += "  __device__ static void store(const KParams* p, const Starts& s, const At& a, " + T +
+         " v) {\n    " + c.store(out, out_idx, "v") + "\n  }\n};\n\n";
+  std::string s = ops + kernel_header(name);
+  s += "  const Ops::Starts s = Ops::starts(p);\n  const long long n = Ops::n(p);\n  " +
+       std::string(kGridStride) + "\n    grape_slice_update_" + (in_place ? "in_place" : "copy") +
+       "<Ops>(p, s, gi);\n}\n";
+  c.templates = {"slice_update.cuh"};
+  L.items = items;
   L.kind = LaunchRule::Elementwise;
   return s;
 }

@@ -1,5 +1,5 @@
-// Row normalisations over rows of at most 32 * PER_LANE elements: softmax, log_softmax,
-// layer_norm and rms_norm, the same functions as runtime/cpu/norm.cpp,
+// Row normalisations: softmax, log_softmax, layer_norm and rms_norm, the same functions as
+// runtime/cpu/norm.cpp,
 //
 //   softmax      y[j] = exp(x[j] - max x) / sum exp(x - max x)
 //   log_softmax  y[j] = (x[j] - max x) - log(sum exp(x - max x))
@@ -9,13 +9,15 @@
 // then Ops::out(p, row, j, y) applies the rest (layer_norm's gamma and beta, the rounding to the
 // output type, fused epilogue ops) and stores.
 //
-// One warp per row, four rows per block of 128 threads: each lane reads its PER_LANE elements
-// (j = lane + 32 t, coalesced) once into registers and the statistics are warp shuffles, so there
-// is no barrier and x is read once. (The block-per-row kernel that jit/emit_kernels.cpp generates
-// for longer or runtime-length rows reads x once per pass and synchronises the block twice per
-// statistic: a 128 x 768 layer norm took 7 us on an H100 that way.)
+// grape_row_norm_warp: rows of at most 32 * PER_LANE elements, one warp per row, four rows per
+// block of 128 threads: each lane reads its PER_LANE elements (j = lane + 32 t, coalesced) once
+// into registers and the statistics are warp shuffles, so there is no barrier and x is read once.
 //
-// Ops (jit/emit_kernels.cpp, norm()):
+// grape_row_norm_block: rows of any length (longer ones, or a runtime length), one block per row.
+// It reads x once per pass (a softmax's maximum and sum in one pass) and synchronises the block
+// per statistic: a 128 x 768 layer norm took 7 us on an H100 that way, hence the warp kernel.
+//
+// Ops (jit/emit_kernels.cpp, norm_ops()), the same for both:
 //   static constexpr int kKind     kGrapeSoftmax, kGrapeLogSoftmax, kGrapeLayerNorm, kGrapeRmsNorm
 //   static constexpr float kEps    the norms' epsilon
 //   static long long rows(p), cnt(p)
@@ -93,6 +95,61 @@ __device__ void grape_row_norm(const KParams* p) {
   for (long long row = (long long)blockIdx.x * GRAPE_ROW_NORM_WARPS + (threadIdx.x >> 5); row < rows;
        row += (long long)gridDim.x * GRAPE_ROW_NORM_WARPS)
     grape_row_norm_warp<Ops, PER_LANE>(p, row);
+}
+
+// One row per block of blockDim.x threads (a multiple of 32; the glue gives rows of known length
+// from 8192 on 1024 threads: one block must keep enough loads in flight to read a long row at a
+// useful rate), thread i taking the elements j = i + blockDim.x * t.
+//
+// softmax and log_softmax read the row once for the maximum and the sum together: each thread
+// keeps the largest element it has seen and the sum of exp(x - that), rescaled when the maximum
+// grows; then the block's maximum, and each thread's sum rescaled to it. -inf elements add
+// exp(-inf) = 0 and are skipped, so a thread that saw nothing else keeps a sum of 0 and adds 0,
+// not 0 * exp(-inf - -inf) = NaN; a row of only -inf still comes out NaN (0 / 0, log 0 - NaN),
+// and a NaN or +inf anywhere makes the maximum or the sum NaN, as the CPU's two passes do.
+// layer_norm and rms_norm take a pass per statistic (the mean, then the squares).
+template <class Ops>
+__device__ void grape_row_norm_block(const KParams* p, long long row_index) {
+  __shared__ float sm[32];
+  const long long cnt = Ops::cnt(p);
+  const typename Ops::Row row = Ops::row(p, row_index);
+  float a, b;  // softmax: max, sum of exp; norms: mean, inv
+  if constexpr (Ops::kKind == kGrapeSoftmax || Ops::kKind == kGrapeLogSoftmax) {
+    float tmx = -__int_as_float(0x7f800000), tsum = 0.0f;
+    for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+      const float xv = Ops::x(p, row, j);
+      if (xv != -__int_as_float(0x7f800000)) {
+        const float nm = grape_fmax_nan(tmx, xv);
+        tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm);
+        tmx = nm;
+      }
+    }
+    const float mx = grape_block_reduce(tmx, GrapeMax(), sm);
+    a = mx;
+    b = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - mx), GrapeAdd(), sm);
+  } else {
+    float mean = 0.0f;
+    if constexpr (Ops::kKind == kGrapeLayerNorm) {
+      for (long long j = threadIdx.x; j < cnt; j += blockDim.x) mean += Ops::x(p, row, j);
+      mean = grape_block_reduce(mean, GrapeAdd(), sm) / (float)cnt;
+    }
+    float sq = 0.0f;
+    for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+      const float d = Ops::x(p, row, j) - mean;
+      sq += d * d;
+    }
+    sq = grape_block_reduce(sq, GrapeAdd(), sm);
+    a = mean;
+    b = 1.0f / sqrtf(sq / (float)cnt + Ops::kEps);
+  }
+  for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+    const float v = Ops::x(p, row, j);
+    float y;
+    if constexpr (Ops::kKind == kGrapeSoftmax) y = expf(v - a) / b;
+    else if constexpr (Ops::kKind == kGrapeLogSoftmax) y = (v - a) - logf(b);
+    else y = (v - a) * b;
+    Ops::out(p, row, j, y);
+  }
 }
 
 #endif  // GRAPE_KERNELS_ROW_NORM_CUH

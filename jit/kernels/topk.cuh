@@ -20,8 +20,9 @@
 // each, the rows filling the GPU twice): each block's best k go to the scratch area and the row's
 // last block merges them (grape_topk_gather_parts).
 //
-// The glue (jit/emit_kernels.cpp, topk()) offers every element of a row and emits the outputs
-// from the merge's callback on thread 0.
+// The glue (jit/emit_kernels.cpp, topk_one_pass()) supplies the row's elements and the stores of
+// the outputs (Ops, below) and loops over the work items; larger k take k passes
+// (grape_topk_passes, at the end).
 #ifndef GRAPE_KERNELS_TOPK_CUH
 #define GRAPE_KERNELS_TOPK_CUH
 
@@ -208,6 +209,120 @@ __device__ __forceinline__ bool grape_topk_gather_parts(GrapeTopKKeys<K>& l, int
   }
   if (threadIdx.x == 0) *counter = 0;
   return true;
+}
+
+// ---- the one-pass kernels (k <= GRAPE_TOPK_MAX_K) ----------------------------------------------
+//
+// Ops (jit/emit_kernels.cpp, topk_one_pass()):
+//   using T                float (keys, rows split over blocks) or long long (lists, a block per row)
+//   static long long rows(p), cnt(p)
+//   struct Row; static Row row(p, row_index)   the row's indices, computed once per row
+//   static T x(p, const Row&, j)               the (fused) input
+//   static void out(p, const Row&, t, T value, long long index)   output t's stores
+//
+// U elements per thread and step, all loaded before any is offered (16 measured no faster than
+// 8: 144 against 145 us for 251k floats on one block of an H100, where ncu shows the block
+// issue-bound, 611k warp instructions at 2.2 per cycle: hence the split over blocks). The steps
+// go a warp at a time (jw is the same on the warp's lanes: grape_topk_offer_step ends with a
+// warp shuffle); thread i loads elements jb + q * blockDim.x of its step.
+
+// Float rows: work item `item` is part item % splits of row item / splits (LaunchDims::splits,
+// p->splits; 1 when the row is not split). Each part's best K go to the scratch area and the
+// row's last part merges them.
+template <class Ops, int K, int U>
+__device__ void grape_topk_one_pass_keys(const KParams* p, long long item) {
+  const long long rows = Ops::rows(p), cnt = Ops::cnt(p);
+  const long long splits = p->splits > 1 ? p->splits : 1, per = (cnt + splits - 1) / splits;
+  unsigned* const counters = (unsigned*)p->scratch;
+  unsigned long long* const keys = (unsigned long long*)((char*)p->scratch + 8 * rows);
+  const long long row_index = item / splits, part = item % splits;
+  const long long lo = part * per, hi = grape_min_ll(cnt, lo + per);
+  const typename Ops::Row row = Ops::row(p, row_index);
+  GrapeTopKKeys<K> l;
+  l.init();
+  unsigned long long thr = 0;
+  for (long long jw = lo + threadIdx.x - (threadIdx.x & 31); jw < hi; jw += U * (long long)blockDim.x) {
+    const long long jb = jw + (threadIdx.x & 31);
+    float xs[U];
+#pragma unroll
+    for (int q = 0; q < U; ++q) {
+      const long long j = jb + (long long)q * blockDim.x;
+      if (j < hi) xs[q] = Ops::x(p, row, j);
+    }
+    grape_topk_offer_step<K, U>(l, thr, xs, jb, blockDim.x, hi);
+  }
+  if (splits > 1 && !grape_topk_gather_parts(l, K, splits, keys + (row_index * splits + part) * K,
+                                             keys + row_index * splits * K, counters + 2 * row_index))
+    return;
+  grape_topk_merge_keys(l, K, [&](long long t, unsigned long long key) {
+    Ops::out(p, row, t, grape_topk_key_value(key), grape_topk_key_index(key));
+  });
+}
+
+// Integer rows: one block per row, (value, index) lists.
+template <class Ops, int K, int U>
+__device__ void grape_topk_one_pass_list(const KParams* p, long long row_index) {
+  __shared__ long long smv[32];
+  __shared__ long long smi[32];
+  const long long cnt = Ops::cnt(p);
+  const long long lo = 0, hi = cnt;
+  const typename Ops::Row row = Ops::row(p, row_index);
+  GrapeTopKList<long long, K> l;
+  l.init();
+  for (long long jw = lo + threadIdx.x - (threadIdx.x & 31); jw < hi; jw += U * (long long)blockDim.x) {
+    const long long jb = jw + (threadIdx.x & 31);
+    long long xs[U];
+#pragma unroll
+    for (int q = 0; q < U; ++q) {
+      const long long j = jb + (long long)q * blockDim.x;
+      if (j < hi) xs[q] = Ops::x(p, row, j);
+    }
+#pragma unroll
+    for (int q = 0; q < U; ++q)
+      if (jb + (long long)q * blockDim.x < hi) l.offer(xs[q], jb + (long long)q * blockDim.x);
+  }
+  grape_topk_merge(l, K, smv, smi,
+                   [&](long long t, long long bv, long long bi) { Ops::out(p, row, t, bv, bi); });
+}
+
+// ---- k > GRAPE_TOPK_MAX_K: k passes ------------------------------------------------------------
+
+// Top-k of one row by k block-wide selections (one block per row): pass t finds the best element
+// in topk order after the previous pass's (value, index), so the row is read k times; thread 0
+// stores each. Fewer than k outputs when the row has fewer elements.
+//
+// Ops (jit/emit_kernels.cpp, topk()):
+//   using T                          float or long long
+//   static constexpr long long kK    k
+//   static long long rows(p), cnt(p)
+//   struct Row; static Row row(p, row_index)   the row's indices, computed once per row
+//   static T x(p, const Row&, j)               the (fused) input
+//   static void out(p, const Row&, t, T value, long long index)   output t's stores
+template <class Ops>
+__device__ void grape_topk_passes(const KParams* p, long long row_index) {
+  using T = typename Ops::T;
+  __shared__ T smv[32];
+  __shared__ long long smi[32];
+  auto before = [](T a, long long ia, T b, long long ib) { return grape_topk_before(a, ia, b, ib); };
+  const long long cnt = Ops::cnt(p);
+  const typename Ops::Row row = Ops::row(p, row_index);
+  T pv = 0;
+  long long pi = -1;
+  for (long long t = 0; t < Ops::kK; ++t) {
+    T bv = 0;
+    long long bi = -1;
+    for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+      const T xv = Ops::x(p, row, j);
+      if ((pi < 0 || before(pv, pi, xv, j)) && before(xv, j, bv, bi)) {
+        bv = xv;
+        bi = j;
+      }
+    }
+    grape_block_best(bv, bi, before, smv, smi);
+    pv = bv;
+    pi = bi;
+    if (threadIdx.x == 0 && bi >= 0) Ops::out(p, row, t, bv, bi);
+  }
 }
 
 #endif  // GRAPE_KERNELS_TOPK_CUH

@@ -292,6 +292,73 @@ fn main(x: f32[R, C], n: i32[C2]) -> (i32[R, 10], f32[R, 10], i32[R, 16], i32[R,
   }
 }
 
+// The row and slice templates against the CPU on rows of runtime lengths (7 to 3000 elements):
+// reductions of every accumulator type, to a scalar and along a leading axis, argmax/argmin with
+// ties and a NaN (jit/kernels/reduce.cuh); softmax, log_softmax, layer and RMS norms over rows
+// longer than 1024 or of a runtime length, along the last axis and a leading one (row_norm.cuh's
+// block kernel); cumsum (scan.cuh); topk with k = 32 (topk.cuh's k passes, ties and a NaN); slice
+// writes in place at a dynamic start that wraps and clamps, and as copies (slice_update.cuh).
+TEST(GpuParity, RowAndSliceTemplates) {
+  REQUIRE_GPU();
+  const char* src = R"(
+weights { g: f16[2000]
+          b: f16[2000] }
+state kc: f32[4, 16, 8] = zeros
+fn reduce(x: f32[R, N], h: f16[R, N], n: i32[R, N], m: bool[R, N]) -> (f32[R], f16[R, 1], f32[R], f32[N], i32[R], i32[R], bool[R], bool[R], f16[R], f32[], i32[R], i32[R, 1], i32[N]) {
+  return (sum(x * 2.0, axis=1), mean(h, axis=1, keepdims=true), max(x, axis=1), min(x, axis=0), sum(n, axis=1),
+          max(n, axis=1), all(m, axis=1), any(m, axis=1), prod(h[:, 0:6], axis=1), sum(x), argmax(x, axis=1),
+          argmax(h, axis=1, keepdims=true), argmin(n, axis=0))
+}
+fn norms(x: f32[R, N], w: f16[R, 2000], y: f32[R, 9000]) -> (f32[R, N], f32[R, N], f32[R, N], f32[R, N], f32[R, N], f16[R, 2000], f16[R, 2000], f32[R, 9000]) {
+  return (softmax(x, axis=-1), log_softmax(x * 0.5, axis=-1), softmax(x, axis=0), layer_norm(x, x[0], x[1]),
+          rms_norm(x, x[2]), layer_norm(w, g, b), rms_norm(w * 2.0, g, eps=1e-5), log_softmax(y, axis=-1) + 1.0)
+}
+fn scan(x: f32[R, N], n: i32[R, N]) -> (f32[R, N], i32[R, N], f32[R, N]) {
+  return (cumsum(x, axis=1), cumsum(n * 3 - 4, axis=1), cumsum(x * 2.0, axis=0))
+}
+fn topk32(x: f32[R, N], n: i32[R, N]) -> (f32[R, 32], i32[R, 32], i32[R, 32], i32[R, 32]) {
+  let v, i = topk(x * 2.0, 32)
+  let vn, jn = topk(n, 32)
+  return (v, i, vn, jn)
+}
+fn slices(k: f32[4, 8], pos: i32[], x: f32[R, N]) -> (f32[4, 8], f32[R, N], f32[R, N]) {
+  kc[:, pos, :] = k * 2.0
+  var y = x
+  y[1:3, 0:4] = x[2:4, 0:4] + 1.0
+  var z = x * 2.0
+  z[pos, :] = z[0, :]
+  return (kc[:, 3, :], y, z)
+}
+)";
+  auto m = Model::load_source(src, "row_templates.grp");
+  m->set_random_weights(5);
+  const int64_t r = 5;
+  std::vector<Inputs> reduce, norms, scan, topk, slices;
+  uint32_t seed = 40;
+  for (int64_t n : {40, 3000}) {
+    // Values k/8 in [-1, 1]: many ties. A NaN in row 1 of the longer rows.
+    Tensor x = sample(DType::F32, {r, n}, seed++);
+    if (n > 40) x.set(1 * n + n / 3, std::numeric_limits<float>::quiet_NaN());
+    Tensor h = sample(DType::F16, {r, n}, seed++);
+    Tensor in = sample(DType::I32, {r, n}, seed++, 50);
+    reduce.push_back({{"x", x}, {"h", h}, {"n", in}, {"m", sample(DType::Bool, {r, n}, seed++)}});
+    norms.push_back({{"x", sample(DType::F32, {r, n}, seed++)},
+                     {"w", sample(DType::F16, {r, 2000}, seed++)},
+                     {"y", sample(DType::F32, {r, 9000}, seed++)}});
+    scan.push_back({{"x", sample(DType::F32, {r, n}, seed++)}, {"n", in}});
+    topk.push_back({{"x", x}, {"n", in}});
+  }
+  for (int32_t pos : {3, -2, 20})  // in range, wraps to 14, clamps to 15 (4 for z's rows)
+    slices.push_back({{"k", sample(DType::F32, {4, 8}, seed++)},
+                      {"pos", Tensor::scalar_i32(pos)},
+                      {"x", sample(DType::F32, {r, 300}, seed++)}});
+  compare(m, "reduce", reduce, "reductions");
+  compare(m, "norms", norms, "long and runtime-length norms");
+  compare(m, "scan", scan, "cumsum");
+  compare(m, "topk32", topk, "topk k=32");
+  compare(m, "slices", slices, "slice writes");
+}
+
 // Every path of the matrix-product templates (jit/kernels/gemv.cuh, gemm_mma.cuh) against the CPU:
 // both weight layouts, f16 and bf16, GEMV (rows <= 16: one K range, K splits, ragged columns and
 // K), both tensor-core tile configurations (and ragged tiles), fused row prologues and epilogues,

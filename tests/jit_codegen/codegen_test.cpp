@@ -91,7 +91,8 @@ fn long_rows(x: f32[B, 2000]) -> f32[B, 2000] {
   EXPECT_NE(short_rows[0].source.find("grape_row_norm<Ops, 24>(p);"), std::string::npos);
   EXPECT_NE(short_rows[0].source.find("static constexpr float kEps = 1.0f;"), std::string::npos);
   EXPECT_EQ(long_rows[0].source.find("grape_row_norm<"), std::string::npos);
-  EXPECT_NE(long_rows[0].source.find("sq / (float)cnt + 2.0f)"), std::string::npos);
+  EXPECT_NE(long_rows[0].source.find("grape_row_norm_block<Ops>(p, row);"), std::string::npos);
+  EXPECT_NE(long_rows[0].source.find("static constexpr float kEps = 2.0f;"), std::string::npos);
   // 300 rows, 4 per block of 128 threads; the block-per-row kernel one block per row.
   EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).grid, 75u);
   EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).block, 128u);
@@ -123,9 +124,9 @@ fn main(x: f32[R, C], n: i32[R, C]) -> (i32[R, 10], i32[R, 7], i32[R, 17]) {
   const jit::KernelSpec* integer = nullptr;
   const jit::KernelSpec* kpass = nullptr;
   for (const auto& k : ks) {
-    if (k.source.find("GrapeTopKKeys<10>") != std::string::npos) flt = &k;
-    if (k.source.find("GrapeTopKList<long long, 7>") != std::string::npos) integer = &k;
-    if (k.source.find("grape_block_best(bv, bi, before, smv, smi)") != std::string::npos) kpass = &k;
+    if (k.source.find("grape_topk_one_pass_keys<Ops, 10, 8>(p, item)") != std::string::npos) flt = &k;
+    if (k.source.find("grape_topk_one_pass_list<Ops, 7, 8>(p, row)") != std::string::npos) integer = &k;
+    if (k.source.find("grape_topk_passes<Ops>(p, row)") != std::string::npos) kpass = &k;
   }
   ASSERT_TRUE(flt && integer && kpass);
   EXPECT_NE(flt->source.find("grape_topk_gather_parts"), std::string::npos);
@@ -701,6 +702,158 @@ fn main(c: bool[], x: f32[64], y: f32[64]) -> f32[64] {
   EXPECT_GT(loads[0], branch);
   EXPECT_LT(loads[0], other);
   EXPECT_GT(loads[1], other);
+}
+
+// A kernel that instantiates a template of jit/kernels/: the template is in its source, the glue
+// calls `call`, and the glue has no loop over a row's elements (the algorithm is the template's).
+// Each compiles with NVRTC for sm_90 without warnings.
+void expect_template(const jit::KernelSpec& k, const std::string& file, const std::string& call) {
+  EXPECT_NE(k.source.find("#line 1 \"" + file + "\""), std::string::npos) << k.name;
+  EXPECT_NE(body(k).find(call), std::string::npos) << body(k);
+  EXPECT_EQ(body(k).find("for (long long j"), std::string::npos) << body(k);
+}
+
+void expect_compiles(const std::vector<jit::KernelSpec>& ks) {
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  for (const auto& k : ks) {
+    jit::CompileResult r = jit::compile_cuda(k.source, k.name, "sm_90");
+    EXPECT_FALSE(r.cubin.empty()) << r.log;
+    EXPECT_FALSE(r.has_warnings()) << r.log;
+  }
+}
+
+// Reductions and arg-reductions (jit/kernels/reduce.cuh) over rows of a runtime length, of every
+// accumulator type, to a scalar, and along a leading axis: one block of 256 threads per row.
+TEST(CodegenTemplates, ReductionsTakeReduceCuh) {
+  auto c = compile_text("reduce.grp", R"(
+fn main(x: f32[R, N], h: f16[R, N], n: i32[R, N], m: bool[R, N]) -> (f32[R], f16[R, 1], i32[R], bool[R], f32[], i32[R], i32[N]) {
+  return (sum(x * 2.0, axis=1), mean(h * 2.0, axis=1, keepdims=true), max(n, axis=1), any(m, axis=1), sum(x),
+          argmax(x, axis=1), argmin(h, axis=0))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 7u);
+  int reductions = 0, arg_reductions = 0;
+  for (const auto& k : ks) {
+    EXPECT_EQ(k.launch.kind, jit::LaunchRule::Rows);
+    const bool arg = k.root->op == ir::Op::ArgMax || k.root->op == ir::Op::ArgMin;
+    expect_template(k, "reduce.cuh",
+                    arg ? "grape_arg_reduce_row<Ops>(p, row);" : "grape_reduce_row<Ops>(p, row);");
+    (arg ? arg_reductions : reductions)++;
+    if (k.root->op == ir::Op::Mean) check_golden("reduce_rows", body(k));
+  }
+  EXPECT_EQ(reductions, 5);
+  EXPECT_EQ(arg_reductions, 2);
+  auto d = scheduler::launch_dims(ks[0].launch, {{"R", 300}, {"N", 5000}}, 132);
+  EXPECT_EQ(d.grid, 300u);
+  EXPECT_EQ(d.block, 256u);
+  expect_compiles(ks);
+}
+
+// cumsum (jit/kernels/scan.cuh), float with a fused prologue and integer, along the last and a
+// leading axis.
+TEST(CodegenTemplates, CumsumTakesScanCuh) {
+  auto c = compile_text("scan.grp", R"(
+fn main(x: f16[R, N], n: i32[R, N]) -> (f16[R, N], i32[R, N], f16[R, N]) {
+  return (cumsum(x * 2.0, axis=1), cumsum(n, axis=1), cumsum(x, axis=0))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 3u);
+  for (const auto& k : ks) {
+    EXPECT_EQ(k.launch.kind, jit::LaunchRule::Rows);
+    expect_template(k, "scan.cuh", "grape_cumsum_row<Ops>(p, row);");
+  }
+  expect_compiles(ks);
+}
+
+// Norms and softmax over rows longer than 1024 or of a runtime length take row_norm.cuh's
+// block-per-row kernel: 256 threads, 1024 from 8192 columns on.
+TEST(CodegenTemplates, LongAndRuntimeRowNormsTakeTheBlockKernel) {
+  auto c = compile_text("long_norms.grp", R"(
+weights { g: f16[2000]
+          b: f16[2000] }
+fn main(x: f32[R, N], h: f16[R, 2000], y: f32[R, 9000]) -> (f32[R, N], f16[R, 2000], f16[R, 2000], f32[R, 9000], f32[N, R]) {
+  return (softmax(x, axis=-1), layer_norm(h, g, b), rms_norm(h * 2.0, g, eps=2), log_softmax(y, axis=-1) + 1.0,
+          log_softmax(transpose(x, 0, 1), axis=0))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 5u);
+  for (const auto& k : ks) {
+    EXPECT_EQ(k.launch.kind, jit::LaunchRule::Rows);
+    expect_template(k, "row_norm.cuh", "grape_row_norm_block<Ops>(p, row);");
+    const bool wide = body(k).find("9000LL") != std::string::npos;
+    EXPECT_NE(body(k).find(wide ? "__launch_bounds__(1024)" : "__launch_bounds__(256)"), std::string::npos);
+    auto d = scheduler::launch_dims(k.launch, {{"R", 7}, {"N", 3000}}, 132);
+    EXPECT_EQ(d.block, wide ? 1024u : 256u);
+    EXPECT_EQ(d.grid, 7u);  // a block per row
+  }
+  expect_compiles(ks);
+}
+
+// topk with k > 16 (the k-pass kernel of topk.cuh), float and integer rows, k = 32.
+TEST(CodegenTemplates, TopKOfManyTakesThePassKernel) {
+  auto c = compile_text("topk32.grp", R"(
+fn main(x: f16[R, C], n: i32[R, C]) -> (f16[R, 32], i32[R, 32], i32[R, 32]) {
+  let v, i = topk(x * 2.0, 32)
+  let vn, jn = topk(n, 32)
+  return (v, i, jn)
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 2u);
+  for (const auto& k : ks) {
+    expect_template(k, "topk.cuh", "grape_topk_passes<Ops>(p, row);");
+    EXPECT_NE(body(k).find("static constexpr long long kK = 32;"), std::string::npos);
+  }
+  expect_compiles(ks);
+}
+
+// slice_update (jit/kernels/slice_update.cuh): in place (a state, a dynamic start) and as a copy
+// (the value reads x elsewhere). Writes into layers 1 and 2 of a stacked state are one source
+// (the layer's offset an extra[] slot, Ctx::buffer_offset), as before the template.
+TEST(CodegenTemplates, SliceUpdatesTakeSliceUpdateCuh) {
+  auto c = compile_text("su.grp", R"(
+state kc: f16[3, 4, 16, 8] = zeros
+fn write(k: f16[4, 8], pos: i32[], l: int) -> f16[4, 8] {
+  kc[l, :, pos, :] = k * 2.0
+  return k
+}
+fn main(k: f16[4, 8], pos: i32[]) -> f16[4, 8] {
+  var y = k
+  for l in 0..3 {
+    y = write(y, pos, l)
+  }
+  return kc[2, :, 0, :]
+}
+fn copy(x: f32[6, N]) -> f32[6, N] {
+  var y = x
+  y[1:3, 0:4] = x[2:4, 0:4] + 1.0
+  return y
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  std::vector<const jit::KernelSpec*> writes;
+  for (const auto& k : ks)
+    if (k.root->op == ir::Op::SliceUpdate) writes.push_back(&k);
+  ASSERT_EQ(writes.size(), 3u);
+  for (const auto* k : writes) {
+    EXPECT_EQ(k->aliases.size(), 1u);
+    expect_template(*k, "slice_update.cuh", "grape_slice_update_in_place<Ops>(p, s, gi);");
+  }
+  EXPECT_NE(writes[0]->source, writes[1]->source);  // layer 0: no offset
+  EXPECT_EQ(writes[1]->source, writes[2]->source);
+  check_golden("slice_update_in_place", body(*writes[1]));
+  auto cp = kernels_of(*c->mod, "copy");
+  ASSERT_EQ(cp.size(), 1u);
+  EXPECT_TRUE(cp[0].aliases.empty());
+  expect_template(cp[0], "slice_update.cuh", "grape_slice_update_copy<Ops>(p, s, gi);");
+  std::vector<jit::KernelSpec> all;
+  for (const auto* k : writes) all.push_back(*k);
+  all.push_back(cp[0]);
+  expect_compiles(all);
 }
 
 size_t count_kernels(const ir::Module& m, const std::string& entry) {

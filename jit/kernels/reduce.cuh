@@ -1,0 +1,64 @@
+// Reductions of a row (the input's reduced axes, flattened, for one index of its kept axes) to
+// one value: sum, mean, prod, max, min, all, any (grape_reduce_row) and argmax, argmin
+// (grape_arg_reduce_row), the same functions as runtime/cpu/reduce.cpp.
+//
+// One block per row (scheduler/launch.cpp, LaunchRule::Rows; the glue's entry point loops over
+// the rows): each thread combines the elements j = threadIdx.x + blockDim.x * t, then the block
+// combines the threads' values (warp shuffles, then one value per warp through shared memory) and
+// thread 0 stores the result. Rows of any length, known at compile time or not.
+//
+// Ops of grape_reduce_row (jit/emit_kernels.cpp, reduce()):
+//   using Acc          float (float inputs), long long (integers), int (all, any)
+//   using Combine      GrapeAdd, GrapeMul, GrapeMax, GrapeMin, GrapeAnd, GrapeOr (prelude.cuh)
+//   static Acc init()  the combine's identity
+//   static long long rows(p), cnt(p)
+//   struct Row; static Row row(p, row_index)   the row's indices, computed once per row
+//   static Acc x(p, const Row&, j)             the (fused) input
+//   static void out(p, const Row&, Acc acc)    mean's division, the rounding to the output type,
+//                                              the fused epilogue and the store (thread 0)
+//
+// Ops of grape_arg_reduce_row (arg_reduce()):
+//   using T                float or long long
+//   static constexpr bool kMax   argmax (else argmin)
+//   rows, cnt, Row, row, x as above (x returns T)
+//   static void out(p, const Row&, long long i)   the index (0 for an empty row)
+#ifndef GRAPE_KERNELS_REDUCE_CUH
+#define GRAPE_KERNELS_REDUCE_CUH
+
+template <class Ops>
+__device__ void grape_reduce_row(const KParams* p, long long row_index) {
+  using Acc = typename Ops::Acc;
+  __shared__ Acc sm[32];
+  const long long cnt = Ops::cnt(p);
+  const typename Ops::Row row = Ops::row(p, row_index);
+  const typename Ops::Combine combine{};
+  Acc acc = Ops::init();
+  for (long long j = threadIdx.x; j < cnt; j += blockDim.x) acc = combine(acc, Ops::x(p, row, j));
+  acc = grape_block_reduce(acc, combine, sm);
+  if (threadIdx.x == 0) Ops::out(p, row, acc);
+}
+
+// The first index of the extreme (NaN counts as the extreme; grape_arg_first): each thread's
+// best (value, index), then the block's (grape_block_best).
+template <class Ops>
+__device__ void grape_arg_reduce_row(const KParams* p, long long row_index) {
+  using T = typename Ops::T;
+  __shared__ T smv[32];
+  __shared__ long long smi[32];
+  auto before = [](T a, long long ia, T b, long long ib) { return grape_arg_first(a, ia, b, ib, Ops::kMax); };
+  const long long cnt = Ops::cnt(p);
+  const typename Ops::Row row = Ops::row(p, row_index);
+  T bv = 0;
+  long long bi = -1;
+  for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+    const T v = Ops::x(p, row, j);
+    if (before(v, j, bv, bi)) {
+      bv = v;
+      bi = j;
+    }
+  }
+  grape_block_best(bv, bi, before, smv, smi);
+  if (threadIdx.x == 0) Ops::out(p, row, bi < 0 ? 0 : bi);
+}
+
+#endif  // GRAPE_KERNELS_REDUCE_CUH
