@@ -45,15 +45,15 @@ LoadedDriver load_driver() {
   }
   Driver& d = loaded.driver;
   d.library_path = loaded.library.path();
-#define GRAPE_CUDA_DRIVER_RESOLVE(function, ...)                                               \
-  if (!resolve(loaded.library, d.function, __VA_ARGS__)) {                                    \
+#define GRAPE_CUDA_DRIVER_RESOLVE(function, ...)                                                   \
+  if (!resolve(loaded.library, d.function, __VA_ARGS__)) {                                         \
     loaded.error = "the CUDA driver " + d.library_path + " lacks " + join_symbols({__VA_ARGS__}) + \
-                   "; it is too old for Grape";                                                \
-    return loaded;                                                                             \
+                   "; it is too old for Grape";                                                    \
+    return loaded;                                                                                 \
   }
   GRAPE_CUDA_DRIVER_FUNCTIONS(GRAPE_CUDA_DRIVER_RESOLVE)
 #undef GRAPE_CUDA_DRIVER_RESOLVE
-#define GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL(function, ...)                                     \
+#define GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL(function, ...)                                  \
   if (!resolve(loaded.library, d.function, __VA_ARGS__) && d.missing_graph_symbol.empty()) \
     d.missing_graph_symbol = join_symbols({__VA_ARGS__});
   GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL)
@@ -65,8 +65,9 @@ LoadedDriver load_driver() {
     const char* text = nullptr;
     d.cuGetErrorName(r, &name);
     d.cuGetErrorString(r, &text);
-    loaded.error = "the CUDA driver " + d.library_path + " cannot be used: cuInit failed: " +
-                   (name ? name : "CUDA error " + std::to_string(r)) + ": " + (text ? text : "");
+    loaded.error = "the CUDA driver " + d.library_path +
+                   " cannot be used: cuInit failed: " + (name ? name : "CUDA error " + std::to_string(r)) +
+                   ": " + (text ? text : "");
     return loaded;
   }
   r = d.cuDriverGetVersion(&d.version);
@@ -246,13 +247,35 @@ std::size_t Device::free_memory() const {
   return free;
 }
 
-void Device::make_current() const {
-  check(driver().cuCtxSetCurrent(context_), "cuCtxSetCurrent", label());
-}
+void Device::make_current() const { check(driver().cuCtxSetCurrent(context_), "cuCtxSetCurrent", label()); }
 
 void Device::synchronize() const {
   make_current();
   check(driver().cuCtxSynchronize(), "cuCtxSynchronize", label());
+}
+
+// ---- ContextHold ----
+
+ContextHold::ContextHold(const Device& device) : device_(device.handle()) {
+  CUcontext ctx = nullptr;
+  check(driver().cuDevicePrimaryCtxRetain(&ctx, device_), "cuDevicePrimaryCtxRetain", device.label());
+  held_ = true;
+}
+
+ContextHold::~ContextHold() {
+  if (held_) driver().cuDevicePrimaryCtxRelease(device_);
+}
+
+ContextHold::ContextHold(ContextHold&& other) noexcept
+    : device_(other.device_), held_(std::exchange(other.held_, false)) {}
+
+ContextHold& ContextHold::operator=(ContextHold&& other) noexcept {
+  if (this != &other) {
+    if (held_) driver().cuDevicePrimaryCtxRelease(device_);
+    device_ = other.device_;
+    held_ = std::exchange(other.held_, false);
+  }
+  return *this;
 }
 
 // ---- DeviceBuffer ----
@@ -260,12 +283,12 @@ void Device::synchronize() const {
 DeviceBuffer::DeviceBuffer(const Device& device, std::size_t bytes, std::string_view what)
     : size_(bytes), context_(device.context()), what_(what) {
   if (bytes == 0) return;
+  hold_ = ContextHold(device);
   device.make_current();
   CUresult r = driver().cuMemAlloc(&ptr_, bytes);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-    throw Error(ErrorCode::OutOfMemory, "cuMemAlloc cannot allocate " + std::to_string(bytes) +
-                                            " bytes on " + device.label() + " for " + what_ + ": " +
-                                            cuda_error_text(r));
+    throw Error(ErrorCode::OutOfMemory, "cuMemAlloc cannot allocate " + std::to_string(bytes) + " bytes on " +
+                                            device.label() + " for " + what_ + ": " + cuda_error_text(r));
   }
   check(r, "cuMemAlloc", std::to_string(bytes) + " bytes on " + device.label() + " for " + what_);
 }
@@ -273,7 +296,8 @@ DeviceBuffer::DeviceBuffer(const Device& device, std::size_t bytes, std::string_
 DeviceBuffer::~DeviceBuffer() { release(); }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, 0)),
+    : hold_(std::move(other.hold_)),
+      ptr_(std::exchange(other.ptr_, 0)),
       size_(std::exchange(other.size_, 0)),
       context_(other.context_),
       what_(std::move(other.what_)) {}
@@ -281,6 +305,7 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
     release();
+    hold_ = std::move(other.hold_);
     ptr_ = std::exchange(other.ptr_, 0);
     size_ = std::exchange(other.size_, 0);
     context_ = other.context_;
@@ -301,8 +326,8 @@ namespace {
 
 void check_fits(std::size_t bytes, std::size_t size, const std::string& what) {
   if (bytes > size) {
-    throw Error(ErrorCode::Internal, "copy of " + std::to_string(bytes) + " bytes overflows " + what +
-                                         " (" + std::to_string(size) + " bytes)");
+    throw Error(ErrorCode::Internal, "copy of " + std::to_string(bytes) + " bytes overflows " + what + " (" +
+                                         std::to_string(size) + " bytes)");
   }
 }
 
@@ -330,12 +355,13 @@ void DeviceBuffer::fill_bytes(unsigned char value, CUstream stream) const {
 PinnedBuffer::PinnedBuffer(const Device& device, std::size_t bytes, std::string_view what)
     : size_(bytes), context_(device.context()) {
   if (bytes == 0) return;
+  hold_ = ContextHold(device);
   device.make_current();
   CUresult r = driver().cuMemAllocHost(&data_, bytes);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     throw Error(ErrorCode::OutOfMemory, "cuMemAllocHost cannot allocate " + std::to_string(bytes) +
-                                            " bytes of pinned host memory for " + std::string(what) +
-                                            ": " + cuda_error_text(r));
+                                            " bytes of pinned host memory for " + std::string(what) + ": " +
+                                            cuda_error_text(r));
   }
   check(r, "cuMemAllocHost", std::to_string(bytes) + " bytes for " + std::string(what));
 }
@@ -343,11 +369,15 @@ PinnedBuffer::PinnedBuffer(const Device& device, std::size_t bytes, std::string_
 PinnedBuffer::~PinnedBuffer() { release(); }
 
 PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), context_(other.context_) {}
+    : hold_(std::move(other.hold_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      context_(other.context_) {}
 
 PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
   if (this != &other) {
     release();
+    hold_ = std::move(other.hold_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     context_ = other.context_;
@@ -375,7 +405,9 @@ Module::Module(const Device& device, const void* image, std::string_view what)
 Module::~Module() { release(); }
 
 Module::Module(Module&& other) noexcept
-    : module_(std::exchange(other.module_, nullptr)), context_(other.context_), what_(std::move(other.what_)) {}
+    : module_(std::exchange(other.module_, nullptr)),
+      context_(other.context_),
+      what_(std::move(other.what_)) {}
 
 Module& Module::operator=(Module&& other) noexcept {
   if (this != &other) {
@@ -444,7 +476,8 @@ Event::Event(const Device& device) : context_(device.context()) {
 
 Event::~Event() { release(); }
 
-Event::Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)), context_(other.context_) {}
+Event::Event(Event&& other) noexcept
+    : event_(std::exchange(other.event_, nullptr)), context_(other.context_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
@@ -463,7 +496,9 @@ void Event::release() noexcept {
   }
 }
 
-void Event::record(CUstream stream) const { check(driver().cuEventRecord(event_, stream), "cuEventRecord", "a timing event"); }
+void Event::record(CUstream stream) const {
+  check(driver().cuEventRecord(event_, stream), "cuEventRecord", "a timing event");
+}
 
 void Event::synchronize() const {
   check(driver().cuEventSynchronize(event_), "cuEventSynchronize", "a timing event");

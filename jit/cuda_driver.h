@@ -15,59 +15,59 @@
 namespace grape::jit {
 
 // X(function, symbol tried first, fallback symbols...). The loader needs every one of them.
-#define GRAPE_CUDA_DRIVER_FUNCTIONS(X)                                                   \
-  X(cuInit, "cuInit")                                                                    \
-  X(cuDriverGetVersion, "cuDriverGetVersion")                                            \
-  X(cuGetErrorName, "cuGetErrorName")                                                    \
-  X(cuGetErrorString, "cuGetErrorString")                                                \
-  X(cuDeviceGet, "cuDeviceGet")                                                          \
-  X(cuDeviceGetCount, "cuDeviceGetCount")                                                \
-  X(cuDeviceGetName, "cuDeviceGetName")                                                  \
-  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                        \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                \
-  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                           \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                  \
-  X(cuCtxSynchronize, "cuCtxSynchronize")                                                \
-  X(cuModuleLoadData, "cuModuleLoadData")                                                \
-  X(cuModuleUnload, "cuModuleUnload")                                                    \
-  X(cuModuleGetFunction, "cuModuleGetFunction")                                          \
-  X(cuFuncSetAttribute, "cuFuncSetAttribute")                                            \
-  X(cuFuncGetAttribute, "cuFuncGetAttribute")                                            \
+#define GRAPE_CUDA_DRIVER_FUNCTIONS(X)                                                          \
+  X(cuInit, "cuInit")                                                                           \
+  X(cuDriverGetVersion, "cuDriverGetVersion")                                                   \
+  X(cuGetErrorName, "cuGetErrorName")                                                           \
+  X(cuGetErrorString, "cuGetErrorString")                                                       \
+  X(cuDeviceGet, "cuDeviceGet")                                                                 \
+  X(cuDeviceGetCount, "cuDeviceGetCount")                                                       \
+  X(cuDeviceGetName, "cuDeviceGetName")                                                         \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                               \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                       \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")                                  \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                         \
+  X(cuCtxSynchronize, "cuCtxSynchronize")                                                       \
+  X(cuModuleLoadData, "cuModuleLoadData")                                                       \
+  X(cuModuleUnload, "cuModuleUnload")                                                           \
+  X(cuModuleGetFunction, "cuModuleGetFunction")                                                 \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute")                                                   \
+  X(cuFuncGetAttribute, "cuFuncGetAttribute")                                                   \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor") \
-  X(cuLaunchKernel, "cuLaunchKernel")                                                    \
-  X(cuMemAlloc, "cuMemAlloc_v2")                                                         \
-  X(cuMemFree, "cuMemFree_v2")                                                           \
-  X(cuMemAllocHost, "cuMemAllocHost_v2")                                                 \
-  X(cuMemFreeHost, "cuMemFreeHost")                                                      \
-  X(cuMemGetInfo, "cuMemGetInfo_v2")                                                     \
-  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                                           \
-  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                           \
-  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                                           \
-  X(cuMemsetD8Async, "cuMemsetD8Async")                                                  \
-  X(cuPointerGetAttribute, "cuPointerGetAttribute")                                      \
-  X(cuStreamCreate, "cuStreamCreate")                                                    \
-  X(cuStreamDestroy, "cuStreamDestroy_v2")                                               \
-  X(cuStreamSynchronize, "cuStreamSynchronize")                                          \
-  X(cuEventCreate, "cuEventCreate")                                                      \
-  X(cuEventRecord, "cuEventRecord")                                                      \
-  X(cuEventSynchronize, "cuEventSynchronize")                                            \
-  X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")                   \
-  X(cuEventDestroy, "cuEventDestroy_v2")                                                 \
+  X(cuLaunchKernel, "cuLaunchKernel")                                                           \
+  X(cuMemAlloc, "cuMemAlloc_v2")                                                                \
+  X(cuMemFree, "cuMemFree_v2")                                                                  \
+  X(cuMemAllocHost, "cuMemAllocHost_v2")                                                        \
+  X(cuMemFreeHost, "cuMemFreeHost")                                                             \
+  X(cuMemGetInfo, "cuMemGetInfo_v2")                                                            \
+  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                                                  \
+  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                                  \
+  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                                                  \
+  X(cuMemsetD8Async, "cuMemsetD8Async")                                                         \
+  X(cuPointerGetAttribute, "cuPointerGetAttribute")                                             \
+  X(cuStreamCreate, "cuStreamCreate")                                                           \
+  X(cuStreamDestroy, "cuStreamDestroy_v2")                                                      \
+  X(cuStreamSynchronize, "cuStreamSynchronize")                                                 \
+  X(cuEventCreate, "cuEventCreate")                                                             \
+  X(cuEventRecord, "cuEventRecord")                                                             \
+  X(cuEventSynchronize, "cuEventSynchronize")                                                   \
+  X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")                          \
+  X(cuEventDestroy, "cuEventDestroy_v2")                                                        \
   X(cuStreamWaitValue32, "cuStreamWaitValue32_v2", "cuStreamWaitValue32")
 
 // The graph API (runtime/cuda/graph_executor.cpp). Optional: a driver without them still runs the
 // eager executor; the graph executor checks `has_graphs()` and says which symbol is missing.
-#define GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                             \
-  X(cuGraphCreate, "cuGraphCreate")                                                      \
-  X(cuGraphDestroy, "cuGraphDestroy")                                                    \
-  X(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2")                                     \
-  X(cuGraphAddNode, "cuGraphAddNode_v2")                                                 \
-  X(cuGraphConditionalHandleCreate, "cuGraphConditionalHandleCreate")                    \
-  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags")                                   \
-  X(cuGraphLaunch, "cuGraphLaunch")                                                      \
-  X(cuGraphUpload, "cuGraphUpload")                                                      \
-  X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2")                 \
-  X(cuGraphExecDestroy, "cuGraphExecDestroy")                                            \
+#define GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                             \
+  X(cuGraphCreate, "cuGraphCreate")                                      \
+  X(cuGraphDestroy, "cuGraphDestroy")                                    \
+  X(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2")                     \
+  X(cuGraphAddNode, "cuGraphAddNode_v2")                                 \
+  X(cuGraphConditionalHandleCreate, "cuGraphConditionalHandleCreate")    \
+  X(cuGraphInstantiate, "cuGraphInstantiateWithFlags")                   \
+  X(cuGraphLaunch, "cuGraphLaunch")                                      \
+  X(cuGraphUpload, "cuGraphUpload")                                      \
+  X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2") \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy")                            \
   X(cuLaunchKernelEx, "cuLaunchKernelEx")
 
 struct Driver {
@@ -151,6 +151,25 @@ class Device {
   int sm_count_ = 0;
 };
 
+// A reference on a device's primary context, so that memory allocated in it stays valid while
+// anything holds it: a Tensor of pinned output memory (or a device input buffer) that outlives
+// its Session would otherwise point into a context the session's Device released, and reading
+// it faults (found by tests/gpu/autotune_test.cpp, which kept a session's outputs).
+class ContextHold {
+ public:
+  ContextHold() = default;
+  explicit ContextHold(const Device& device);
+  ~ContextHold();
+  ContextHold(ContextHold&& other) noexcept;
+  ContextHold& operator=(ContextHold&& other) noexcept;
+  ContextHold(const ContextHold&) = delete;
+  ContextHold& operator=(const ContextHold&) = delete;
+
+ private:
+  CUdevice device_ = 0;
+  bool held_ = false;
+};
+
 // Device memory (cuMemAlloc/cuMemFree). A zero-byte buffer allocates nothing and has ptr() 0.
 class DeviceBuffer {
  public:
@@ -174,6 +193,7 @@ class DeviceBuffer {
  private:
   void release() noexcept;
 
+  ContextHold hold_;  // released after the memory (members are destroyed after the destructor)
   CUdeviceptr ptr_ = 0;
   std::size_t size_ = 0;
   CUcontext context_ = nullptr;
@@ -197,6 +217,7 @@ class PinnedBuffer {
  private:
   void release() noexcept;
 
+  ContextHold hold_;
   void* data_ = nullptr;
   std::size_t size_ = 0;
   CUcontext context_ = nullptr;
@@ -275,7 +296,7 @@ struct Dim3 {
 // while the stream's previous kernel finishes (programmatic stream serialization, cuLaunchKernelEx;
 // only for kernels that wait for their predecessor first: GRAPE_GRID_WAIT); ignored where the
 // driver lacks it.
-void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream,
-            void** params, std::string_view what, bool programmatic = false);
+void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** params,
+            std::string_view what, bool programmatic = false);
 
 }  // namespace grape::jit

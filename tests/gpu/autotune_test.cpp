@@ -25,7 +25,13 @@ namespace fs = std::filesystem;
 // tiles (1024 rows with 2048 columns), W as [N][K] (linear, wgmma) and [K][N] (x @ w), a long K
 // (split along K on the small paths), epilogues (bias, GELU).
 const char* kProducts = R"(
-weights { w1: f16[512, 512], b1: f16[512], w2: f16[2048, 512], w3: f16[512, 2048], wk: f16[512, 1536] }
+weights {
+  w1: f16[512, 512]
+  b1: f16[512]
+  w2: f16[2048, 512]
+  w3: f16[512, 2048]
+  wk: f16[512, 1536]
+}
 fn main(x: f16[M, 512]) -> (f16[M, 512], f16[M, 512], f16[M, 1536]) {
   let h = gelu(linear(x, w2))
   return (linear(x, w1) + b1, linear(h, w3), x @ wk)

@@ -89,6 +89,27 @@ TEST_P(Executors, Mlp) {
           GetParam(), "mlp");
 }
 
+// Outputs are shared tensors of pinned host memory: they stay readable after their session (and
+// the last Device holding the primary context) is gone. They used to point into a released
+// context and reading them crashed.
+TEST_P(Executors, OutputsOutliveTheirSession) {
+  REQUIRE_GPU();
+  ModelOptions o;
+  o.defines = {{"D", 32}, {"H", 64}};
+  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
+  m->set_random_weights(1);
+  const Inputs in = {{"x", sample(DType::F16, {3, 32}, 1)}};
+  Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+  std::vector<Tensor> kept;
+  {
+    Session gpu(m, SessionOptions{"main", "cuda", GetParam(), 0});
+    kept = gpu.run(in);
+  }
+  const auto want = cpu.run(in);
+  ASSERT_EQ(kept.size(), want.size());
+  for (size_t i = 0; i < kept.size(); ++i) expect_close(want[i], kept[i], "kept output " + std::to_string(i));
+}
+
 TEST_P(Executors, Bert) {
   REQUIRE_GPU();
   ModelOptions o;
