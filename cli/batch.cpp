@@ -1,6 +1,7 @@
 #include "cli/batch.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <thread>
 #include <unordered_map>
@@ -145,20 +147,25 @@ struct Window {
 // the rest of the reading).
 class LineReader {
  public:
-  LineReader(int fd, std::string file) : fd_(fd), file_(std::move(file)) {}
+  // `stop`: whether to read no more (Ctrl-C, or the workers stopped), asked while waiting for
+  // input, so that a pipe that stays open does not hold up the end of the run.
+  LineReader(int fd, std::string file, std::function<bool()> stop)
+      : fd_(fd), file_(std::move(file)), stop_(std::move(stop)) {}
 
   // The next window's lines, skipping blank ones and those resume knows by line number; false
-  // at the end of the file.
+  // at the end of the file, or when `stop` ended the wait for input.
   bool next(Window& w, const ResumeState& resume) {
     w.text.swap(carry_);
     carry_.clear();
     w.lines.clear();
     w.numbers.clear();
-    if (w.text.empty() && eof_) return false;
+    if ((w.text.empty() && eof_) || stopped_) return false;
     size_t last_nl;
     while ((last_nl = w.text.rfind('\n')) == std::string::npos || w.text.size() < kWindowBytes) {
       if (eof_ || !fill(w.text)) break;
     }
+    // Not a window, whose last line might be cut short and so read as a bad request.
+    if (stopped_) return false;
     // Whole lines only: the rest starts the next window (at the end, the last line needs no '\n').
     last_nl = w.text.rfind('\n');
     if (!eof_ && last_nl != std::string::npos) {
@@ -182,8 +189,18 @@ class LineReader {
   }
 
  private:
-  // Appends one block; false at the end of the file.
+  // Appends one block; false at the end of the file or when stopped.
   bool fill(std::string& text) {
+    // A regular file is readable at once; a pipe or terminal is waited for 100 ms at a time.
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      int ready = ::poll(&p, 1, 100);
+      if (ready > 0 || (ready < 0 && errno != EINTR)) break;  // a poll error: read() reports it
+      if (stop_()) {
+        stopped_ = true;
+        return false;
+      }
+    }
     size_t at = text.size();
     text.resize(at + kWindowBytes);
     for (;;) {
@@ -198,8 +215,10 @@ class LineReader {
 
   int fd_;
   std::string file_;
+  std::function<bool()> stop_;
   std::string carry_;
   bool eof_ = false;
+  bool stopped_ = false;
   size_t line_no_ = 0;
 };
 
@@ -275,7 +294,11 @@ class Dispatcher {
         ++errors;
         continue;
       }
-      for (Batch& b : batcher_.add(std::move(r))) queue_.push(std::move(b));
+      for (Batch& b : batcher_.add(std::move(r)))
+        if (!queue_.push(std::move(b))) stopped = true;
+      // Closed by the workers, which stopped (a result that cannot be written, a mapped input
+      // that changed): the requests left would not run.
+      if (stopped) break;
     }
     if (!error_lines.empty()) {
       writer_.append(error_lines);
@@ -285,6 +308,7 @@ class Dispatcher {
   }
 
   ReadCounts counts;
+  bool stopped = false;  // the queue took no more calls
 
  private:
   const RequestContext& ctx_;
@@ -301,14 +325,15 @@ class Dispatcher {
 // Reads the request file a window at a time and dispatches every request of this shard that is
 // not done yet: window k+1 is parsed while window k is dispatched. Stops at the end of the file
 // or at Ctrl-C.
-ReadCounts read_requests(int fd, const RequestContext& ctx, const ResumeState& resume, Dispatcher& d) {
-  LineReader reader(fd, ctx.file);
+ReadCounts read_requests(int fd, const RequestContext& ctx, const ResumeState& resume, Dispatcher& d,
+                         BatchQueue& queue) {
+  LineReader reader(fd, ctx.file, [&] { return interrupted() || queue.closed(); });
   Window windows[2];
   int cur = 0;
   bool more = reader.next(windows[cur], resume);
   std::unique_ptr<WindowParser> parsing;
   if (more) parsing = std::make_unique<WindowParser>(windows[cur], ctx);
-  while (more && !interrupted()) {
+  while (more && !interrupted() && !d.stopped) {
     parsing->finish();
     int nxt = 1 - cur;
     more = reader.next(windows[nxt], resume);
@@ -397,7 +422,7 @@ int cmd_batch(const Options& o) {
   Batcher batcher(sig, o.max_batch);
 
   Dispatcher dispatcher(ctx, o, resume, batcher, queue, writer, counters);
-  ReadCounts counts = read_requests(fd, ctx, resume, dispatcher);
+  ReadCounts counts = read_requests(fd, ctx, resume, dispatcher, queue);
   if (!interrupted())
     for (Batch& b : batcher.drain()) queue.push(std::move(b));
   queue.close();

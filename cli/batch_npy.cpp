@@ -2,13 +2,17 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 #include "cli/api.h"
@@ -17,7 +21,100 @@ namespace grape::cli {
 
 const char* const kTempInfix = ".tmp.";
 
+// A live mapping, as the SIGBUS handler sees it.
+struct MappedFile::Slot {
+  std::atomic<uintptr_t> begin{0}, end{0};  // whole pages; end 0: no mapping
+  std::atomic<bool> faulted{false};         // a read faulted and got zero pages
+  bool used = false;                        // taken by a MappedFile (under g_slots_mu)
+};
+
 namespace {
+
+// Read by a signal handler, so lock-free: a handler must not wait for a lock that the thread it
+// interrupted may hold.
+static_assert(std::atomic<uintptr_t>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
+
+// The table of live mappings: blocks of slots, linked when the ones before are all taken and
+// never freed, so that the handler can walk it at any moment without a lock.
+struct SlotBlock {
+  MappedFile::Slot slots[64];
+  std::atomic<SlotBlock*> next{nullptr};
+};
+static_assert(std::atomic<SlotBlock*>::is_always_lock_free);
+SlotBlock g_slots;
+std::mutex g_slots_mu;  // taking and giving back slots (never in the handler)
+
+struct sigaction g_previous_sigbus;  // the handler before ours, for faults that are not ours
+uintptr_t g_page_mask = 0;
+std::once_flag g_installed;
+
+// Maps zero pages over the rest of the live mapping that holds `addr`, from its page on; false
+// when no mapping holds it. A SIGBUS in a mapped file means the page lies wholly past the file's
+// end, and so do all the pages after it (or the page could not be read: the run stops all the
+// same): the read that faulted, and every later one there, then gets zeros instead of a signal.
+// The slot is marked first, so that a read that sees the zeros also sees the mark when its
+// worker checks the file.
+//
+// Async-signal-safe: lock-free atomic loads and stores, and the mmap system call made directly
+// (no lock, no allocation in user space, and no sanitizer's wrapper around it), like the
+// sigaction and raise in on_sigbus.
+bool zero_fill(uintptr_t addr) {
+  for (SlotBlock* b = &g_slots; b; b = b->next.load(std::memory_order_acquire))
+    for (MappedFile::Slot& s : b->slots) {
+      uintptr_t begin = s.begin.load(), end = s.end.load();
+      if (addr < begin || addr >= end) continue;
+      s.faulted.store(true);
+      uintptr_t page = addr & g_page_mask;
+      long zeros =
+          ::syscall(SYS_mmap, page, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      return zeros == static_cast<long>(page);
+    }
+  return false;
+}
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  int saved = errno;  // the interrupted code may be about to read errno
+  // si_code > 0: a fault, with its address (kill() and sigqueue() send one <= 0, with none).
+  if (info->si_code > 0 && zero_fill(reinterpret_cast<uintptr_t>(info->si_addr))) {
+    errno = saved;
+    return;  // the faulting read runs again, on zeros
+  }
+  // Not a read of a mapped file: what would have happened without this handler.
+  if (g_previous_sigbus.sa_flags & SA_SIGINFO) {
+    g_previous_sigbus.sa_sigaction(sig, info, context);
+  } else if (g_previous_sigbus.sa_handler != SIG_DFL && g_previous_sigbus.sa_handler != SIG_IGN) {
+    g_previous_sigbus.sa_handler(sig);
+  } else if (g_previous_sigbus.sa_handler == SIG_IGN && info->si_code <= 0) {
+    // A sent signal that was ignored: still ignored.
+  } else {
+    // The default action (a fault cannot be ignored): a fault recurs when the access is retried
+    // on return, and kills the process with a core dump as before; a sent signal is sent again.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(SIGBUS, &dfl, nullptr);
+    if (info->si_code <= 0) ::raise(SIGBUS);
+  }
+  errno = saved;
+}
+
+// Once, before the first file is mapped.
+void prepare_mapping() {
+  g_page_mask = ~(static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)) - 1);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGBUS, &sa, &g_previous_sigbus);
+  // Each mapped file keeps its descriptor for the run (MappedFile::check). The soft limit on
+  // descriptors, often 1024 for the sake of select(), which Grape does not use, would cap the
+  // files a run can map: raised to the hard limit, which is what the system allows.
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
 
 constexpr char kMagic[] = "\x93NUMPY";
 
@@ -115,6 +212,55 @@ const char* descr_of(grp_dtype dtype) {
 
 }  // namespace
 
+MappedFile::MappedFile(std::string path, int fd, uint8_t* base, size_t size)
+    : path_(std::move(path)),
+      fd_(fd),
+      base_(base),
+      size_(size),
+      last_page_(base + ((size - 1) & g_page_mask)) {
+  std::lock_guard<std::mutex> lock(g_slots_mu);
+  for (SlotBlock* b = &g_slots;; b = b->next.load()) {
+    for (Slot& s : b->slots)
+      if (!s.used) {
+        s.used = true;
+        s.faulted.store(false);
+        s.begin.store(reinterpret_cast<uintptr_t>(base));
+        s.end.store((reinterpret_cast<uintptr_t>(base) + size + ~g_page_mask) & g_page_mask);
+        slot_ = &s;
+        return;
+      }
+    if (!b->next.load()) b->next.store(new SlotBlock);  // never freed: see SlotBlock
+  }
+}
+
+MappedFile::~MappedFile() {
+  slot_->end.store(0);
+  slot_->begin.store(0);
+  ::munmap(base_, size_);
+  ::close(fd_);
+  std::lock_guard<std::mutex> lock(g_slots_mu);
+  slot_->used = false;
+}
+
+void MappedFile::check(bool last_page) const {
+  // The reads of the call are done (the fence keeps this one after them). If one of them saw
+  // zeros past the new end of the file, the file's last page was removed from the mapping
+  // before, and this read faults: the handler marks the file.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  (void)*reinterpret_cast<const volatile uint8_t*>(base_ + size_ - 1);
+  if (!last_page && !slot_->faulted.load()) return;
+  struct stat st;
+  if (::fstat(fd_, &st) != 0)
+    throw MappedFileChanged{path_ + ": cannot look at its size: " + std::strerror(errno)};
+  if (static_cast<uint64_t>(st.st_size) < size_)
+    throw MappedFileChanged{path_ + " changed size while it was being read (truncated?): it has " +
+                            std::to_string(st.st_size) + " bytes, " + std::to_string(size_) +
+                            " when the run opened it"};
+  if (slot_->faulted.load())
+    throw MappedFileChanged{path_ + " could not be read while the run used it (an I/O error, or it was " +
+                            "truncated and written again)"};
+}
+
 std::shared_ptr<const HostTensor> map_npy(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;  // read_npy says why
@@ -123,14 +269,18 @@ std::shared_ptr<const HostTensor> map_npy(const std::string& path) {
     ::close(fd);
     return nullptr;
   }
+  // The handler is in place before any page is read, the header's included.
+  std::call_once(g_installed, prepare_mapping);
   auto size = static_cast<size_t>(st.st_size);
   void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);  // the mapping keeps the file
-  if (base == MAP_FAILED) return nullptr;
-  std::shared_ptr<const uint8_t> mapping(static_cast<const uint8_t*>(base), [size](const uint8_t* p) {
-    ::munmap(const_cast<uint8_t*>(p), size);
-  });
-  const uint8_t* b = mapping.get();
+  if (base == MAP_FAILED) {
+    ::close(fd);
+    return nullptr;
+  }
+  std::shared_ptr<const MappedFile> file(new MappedFile(path, fd, static_cast<uint8_t*>(base), size));
+  const auto* b = static_cast<const uint8_t*>(base);
+  // (A file truncated under these reads gives zeros here: a header that does not parse, read
+  // again by read_npy, or rows that MappedFile::check rejects.)
   if (std::memcmp(b, kMagic, 6) != 0 || (b[6] != 1 && b[6] != 2 && b[6] != 3) || b[7] != 0) return nullptr;
   size_t len_bytes = b[6] == 1 ? 2 : 4, start = 8 + len_bytes;
   if (size < start) return nullptr;
@@ -147,7 +297,8 @@ std::shared_ptr<const HostTensor> map_npy(const std::string& path) {
   // Rows are taken in file order, mostly: read ahead generously.
   ::madvise(base, size, MADV_SEQUENTIAL);
   t.size = static_cast<size_t>(bytes);
-  t.bytes = std::shared_ptr<const uint8_t>(mapping, b + start + hlen);
+  t.bytes = std::shared_ptr<const uint8_t>(file, b + start + hlen);
+  t.mapped = file.get();
   return std::make_shared<const HostTensor>(std::move(t));
 }
 

@@ -16,8 +16,69 @@ namespace grape::cli {
 // ({'descr': '<f2', 'fortran_order': False, 'shape': (N, ...), } with a dtype that needs no
 // conversion) and its size matches the header; null otherwise, for read_npy to read it (and to
 // report what is wrong). The pages are read by the OS as rows are used, so the first call does
-// not wait for the whole file. ApiError when the file cannot be opened.
+// not wait for the whole file. The tensor's `mapped` is the file, for MappedFile::check.
 std::shared_ptr<const HostTensor> map_npy(const std::string& path);
+
+// The run cannot go on: a file it maps changed size (or could not be read) while the run used it,
+// so values read from it may be zeros instead of the file's. Not a request's error (every later
+// request that reads the file is hit too): the run stops, resumably. Deliberately not an ApiError,
+// which a call answers by retrying its requests one by one and failing them.
+struct MappedFileChanged {
+  std::string message;  // "<file> changed size while it was being read (truncated?)"
+};
+
+// A .npy file that map_npy mapped, kept for the run (NpyCache).
+//
+// Another process may truncate the file while the run reads it. A read of a mapped page that
+// now lies wholly past the end of the file raises SIGBUS, which would kill the run. So while any
+// file is mapped, a SIGBUS handler is installed: for a fault inside a live mapping it maps zero
+// pages over the rest of that mapping and returns, so the read completes (with zeros) and every
+// later read of those pages does too, and it marks the file. A fault anywhere else goes on to the
+// handler that was there before (by default: the process dies of SIGBUS, as without this one).
+//
+// Reads past the new end within the file's new last page raise nothing: the OS zero-fills them.
+// Linux removes the pages past that page from the mappings first (truncate_pagecache; tmpfs
+// likewise), so after such a read, a read of the file's old last page faults: check() makes that
+// read, and looks at the file's size (fstat) only when the worker read the old last page itself,
+// or the file is marked. (A file system that zeroes the tail before it shrinks the file, as XFS
+// does, shows the zeros for a moment at the old size: a rewrite, which neither check sees.)
+//
+// So the reads stay plain memory reads (the fast path: rows that lie end to end go to the call
+// where they are), and the worker calls check() once per call and file, after the call's inputs
+// were read and before it runs; it costs a system call only for calls that read the file's last
+// page (an fstat per call cost 5% of a run of single-row calls). Reading the rows with pread
+// instead would need no signal handler, but costs a second copy of every row that now goes to
+// the call where it lies, and a system call per request where rows are not end to end; jumping
+// out of the handler (siglongjmp) cannot be done safely, since the read may be inside the
+// library's copy.
+class MappedFile {
+ public:
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // Throws MappedFileChanged when the file is shorter now than when it was mapped, or a read of
+  // it faulted. Called after the reads: a truncation before them is seen here, and one after
+  // them did not touch what they read. `last_page`: whether they read the file's last page
+  // (in_last_page). A file rewritten in place at the same size is not seen.
+  void check(bool last_page) const;
+  // Whether the bytes [p, p + n) of the mapping reach into the file's last page.
+  bool in_last_page(const void* p, size_t n) const { return static_cast<const uint8_t*>(p) + n > last_page_; }
+  const std::string& path() const { return path_; }
+
+  struct Slot;  // batch_npy.cpp
+
+ private:
+  friend std::shared_ptr<const HostTensor> map_npy(const std::string& path);
+  MappedFile(std::string path, int fd, uint8_t* base, size_t size);
+
+  std::string path_;
+  int fd_;  // kept open for fstat: the path may name another file by now
+  uint8_t* base_;
+  size_t size_;               // the file's size when mapped (the mapping is whole pages)
+  const uint8_t* last_page_;  // the page that holds the file's last byte
+  Slot* slot_;                // its entry in the table of live mappings (for the SIGBUS handler)
+};
 
 // One .npy file of --outputs npy-rows, written as calls finish: the rows are appended with one
 // write per call, and the header, written first with room for any row count, is rewritten with

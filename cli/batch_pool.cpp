@@ -76,6 +76,7 @@ void WorkerPool::stop_with(std::exception_ptr e) {
     std::lock_guard<std::mutex> lock(error_mu_);
     if (!error_) error_ = e;
   }
+  stopped_.store(true);
   // The others stop too: a run that cannot write its results must not go on computing.
   queue_.close();
   finished_.close();
@@ -84,7 +85,18 @@ void WorkerPool::stop_with(std::exception_ptr e) {
 void WorkerPool::work(grp_session* s) {
   try {
     std::vector<std::vector<uint8_t>> scratch;  // stacked inputs, reused from call to call
-    while (auto b = queue_.pop()) run(s, *b, scratch);
+    while (!stopped_.load())
+      if (auto b = queue_.pop())
+        run(s, *b, scratch);
+      else
+        break;
+  } catch (const MappedFileChanged& e) {
+    // The calls that finished before are written; this one and those not run yet get no result
+    // line, so that the next run, once the file is whole again, runs them.
+    stop_with(std::make_exception_ptr(ApiError{
+        GRP_ERR_IO, "grape batch: error: " + e.message +
+                        "\ngrape batch: stopped (the results written so far stand): restore the file and run "
+                        "the same command again to resume"}));
   } catch (...) {
     stop_with(std::current_exception());
   }
@@ -106,6 +118,9 @@ void WorkerPool::run(grp_session* s, const Batch& b, std::vector<std::vector<uin
     for (size_t i = 0; i < inputs.size(); ++i)
       check(grp_session_set_input(s, sig_.inputs[i].name.c_str(), inputs[i].dtype, inputs[i].shape.data(),
                                   inputs[i].shape.size(), inputs[i].data(), inputs[i].nbytes()));
+    // The inputs are read (set_input copies them): rows of a mapped file that shrank meanwhile
+    // may be zeros, and such a call must not run (MappedFileChanged stops the run).
+    check_mapped_inputs(b);
     check(grp_session_run(s));
     for (size_t i = 0; i < sig_.outputs.size(); ++i) {
       grp_dtype dtype;

@@ -6,6 +6,7 @@
 // call on a GPU). With --outputs npy-rows, each formatting thread writes the rows of the calls it
 // finishes within half a second (up to 64 MB) to one file per output, fsynced once.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -71,6 +72,11 @@ class BoundedQueue {
     q_.pop_front();
     not_full_.notify_one();
     return item;
+  }
+  // Whether close() was called (the consumers stopped, when the caller is the producer).
+  bool closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return closed_;
   }
   void close() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -162,6 +168,7 @@ class WorkerPool {
   std::vector<std::thread> workers_, formatters_;
   std::mutex error_mu_;
   std::exception_ptr error_;
+  std::atomic<bool> stopped_{false};  // by stop_with: the workers take no more calls
 };
 
 }  // namespace grape::cli

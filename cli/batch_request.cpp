@@ -152,6 +152,7 @@ HostTensor rows_view(const std::shared_ptr<const HostTensor>& all, const std::st
   t.shape[0] = b - a;
   t.bytes = std::shared_ptr<const uint8_t>(all, all->bytes.get() + static_cast<size_t>(a) * row_bytes);
   t.size = static_cast<size_t>(b - a) * row_bytes;
+  t.mapped = all->mapped;
   if (!fits_declared(t, p)) check_declared(t, p, " (" + path + ")");
   return t;
 }

@@ -17,6 +17,8 @@
 
 namespace grape::cli {
 
+class MappedFile;
+
 // A dense C-order host tensor. Its bytes are shared and may be a view into a larger buffer: an
 // --input value serves every request, and the rows of a shared .npy file are not copied.
 struct HostTensor {
@@ -24,6 +26,9 @@ struct HostTensor {
   std::vector<int64_t> shape;
   std::shared_ptr<const uint8_t> bytes;  // keeps the buffer it points into alive
   size_t size = 0;                       // bytes
+  // The mapped .npy file the bytes lie in (map_npy), which `bytes` keeps alive; null for memory.
+  // Its rows are checked after they are read (MappedFile::check): another process may truncate it.
+  const MappedFile* mapped = nullptr;
 
   size_t nbytes() const { return size; }
   const void* data() const { return bytes.get(); }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cli/batch_npy.h"
+
 namespace grape::cli {
 
 std::string Batcher::key(const Request& r) const {
@@ -106,6 +108,29 @@ std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig,
     out.push_back(std::move(t));
   }
   return out;
+}
+
+void check_mapped_inputs(const Batch& b) {
+  // Each file once (mostly every request's rows are of one file), without an allocation per call;
+  // past 8 files, the others are checked for each input.
+  struct Seen {
+    const MappedFile* file;
+    bool last_page;
+  } seen[8];
+  size_t n = 0;
+  for (const auto& r : b.requests)
+    for (const HostTensor& t : r->inputs) {
+      if (!t.mapped) continue;
+      bool last_page = t.mapped->in_last_page(t.data(), t.nbytes());
+      Seen* s = std::find_if(seen, seen + n, [&](const Seen& s) { return s.file == t.mapped; });
+      if (s != seen + n)
+        s->last_page |= last_page;
+      else if (n < std::size(seen))
+        seen[n++] = {t.mapped, last_page};
+      else
+        t.mapped->check(last_page);
+    }
+  for (size_t i = 0; i < n; ++i) seen[i].file->check(seen[i].last_page);
 }
 
 OutputSlice slice_output(const Batch& b, size_t k, int64_t row0, const Signature& sig,

@@ -47,6 +47,11 @@ class Batcher {
 std::vector<HostTensor> stack_inputs(const Batch& b, const Signature& sig,
                                      std::vector<std::vector<uint8_t>>& scratch);
 
+// Throws MappedFileChanged when a mapped file that the requests' inputs lie in changed size (or
+// a read of it faulted) since it was mapped. Called once the call's inputs were read, before the
+// call runs: what it read may be zeros instead of the file's rows.
+void check_mapped_inputs(const Batch& b);
+
 // Output `o` of a call cut into the part of request `k` of the batch, whose rows start at row0.
 OutputSlice slice_output(const Batch& b, size_t k, int64_t row0, const Signature& sig,
                          const std::string& name, const HostTensor& o);

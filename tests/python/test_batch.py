@@ -172,6 +172,67 @@ def test_rows_of_a_shared_npy_file():
     assert '"rows": [FIRST, END]' in res["negative"]["error"], res["negative"]
 
 
+def test_shared_npy_file_truncated_during_the_run_stops_it_resumably():
+    """Another process truncates a shared .npy file while the run reads rows of it (mapped): the run
+    stops with an error naming the file and exit status 1, never SIGBUS; the results written before
+    stand, and the same command, once the file is whole again, completes the run. The rows read
+    next lie in a page that the truncation removed (SIGBUS before), or past the new end in the new
+    last page, which the OS fills with zeros (outputs of zero rows before, status ok): a page in
+    the middle of the file, or the file's last page."""
+    d = tmpdir()
+    xs = np.concatenate(mlp_rows(4096, seed=4))  # 32 bytes a row: 128 KB, 32 pages
+    path = os.path.join(d, "all.npy")
+    np.save(path, xs)
+    header = os.path.getsize(path) - xs.nbytes
+
+    def lines(rows):
+        return "".join(json.dumps({"id": f"r{i}", "inputs": {"x": {"npy": path, "rows": [i, i + 1]}}}) + "\n"
+                       for i in rows)
+    # The request reader takes 1 MB windows and dispatches one once it has read the next: blank
+    # lines push the first requests through while standard input stays open.
+    push = (" " * (1 << 20) + "\n") * 3
+    args = [grape_exe(), "batch", MLP, "--entry", "main", *defines(MLP_D), "--random-weights", "7",
+            "--backend", "cpu", "--max-batch", "1", "--threads", "1"]
+    # The first row read after the truncation, and the rows kept: page 15 of the file, gone; page
+    # 0, cut after row 100; page 32, the last, cut after row 4092.
+    for later, keep in ((2000, 100), (101, 100), (4093, 4092)):
+        out = os.path.join(d, f"out{later}")
+        np.save(path, xs)
+        p = subprocess.Popen(args + ["--requests", "-", "--output", out], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            p.stdin.write(lines(range(10)) + push)
+            p.stdin.flush()
+            deadline = time.time() + 60
+            while count_lines(os.path.join(out, "results.jsonl")) < 10:
+                assert p.poll() is None and time.time() < deadline, "the first requests did not run"
+                time.sleep(0.01)
+            os.truncate(path, header + keep * xs.shape[1] * 2 + 16)
+            _, err = p.communicate(lines(range(later, min(later + 10, len(xs)))), timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert p.returncode == 1, (later, p.returncode, err)  # -7 was SIGBUS
+        assert "internal error" not in err, err
+        assert f"grape batch: error: {path} changed size while it was being read (truncated?)" in err, err
+        assert "run the same command again to resume" in err, err
+        res = results(out)
+        assert set(res) == {f"r{i}" for i in range(10)}, sorted(res)
+        assert all(r["status"] == "ok" for r in res.values()), res
+        # Whole again: the same requests from a file resume the run and complete it.
+        np.save(path, xs)
+        req = os.path.join(d, f"req{later}.jsonl")
+        with open(req, "w") as f:
+            f.write(lines(range(10)) + lines(range(later, min(later + 10, len(xs)))))
+        rc, s, err = mlp_batch(req, out, "--max-batch", 1, "--json")
+        assert rc == 0, err
+        s = json.loads(s)
+        assert s["resumed"] == 10 and s["requests"] == s["ok"] == min(10, len(xs) - later), s
+        rc, _, err = mlp_batch(req, os.path.join(d, f"ref{later}"), "--max-batch", 1)
+        assert rc == 0, err
+        assert stable(results(out)) == stable(results(os.path.join(d, f"ref{later}")))
+
+
 def check_npy_rows(out, want, dtype=np.float16):
     """Every result of `out` names rows of an .npy file equal to the inline result in `want`; returns
     the files named, which must be all that outputs/ holds."""
