@@ -559,10 +559,13 @@ GRAPE_API void grp_set_build_progress(grp_build_progress_fn fn, void* user);
 
 /* The on-disk kernel cache lives in the folder "kernels" of $GRAPE_CACHE_DIR, else of
  * $XDG_CACHE_HOME/grape, else of $HOME/.cache/grape (created, mode 0700, when missing).
- * *out is "directory: DIR\nentries: N\nbytes: B\n" (B: the entries' size on disk); free it with
- * grp_free(). GRP_ERR_IO when the folder cannot be placed or created. */
+ * *out is "directory: DIR\nentries: N\nbytes: B\ntuning file: F\ntuning decisions: T\n" (B: the
+ * entries' size on disk; F: the autotuner's decisions beside the folder, "<root>/tuning/tuning.txt",
+ * which need not exist yet; T: the valid decisions in it); free it with grp_free(). GRP_ERR_IO when
+ * the folder cannot be placed or created. */
 GRAPE_API grp_error* grp_cache_info(GRP_OWN char** out);
-/* Deletes every entry of the kernel cache (and leftover temporary files); the folder stays.
+/* Deletes every entry of the kernel cache (and leftover temporary files) and the tuning file, so
+ * kernels are built and measured again; the folder stays.
  * GRP_ERR_IO when the folder cannot be placed, created or listed, or an entry cannot be deleted. */
 GRAPE_API grp_error* grp_cache_clear(void);
 

@@ -14,6 +14,7 @@
 #include "jit/nvrtc.h"
 #include "lang/source.h"
 #include "runtime/cuda/control_kernels.h"
+#include "runtime/cuda/tuning_cache.h"
 
 using namespace grape;
 using namespace grape::capi;
@@ -23,9 +24,12 @@ namespace {
 // "sm_90a" -> 90, "compute_80" -> 80; -1 when the text is no target name.
 int arch_number(const std::string& arch) {
   std::string digits;
-  if (arch.rfind("sm_", 0) == 0) digits = arch.substr(3);
-  else if (arch.rfind("compute_", 0) == 0) digits = arch.substr(8);
-  else return -1;
+  if (arch.rfind("sm_", 0) == 0)
+    digits = arch.substr(3);
+  else if (arch.rfind("compute_", 0) == 0)
+    digits = arch.substr(8);
+  else
+    return -1;
   if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.pop_back();
   if (digits.empty() || digits.size() > 4 ||
       !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
@@ -81,9 +85,9 @@ std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::
   size_t kernels = 0;
   for (const auto& e : rep.entries) kernels += e.kernels;
   if (!rep.ok()) {
-    std::string msg = "kernel compilation failed for " + target_list + ": " + std::to_string(rep.errors.size()) +
-                      " error" + (rep.errors.size() == 1 ? "" : "s") + " (" + std::to_string(rep.compiled) +
-                      " compiles clean)\n";
+    std::string msg = "kernel compilation failed for " + target_list + ": " +
+                      std::to_string(rep.errors.size()) + " error" + (rep.errors.size() == 1 ? "" : "s") +
+                      " (" + std::to_string(rep.compiled) + " compiles clean)\n";
     for (const auto& e : rep.errors) msg += e + (e.empty() || e.back() != '\n' ? "\n" : "");
     throw Error(ErrorCode::Internal, msg);
   }
@@ -147,13 +151,19 @@ grp_error* grp_cache_info(char** out) {
   return guard([&] {
     require(out, "out");
     jit::CacheInfo info = jit::KernelCache::open_default().info();
+    const std::string tuning = cuda::TuningCache::default_path();
+    const size_t decisions = cuda::TuningCache(tuning, [](const std::string&, const std::string&) {}).size();
     *out = dup_string("directory: " + info.dir + "\nentries: " + std::to_string(info.entries) +
-                      "\nbytes: " + std::to_string(info.bytes) + "\n");
+                      "\nbytes: " + std::to_string(info.bytes) + "\ntuning file: " + tuning +
+                      "\ntuning decisions: " + std::to_string(decisions) + "\n");
   });
 }
 
 grp_error* grp_cache_clear(void) {
-  return guard([&] { jit::KernelCache::open_default().clear(); });
+  return guard([&] {
+    jit::KernelCache::open_default().clear();
+    cuda::TuningCache::remove(cuda::TuningCache::default_path());
+  });
 }
 
 }  // extern "C"

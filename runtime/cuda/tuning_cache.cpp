@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "base/error.h"
 #include "jit/kernel_cache.h"
@@ -181,6 +182,20 @@ void TuningCache::save() {
   }
   for (const auto& [k, e] : merged) entries_.emplace(k, e);  // ours stay; add the others'
   fresh_.clear();
+}
+
+void TuningCache::remove(const std::string& path) {
+  if (path.empty()) return;
+  const fs::path file(path);
+  std::error_code ec;
+  std::vector<fs::path> doomed;
+  if (fs::exists(file, ec)) doomed.push_back(file);
+  const std::string temp_prefix = file.filename().string() + ".tmp.";
+  for (const fs::directory_entry& e : fs::directory_iterator(file.parent_path(), ec))
+    if (e.path().filename().string().rfind(temp_prefix, 0) == 0) doomed.push_back(e.path());
+  for (const fs::path& f : doomed)
+    if (!fs::remove(f, ec) && ec)
+      throw Error(ErrorCode::IO, "cannot delete the tuning cache file " + f.string() + ": " + ec.message());
 }
 
 }  // namespace grape::cuda

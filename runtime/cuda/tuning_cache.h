@@ -51,6 +51,10 @@ class TuningCache {
   void save();
   // Lines of the file that were ignored when it was read (damaged, or another version's).
   size_t ignored_lines() const { return ignored_; }
+  size_t size() const { return entries_.size(); }
+  // Deletes the file at `path` and temporary files of unfinished saves beside it (grape cache
+  // clear); a missing file is no error. Throws Error(IO) naming what cannot be deleted.
+  static void remove(const std::string& path);
 
   // The line format, for tests: parse_line returns nullopt for a damaged line.
   static std::string format_line(const jit::Hash128& key, const TuningEntry& entry);

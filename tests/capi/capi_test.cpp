@@ -1032,16 +1032,24 @@ TEST(CapiCache, InfoAndClear) {
     char* text = nullptr;
     EXPECT_OK(grp_cache_info(&text));
     ASSERT_NE(text, nullptr);
-    EXPECT_EQ(std::string(text), "directory: " + dir + "/kernels\nentries: 0\nbytes: 0\n");
+    EXPECT_EQ(std::string(text), "directory: " + dir + "/kernels\nentries: 0\nbytes: 0\ntuning file: " + dir +
+                                     "/tuning/tuning.txt\ntuning decisions: 0\n");
     grp_free(text);
     std::ofstream(dir + "/kernels/0123456789abcdef0123456789abcdef.grpk") << "12345";
+    // An autotuner's file whose one line is damaged (its check does not match): no valid decision.
+    std::filesystem::create_directories(dir + "/tuning");
+    std::ofstream(dir + "/tuning/tuning.txt")
+        << "grape-tuning 1\n"
+        << "0123456789abcdef0123456789abcdef mma64 1.000 0000000000000000\n";
     text = nullptr;
     EXPECT_OK(grp_cache_info(&text));
     ASSERT_NE(text, nullptr);
     EXPECT_NE(std::string(text).find("entries: 1\nbytes: 5\n"), std::string::npos) << text;
+    EXPECT_NE(std::string(text).find("tuning decisions: 0\n"), std::string::npos) << text;
     grp_free(text);
     EXPECT_OK(grp_cache_clear());
     EXPECT_FALSE(std::filesystem::exists(dir + "/kernels/0123456789abcdef0123456789abcdef.grpk"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/tuning/tuning.txt"));
     EXPECT_TRUE(std::filesystem::is_directory(dir + "/kernels"));
   }
   {

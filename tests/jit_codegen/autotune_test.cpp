@@ -162,6 +162,7 @@ TEST_F(TuningCacheFile, DecisionsSurviveASaveAndConcurrentWritersMerge) {
   EXPECT_EQ(c.lookup(key_of(1))->choice, "wgmma128x2");
   EXPECT_DOUBLE_EQ(c.lookup(key_of(1))->us, 12.5);
   EXPECT_EQ(c.lookup(key_of(2))->choice, "rows4");
+  EXPECT_EQ(c.size(), 2u);
   EXPECT_TRUE(problems.empty());
   EXPECT_EQ(read().rfind("grape-tuning 1\n", 0), 0u);
   for (const auto& e : fs::directory_iterator(dir_ / "tuning"))  // no temporary files left
@@ -194,6 +195,12 @@ TEST_F(TuningCacheFile, ADamagedLineIsReportedOnceIgnoredAndDroppedAtTheNextSave
   EXPECT_TRUE(problems.empty());
   EXPECT_EQ(c.lookup(key_of(2))->choice, "gemv-nosplit");
   EXPECT_EQ(read().find("gemv-fall"), std::string::npos);
+  // grape cache clear: the file and any temporary file of an unfinished save go.
+  std::ofstream(path_ + ".tmp.abc123") << "partial";
+  cuda::TuningCache::remove(path_);
+  EXPECT_FALSE(fs::exists(path_));
+  EXPECT_FALSE(fs::exists(path_ + ".tmp.abc123"));
+  EXPECT_NO_THROW(cuda::TuningCache::remove(path_));  // nothing left: no error
 }
 
 TEST_F(TuningCacheFile, AnotherFormatVersionIsIgnoredAsAWhole) {
