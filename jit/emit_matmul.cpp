@@ -333,6 +333,19 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "    return;\n  }\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
          "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
+    s += "}\n";
+    // 128 x 96 wgmma tiles: a candidate the autotuner measures (K % 8 == 0 only; otherwise the
+    // 128 x 64 mma.sync tiles, whose own item count the loop takes).
+    s += kernel_header(name + kWgmma96Suffix, "256, 2");
+    s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+    s += "  if (Ops::K(p) % 8 == 0) {\n";
+    s += "    const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 95) / 96) * p->splits;\n";
+    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+         "      grape_gemm_wgmma<Ops, 96>(p, item, grape_smem);\n";
+    s += "    return;\n  }\n";
+    s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
+    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+         "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
     s += "}\n#endif\n";
   }
   s += "#endif\n";

@@ -32,6 +32,8 @@ constexpr const char* kWideDefine = "GRAPE_GEMM_WIDE";
 // one more entry point when compiled for sm_90a: 128 x 64 tiles, for products too small for 128 x
 // 128 tiles to fill the GPU (LaunchDims::narrow).
 constexpr const char* kWgmma64Suffix = "_wgmma64";
+// ... and its 128 x 96 wgmma entry (a tuning candidate only; scheduler::LaunchDims::n96).
+constexpr const char* kWgmma96Suffix = "_wgmma96";
 // The source of a matrix product's wide variant: `source` with kWideDefine defined.
 std::string wide_variant_source(const std::string& source);
 

@@ -86,6 +86,15 @@ LaunchDims wide_dims(int64_t R, int64_t N, int64_t K, bool wgmma, bool two_block
   return d;
 }
 
+LaunchDims wgmma96_dims(int64_t R, int64_t N, int64_t K, bool two_blocks) {
+  LaunchDims d;
+  d.tensor_cores = d.wide = d.n96 = true;  // the wide variant's (sm_90a) third entry point
+  d.shared_bytes = gemm_wgmma96_shared_bytes(two_blocks ? 3 : 4);
+  d.kchunk = std::max<int64_t>(K, 1);
+  d.grid = static_cast<unsigned>(std::min(ceil_div(R, 128) * ceil_div(N, 96), kMaxGrid));
+  return d;
+}
+
 LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K) {
   LaunchDims d;
   d.tensor_cores = d.wide = d.narrow = true;  // the wide variant's (sm_90a) second entry point
@@ -155,7 +164,11 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     add(!wgmma ? "mma128" : "wgmma128", wide_dims(R, N, K, wgmma, false));
     if (wgmma) add("wgmma128x2", wide_dims(R, N, K, true, true));
   }
-  if (wgmma64_ok) add("wgmma64", wgmma64_dims(R, N, K));
+  if (wgmma64_ok) {
+    add("wgmma96", wgmma96_dims(R, N, K, false));
+    add("wgmma96x2", wgmma96_dims(R, N, K, true));
+    add("wgmma64", wgmma64_dims(R, N, K));
+  }
   add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
   add("mma64-nosplit", tiles64_dims(R, N, K, sm_count, 0));
 }
@@ -262,6 +275,8 @@ bool gemm_wgmma64_enabled() {
 
 unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(4, 64); }
 
+unsigned gemm_wgmma96_shared_bytes(int stages) { return wgmma_shared_bytes(stages, 96); }
+
 unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }
 
 bool gemv_uses_tensor_cores() {
@@ -359,7 +374,7 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
 bool same_launch(const LaunchDims& a, const LaunchDims& b) {
   return a.grid == b.grid && a.block == b.block && a.shared_bytes == b.shared_bytes && a.splits == b.splits &&
          a.kchunk == b.kchunk && a.tensor_cores == b.tensor_cores && a.wide == b.wide &&
-         a.narrow == b.narrow && a.scratch_bytes == b.scratch_bytes;
+         a.narrow == b.narrow && a.n96 == b.n96 && a.scratch_bytes == b.scratch_bytes;
 }
 
 LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,

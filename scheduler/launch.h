@@ -18,6 +18,7 @@ struct LaunchDims {
   bool tensor_cores = false;  // launch the kernel's tensor-core entry point (jit/kernel_source.h)
   bool wide = false;          // ... its 128 x 128 tile variant (jit::kWideSuffix), tensor_cores too
   bool narrow = false;        // ... that variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix), wide too
+  bool n96 = false;  // ... its 128 x 96 wgmma entry (jit::kWgmma96Suffix; a tuning candidate), wide too
   size_t scratch_bytes = 0;
 };
 
@@ -136,6 +137,9 @@ constexpr int64_t kGemmWgmmaTwoBlocksMinK = 2048;
 constexpr int64_t kGemmWgmma64MaxK = 4096;
 bool gemm_wgmma64_enabled();
 unsigned gemm_wgmma64_shared_bytes();
+// The 128 x 96 wgmma tiles' dynamic shared memory: 4 stages (one block per multiprocessor) or 3
+// (two). Only a tuning candidate ("wgmma96", "wgmma96x2"): no rule picks it.
+unsigned gemm_wgmma96_shared_bytes(int stages);
 constexpr int kGemmWgmmaStages = 4;
 int gemm_wgmma_stages();
 int gemm_wgmma_blocks_override();  // 0 auto, 1, 2

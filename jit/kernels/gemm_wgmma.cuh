@@ -2,8 +2,10 @@
 //
 //   out[r][n] = Ops::store(r, n, sum_k A(r, k) * W(n, k))        r < R, n < N, k < K
 //
-// One work item is a 128 x BN output tile (BN = 128, or 64 for products too small to fill the GPU
-// with 128 x 128 tiles), computed by two warpgroups (256 threads), each 64 x BN with m64nBNk16
+// One work item is a 128 x BN output tile (BN = 128; 64 for products too small to fill the GPU
+// with 128 x 128 tiles; 96, a measured candidate (runtime/cuda/autotune.h), for products whose
+// 128-wide tiles leave a quarter of the GPU idle: BERT b=16's 768-wide ones, 96 tiles of 128 x 128
+// or 128 of 128 x 96 on 132 multiprocessors), computed by two warpgroups (256 threads), each 64 x BN with m64nBNk16
 // instructions. A ([R][K], Ops::kADirect, or seen through views whose
 // rows are consecutive, Ops::kAViewRows) and W ([N][K], so both operands are K-major, the layout
 // wgmma reads without a transpose) go by cp.async into an S-stage ring of 128 x 64-element
@@ -51,6 +53,16 @@
   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 
+// The 48 accumulator registers of one m64n96k16 instruction.
+#define GRAPE_WGMMA_D48 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+#define GRAPE_WGMMA_D48_OUT \
+  GRAPE_WGMMA_D32_OUT, \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+
 // d += A * B^T for one k16 step of operand type TY (f16, bf16), n = 128 or 64; scale-d is 1
 // (accumulate), no negation, no transposes.
 #define GRAPE_WGMMA_M64N128K16(TY)                                                                    \
@@ -66,12 +78,25 @@
                : GRAPE_WGMMA_D32_OUT                                                                  \
                : "l"(a), "l"(b), "r"(1))
 
+#define GRAPE_WGMMA_M64N96K16(TY)                                                                     \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"                                           \
+               "wgmma.mma_async.sync.aligned.m64n96k16.f32." TY "." TY " {" GRAPE_WGMMA_D48           \
+               "}, %48, %49, p, 1, 1, 0, 0;\n}\n"                                                     \
+               : GRAPE_WGMMA_D48_OUT                                                                  \
+               : "l"(a), "l"(b), "r"(1))
+
 template <class T, int N> struct GrapeWgmma;
 template <> struct GrapeWgmma<__half, 128> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N128K16("f16"); }
 };
 template <> struct GrapeWgmma<__nv_bfloat16, 128> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N128K16("bf16"); }
+};
+template <> struct GrapeWgmma<__half, 96> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N96K16("f16"); }
+};
+template <> struct GrapeWgmma<__nv_bfloat16, 96> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N96K16("bf16"); }
 };
 template <> struct GrapeWgmma<__half, 64> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N64K16("f16"); }
@@ -121,7 +146,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   // A stage: A's 128 rows of 128 bytes, then W's BN rows.
   constexpr unsigned kStageA = GRAPE_WGMMA_BM * 128, kStage = GRAPE_WGMMA_STAGE_BYTES(BN);
   constexpr int WCH = BN / 32, NACC = BN / 2;  // W chunks per thread, accumulators per thread
-  static_assert(BN == 64 || BN == 128, "m64n64k16 or m64n128k16");
+  static_assert(BN == 64 || BN == 96 || BN == 128, "m64n64k16, m64n96k16 or m64n128k16");
   static_assert(S >= 3, "the refilled stage is the one read two iterations before");
   static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewRows), "K-major operands only");
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);

@@ -80,6 +80,7 @@ void DeviceProgram::compile() {
     tc_funcs_.push_back(nullptr);
     wide_funcs_.push_back(nullptr);
     wgmma64_funcs_.push_back(nullptr);
+    wgmma96_funcs_.push_back(nullptr);
     wide_failed_.push_back(false);
     if (s.launch.kind == jit::LaunchRule::MatrixProduct) {
       tc_funcs_.back() =
@@ -136,6 +137,13 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
                                                     static_cast<int>(scheduler::gemm_wgmma64_shared_bytes())),
                    "cuFuncSetAttribute", "kernel " + jobs[i].name);
         wgmma64_funcs_[k] = f64;
+        CUfunction f96 =
+            modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWgmma96Suffix).c_str());
+        jit::check(
+            jit::driver().cuFuncSetAttribute(f96, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(scheduler::gemm_wgmma96_shared_bytes(4))),
+            "cuFuncSetAttribute", "kernel " + jobs[i].name);
+        wgmma96_funcs_[k] = f96;
       }
       wide_funcs_[k] = fn;
     } catch (const std::exception& e) {
@@ -255,6 +263,7 @@ bool DeviceProgram::upload_blocks() {
 }
 
 CUfunction DeviceProgram::function_for(size_t k, const scheduler::LaunchDims& ld) const {
+  if (ld.n96) return wgmma96_funcs_[k];
   return ld.narrow         ? wgmma64_funcs_[k]
          : ld.wide         ? wide_funcs_[k]
          : ld.tensor_cores ? tc_funcs_[k]

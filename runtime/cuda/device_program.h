@@ -155,6 +155,7 @@ class DeviceProgram {
   // The wide variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix) of kernels with
   // LaunchRule::wgmma, when built for sm_90a; else null.
   std::vector<CUfunction> wgmma64_funcs_;
+  std::vector<CUfunction> wgmma96_funcs_;  // its 128 x 96 entry (jit::kWgmma96Suffix), likewise
   std::vector<bool> wide_failed_;
   ControlKernels control_;
   std::map<std::string, jit::DeviceBuffer> weights_;

@@ -21,7 +21,7 @@ namespace {
 using namespace gpu_test;
 namespace fs = std::filesystem;
 
-// Products of every path: GEMV (5 rows), 128 x 64 wgmma / 64 x 64 tiles (256 rows), 128 x 128
+// Products of every path: GEMV (5 rows), 128 x 64 and 128 x 96 wgmma / 64 x 64 tiles (256 rows), 128 x 128
 // tiles (1024 rows with 2048 columns), W as [N][K] (linear, wgmma) and [K][N] (x @ w), a long K
 // (split along K on the small paths), epilogues (bias, GELU).
 const char* kProducts = R"(
@@ -80,8 +80,8 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
   m->set_random_weights(5);
   auto attn = Model::load_source(kAttention, "attention.grp");
   const std::vector<std::string> choices = {"gemv-fill", "gemv-nosplit", "wgmma128", "wgmma128x2",
-                                            "wgmma64",   "mma128",       "mma64",    "mma64-nosplit",
-                                            "rows8",     "rows4",        "rows2",    "rows1"};
+                                            "wgmma96",   "wgmma96x2",    "wgmma64",  "mma128",
+                                            "mma64",     "mma64-nosplit"};
   for (int64_t rows : {5, 256, 1024}) {
     const Inputs in = {{"x", sample(DType::F16, {rows, 512}, 11)}};
     Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});

@@ -48,12 +48,16 @@ TEST(LaunchCandidates, TheHeuristicsChoiceComesFirstAndEachConfigurationOnce) {
   const LaunchRule qkv = product(2048, 768, 768, false, true);
   const auto c = scheduler::launch_candidates(qkv, {}, 132, true);
   // 384 tiles of 64 x 64 fill the GPU without K splits, so "mma64-nosplit" is "mma64" and dropped.
-  EXPECT_EQ(names(c), (std::vector<std::string>{"wgmma128", "wgmma128x2", "wgmma64", "mma64"}));
+  EXPECT_EQ(names(c),
+            (std::vector<std::string>{"wgmma128", "wgmma128x2", "wgmma96", "wgmma96x2", "wgmma64", "mma64"}));
   EXPECT_TRUE(scheduler::same_launch(c[0].dims, scheduler::launch_dims(qkv, {}, 132, true)));
   EXPECT_EQ(c[0].dims.grid, 96u);
-  EXPECT_EQ(c[2].dims.grid, 192u);  // 128 x 64 tiles
-  EXPECT_TRUE(c[2].dims.narrow && c[2].dims.wide);
-  EXPECT_EQ(c[3].dims.grid, 32u * 12u);  // 64 x 64 tiles: enough of them, no K split either
+  EXPECT_EQ(c[2].dims.grid, 128u);  // 128 x 96 tiles: 16 x 8
+  EXPECT_TRUE(c[2].dims.n96 && c[2].dims.wide && !c[2].dims.narrow);
+  EXPECT_LT(c[3].dims.shared_bytes, c[2].dims.shared_bytes);  // two blocks: 3 stages
+  EXPECT_EQ(c[4].dims.grid, 192u);                            // 128 x 64 tiles
+  EXPECT_TRUE(c[4].dims.narrow && c[4].dims.wide);
+  EXPECT_EQ(c[5].dims.grid, 32u * 12u);  // 64 x 64 tiles: enough of them, no K split either
   for (size_t i = 0; i < c.size(); ++i)
     for (size_t j = i + 1; j < c.size(); ++j)
       EXPECT_FALSE(scheduler::same_launch(c[i].dims, c[j].dims)) << i << " " << j;
