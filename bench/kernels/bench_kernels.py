@@ -1,7 +1,7 @@
 """Every matrix-product shape of the decode, BERT (b=1, b=16) and MLP workloads and both attention
 shapes, each as a one-op Grape program beside PyTorch in the same run (issue 7, item 9).
 
-  python3 bench/kernels/bench_kernels.py GRAPE OUT_DIR [--backend cuda|cpu] [--only SUBSTRING]
+  python3 bench/kernels/bench_kernels.py GRAPE OUT_DIR [--backend cuda|cpu] [--only SUBSTRING] [--ncu]
 
 For each shape it writes OUT_DIR/<name>.grp, random f16 weights (safetensors) and inputs (.npy), runs
 the program once with `grape run` and compares its output with PyTorch's (rel. L2 <= 1e-2, else the
@@ -15,6 +15,27 @@ row says FAIL and nothing of it is timed), then times:
 and prints us, GB/s (operands and result once), TFLOP/s and grape/torch. Weights that fit in L2
 (50 MB on an H100) stay there between calls on both sides, so the decode rows measure L2-resident
 products; the decode workload (bench/decode) is the DRAM-bound figure. Results: OUT_DIR/kernels.json.
+
+grape_us against torch_us is not a fair comparison: grape_us times each launch between CUDA events
+(4-5 us more per kernel), torch_us replays a graph with no launch gaps, which made Grape look 1.5-2x
+slower than it is on the short products. --ncu (CUDA; `ncu` must be on PATH) measures both sides
+the same way after the check, with Nsight Compute's per-kernel gpu__time_duration under
+`--clock-control none --cache-control none` (the GPU's own clocks, caches left warm as in a run),
+`--csv --print-units base` parsed by bench/kernels/ncu_time.py:
+  grape_ncu_us   `grape bench --executor eager --warmup 3 --iters 5` under ncu (kernels named
+                 grape*): the last 5 calls, each the sum of its kernels (as many per call as
+                 `grape bench --profile --json` counts launches), the median.
+  torch_ncu_us   the op 3 times, then 5 times inside an NVTX push/pop range that alone is profiled
+                 (--nvtx-include), so only the op's own kernels count, not the operands' copies to
+                 the GPU; each call the sum of its kernels (a split-K GEMM's reduction counts), the
+                 median.
+and prints them, ncu_ratio = grape_ncu_us / torch_ncu_us, Grape's TFLOP/s at grape_ncu_us and its
+share of PyTorch's at torch_ncu_us (tflops_share = torch_ncu_us / grape_ncu_us). kernels.json gains
+grape_ncu_us, torch_ncu_us, grape_ncu_kernels and torch_ncu_kernels (kernels per call), ncu_ratio,
+grape_ncu_TFLOPs, torch_ncu_TFLOPs and tflops_share (null where a side failed; the reason goes to
+stderr). The ncu process finds Grape's autotuning decisions in the tuning cache that the run before
+it wrote, so both launch the same configurations. Nsight Compute serialises kernels and adds ~1 us
+to a launch of a tiny kernel (docs/kernels.md, "Profiling"), on both sides alike.
 """
 import argparse
 import json
@@ -26,6 +47,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import write_safetensors  # noqa: E402
+from ncu_time import PEER_OPS, find_ncu, ncu_grape, ncu_torch  # noqa: E402
 
 # (name, layout, M, K, N): "kn" is x @ w with w [K, N] (GPT-2's Conv1D), "nk" is linear(x, w) with
 # w [N, K] (nn.Linear).
@@ -68,9 +90,9 @@ def product_case(out, name, layout, M, K, N, rng):
     np.save(base + "_x.npy", x)
     bytes_moved = 2 * (M * K + K * N + M * N)
     flops = 2 * M * N * K
-    peer = lambda torch, t: (t["x"] @ t["w"]) if layout == "kn" else torch.nn.functional.linear(t["x"], t["w"])
-    return {"name": name, "grp": base + ".grp", "weights": base + ".safetensors", "inputs": {"x": x},
-            "host": {"x": x, "w": w}, "peer": peer, "bytes": bytes_moved, "flops": flops}
+    return {"name": name, "op": layout, "grp": base + ".grp", "weights": base + ".safetensors",
+            "inputs": {"x": x}, "host": {"x": x, "w": w}, "peer": PEER_OPS[layout], "bytes": bytes_moved,
+            "flops": flops}
 
 
 def attention_case(out, name, B, H, S, KV, D, rng):
@@ -84,9 +106,8 @@ def attention_case(out, name, B, H, S, KV, D, rng):
     open(base + ".grp", "w").write(src)
     bytes_moved = 2 * (2 * B * H * S * D + 2 * B * H * KV * D)
     flops = 4 * B * H * S * KV * D
-    peer = lambda torch, d: torch.nn.functional.scaled_dot_product_attention(d["q"], d["k"], d["v"])
-    return {"name": name, "grp": base + ".grp", "weights": None, "inputs": t, "host": t, "peer": peer,
-            "bytes": bytes_moved, "flops": flops}
+    return {"name": name, "op": "attention", "grp": base + ".grp", "weights": None, "inputs": t, "host": t,
+            "peer": PEER_OPS["attention"], "bytes": bytes_moved, "flops": flops}
 
 
 def grape_args(case, out, backend):
@@ -101,7 +122,8 @@ def grape_args(case, out, backend):
 
 
 def run_grape(grape, case, out, backend):
-    """Output of one call (for the check) and microseconds per call."""
+    """Output of one call (for the check), microseconds per call, distinct kernels and kernel launches
+    per call."""
     args = grape_args(case, out, backend)
     odir = os.path.join(out, slug(case["name"]) + "_out")
     subprocess.run([grape, "run", *args, "--output", odir], check=True, capture_output=True, text=True)
@@ -113,9 +135,10 @@ def run_grape(grape, case, out, backend):
     if backend == "cuda":
         us = sum(k["us_per_call"] for k in r["profile"]["kernels"])
         kernels = len(r["profile"]["kernels"])
+        launches = round(sum(k["launches"] for k in r["profile"]["kernels"]) / max(1, r["profile"]["runs"]))
     else:
-        us, kernels = r["median_ms"] * 1e3, 0
-    return result, us, kernels
+        us, kernels, launches = r["median_ms"] * 1e3, 0, 0
+    return result, us, kernels, launches
 
 
 def run_torch(case):
@@ -152,6 +175,35 @@ def run_torch(case):
     return result, float(np.median(times))
 
 
+def run_ncu(ncu, grape, case, out, launches):
+    """The --ncu figures of a case: per-call device times of both sides under Nsight Compute."""
+    row = {"grape_ncu_us": None, "grape_ncu_kernels": None, "torch_ncu_us": None, "torch_ncu_kernels": None}
+    try:
+        row["grape_ncu_us"], row["grape_ncu_kernels"] = ncu_grape(ncu, grape, grape_args(case, out, "cuda"), launches)
+    except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+        print(f"  {case['name']}: --ncu on Grape failed: {e}", file=sys.stderr)
+    files = {}
+    for n, a in case["host"].items():  # the operands as .npy for the peer process
+        files[n] = os.path.join(out, f"{slug(case['name'])}_{n}.npy")
+        np.save(files[n], a)
+    try:
+        row["torch_ncu_us"], row["torch_ncu_kernels"] = ncu_torch(ncu, case["op"], files)
+    except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+        print(f"  {case['name']}: --ncu on PyTorch failed: {e}", file=sys.stderr)
+    g, t = row["grape_ncu_us"], row["torch_ncu_us"]
+    row["grape_ncu_TFLOPs"] = case["flops"] / g / 1e6 if g else None
+    row["torch_ncu_TFLOPs"] = case["flops"] / t / 1e6 if t else None
+    row["ncu_ratio"] = g / t if g and t else None
+    row["tflops_share"] = t / g if g and t else None  # Grape's TFLOP/s over PyTorch's
+    return row
+
+
+def ncu_columns(r):
+    f = lambda v, spec: format(v, spec) if v is not None else format("-", ">" + spec.split(".")[0])
+    return (f" {f(r['grape_ncu_us'], '12.2f')} {f(r['torch_ncu_us'], '12.2f')} {f(r['ncu_ratio'], '9.2f')}"
+            f" {f(r['grape_ncu_TFLOPs'], '11.2f')} {f(r['tflops_share'], '12.2f')}")
+
+
 def rel_l2(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
@@ -162,16 +214,23 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--only", default="", help="run the shapes whose name contains this")
+    ap.add_argument("--ncu", action="store_true",
+                    help="also time both sides' kernels under Nsight Compute (CUDA; ncu on PATH): "
+                         "grape_ncu_us, torch_ncu_us, their ratio, TFLOP/s and Grape's share of PyTorch's")
     a = ap.parse_args()
+    if a.ncu and a.backend != "cuda":
+        ap.error("--ncu needs --backend cuda")
+    ncu = find_ncu() if a.ncu else None
     os.makedirs(a.out, exist_ok=True)
     rng = np.random.default_rng(0)
     cases = [product_case(a.out, *p, rng) for p in PRODUCTS if a.only in p[0]]
     cases += [attention_case(a.out, *p, rng) for p in ATTENTION if a.only in p[0]]
     rows, failed = [], 0
     print(f"{'shape':24} {'grape_us':>9} {'kern':>4} {'torch_us':>9} {'grape/torch':>11} {'GB/s':>8} "
-          f"{'TFLOP/s':>8} {'rel_L2':>8}")
+          f"{'TFLOP/s':>8} {'rel_L2':>8}" + (f" {'grape_ncu_us':>12} {'torch_ncu_us':>12} {'ncu_ratio':>9} "
+                                            f"{'ncu_TFLOP/s':>11} {'tflops_share':>12}" if ncu else ""))
     for c in cases:
-        got, us, kernels = run_grape(a.grape, c, a.out, a.backend)
+        got, us, kernels, launches = run_grape(a.grape, c, a.out, a.backend)
         want, torch_us = run_torch(c) if a.backend == "cuda" else (None, None)
         err = rel_l2(got, want) if want is not None else None
         ok = err is None or err <= 1e-2
@@ -185,9 +244,12 @@ def main():
             failed += 1
             print(f"{c['name']:24} FAIL: Grape's output differs from PyTorch's, rel. L2 {err:.3g}")
             continue
+        if ncu:
+            row.update(run_ncu(ncu, a.grape, c, a.out, launches))
         ratio = f"{us / torch_us:11.2f}" if torch_us else f"{'-':>11}"
         print(f"{c['name']:24} {us:9.2f} {kernels:4d} {torch_us if torch_us else float('nan'):9.2f} {ratio} "
-              f"{row['GBps']:8.0f} {row['TFLOPs']:8.2f} {err if err is not None else float('nan'):8.1e}")
+              f"{row['GBps']:8.0f} {row['TFLOPs']:8.2f} {err if err is not None else float('nan'):8.1e}"
+              + (ncu_columns(row) if ncu else ""), flush=bool(ncu))
     with open(os.path.join(a.out, "kernels.json"), "w") as f:
         json.dump(rows, f, indent=1)
     sys.exit(1 if failed else 0)
