@@ -321,32 +321,29 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
        std::to_string(scheduler::gemm_wide_stages()) + ">(p, item, grape_smem);\n";
   s += "}\n";
   if (wgmma) {
-    // 128 x 64 wgmma tiles (sm_90a only) for products that 128 x 128 tiles would leave the GPU
-    // idle on (BERT at batch 1: 128 rows); the mma.sync tiles of the same shape when K % 8 != 0.
+    // 128 x BN wgmma tiles (sm_90a only): BN = 64 for products that 128 x 128 tiles would leave
+    // the GPU idle on (BERT at batch 1: 128 rows), BN = 96 a candidate the autotuner measures.
+    // Both need K % 8 == 0; otherwise the 128 x 64 mma.sync tiles, with their own item count.
+    auto narrow_entry = [&](const char* suffix, int bn) {
+      const std::string n_tiles =
+          "((Ops::N(p) + " + std::to_string(bn - 1) + ") / " + std::to_string(bn) + ")";
+      s += kernel_header(name + suffix, "256, 2");
+      s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+      s += "  if (Ops::K(p) % 8 == 0) {\n";
+      s += "    const long long items = ((Ops::R(p) + 127) / 128) * " + n_tiles + " * p->splits;\n";
+      s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+           "      grape_gemm_wgmma<Ops, " +
+           std::to_string(bn) + ">(p, item, grape_smem);\n";
+      s += "    return;\n  }\n";
+      s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
+      s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+           "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
+      s += "}\n";
+    };
     s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n";
-    s += kernel_header(name + kWgmma64Suffix, "256, 2");
-    s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-    s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
-    s += "  if (Ops::K(p) % 8 == 0) {\n";
-    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
-         "      grape_gemm_wgmma<Ops, 64>(p, item, grape_smem);\n";
-    s += "    return;\n  }\n";
-    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
-         "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
-    s += "}\n";
-    // 128 x 96 wgmma tiles: a candidate the autotuner measures (K % 8 == 0 only; otherwise the
-    // 128 x 64 mma.sync tiles, whose own item count the loop takes).
-    s += kernel_header(name + kWgmma96Suffix, "256, 2");
-    s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-    s += "  if (Ops::K(p) % 8 == 0) {\n";
-    s += "    const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 95) / 96) * p->splits;\n";
-    s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
-         "      grape_gemm_wgmma<Ops, 96>(p, item, grape_smem);\n";
-    s += "    return;\n  }\n";
-    s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
-    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
-         "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
-    s += "}\n#endif\n";
+    narrow_entry(kWgmma64Suffix, 64);
+    narrow_entry(kWgmma96Suffix, 96);
+    s += "#endif\n";
   }
   s += "#endif\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh", "gemm_wgmma.cuh"};
