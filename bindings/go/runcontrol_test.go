@@ -156,7 +156,8 @@ func TestLastRunStatsOnTheCPU(t *testing.T) {
 	must(t, err)
 	// The CPU backend launches no kernels and holds no graphs; "auto" has nothing to say.
 	if after.Executor != "cpu" || after.Kernels != 0 || after.GraphLaunches != 0 || after.Graphs != 0 ||
-		after.GraphBytes != 0 || after.AutoState != "" {
+		after.GraphBytes != 0 || after.AutoState != "" || after.KernelsTuned != 0 || after.KernelsRetuned != 0 ||
+		after.TuningMs != 0 {
 		t.Fatalf("after a run: %+v", after)
 	}
 	s.Close()

@@ -31,6 +31,12 @@ type RunStats struct {
 	AutoState    string
 	GraphBytes   int64 // device memory the session's instantiated graphs took
 	GraphUpdates int64 // 1 when the run rewrote its bucket's graph for new dims (no new graph)
+	// Autotuning (CUDA): kernels whose launch configurations the session measured so far, kernels
+	// bound now to a configuration other than the built-in heuristic's, and the host time the
+	// measurements took.
+	KernelsTuned   int64
+	KernelsRetuned int64
+	TuningMs       float64
 }
 
 // LastRunStats reports what the last successful run did (all zero, Executor aside, before the
@@ -48,6 +54,7 @@ func (s *Session) LastRunStats() (RunStats, error) {
 			DeviceBytes: int64(r.device_bytes), CompileMs: float64(r.compile_ms), Executor: C.GoString(r.executor),
 			GraphLaunches: int64(r.graph_launches), Graphs: int64(r.graphs), ParamUploads: int64(r.param_uploads),
 			AutoState: C.GoString(r.auto_state), GraphBytes: int64(r.graph_bytes), GraphUpdates: int64(r.graph_updates),
+			KernelsTuned: int64(r.kernels_tuned), KernelsRetuned: int64(r.kernels_retuned), TuningMs: float64(r.tuning_ms),
 		}
 		return nil
 	})

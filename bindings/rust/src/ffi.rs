@@ -72,7 +72,7 @@ pub struct grp_kernel_profile {
     pub flops: f64,
 }
 
-/// grape.h's grp_run_stats (every field up to graph_updates). The library fills only the fields
+/// grape.h's grp_run_stats (every field up to tuning_ms). The library fills only the fields
 /// `struct_size` covers.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +93,10 @@ pub struct grp_run_stats {
     /// Appended with shape buckets:
     pub graph_bytes: usize,
     pub graph_updates: i64,
+    /// Appended with autotuning:
+    pub kernels_tuned: usize,
+    pub kernels_retuned: usize,
+    pub tuning_ms: f64,
 }
 
 /// grape.h's grp_auto_decision (first version).
@@ -426,7 +430,10 @@ mod layout {
         assert_eq!(offset_of!(grp_run_stats, auto_state), 80);
         assert_eq!(offset_of!(grp_run_stats, graph_bytes), 88);
         assert_eq!(offset_of!(grp_run_stats, graph_updates), 96);
-        assert_eq!(size_of::<grp_run_stats>(), 104);
+        assert_eq!(offset_of!(grp_run_stats, kernels_tuned), 104);
+        assert_eq!(offset_of!(grp_run_stats, kernels_retuned), 112);
+        assert_eq!(offset_of!(grp_run_stats, tuning_ms), 120);
+        assert_eq!(size_of::<grp_run_stats>(), 128);
         assert_eq!(offset_of!(grp_auto_decision, bucket), 8);
         assert_eq!(offset_of!(grp_auto_decision, calls), 32);
         assert_eq!(offset_of!(grp_auto_decision, eager_ms), 56);

@@ -608,6 +608,9 @@ impl Session {
                 auto_state: lossy(raw.auto_state),
                 graph_bytes: raw.graph_bytes,
                 graph_updates: raw.graph_updates,
+                kernels_tuned: raw.kernels_tuned,
+                kernels_retuned: raw.kernels_retuned,
+                tuning_ms: raw.tuning_ms,
             })
         }
     }
@@ -1074,6 +1077,12 @@ pub struct RunStats {
     pub graph_bytes: usize,
     /// 1 when the run rewrote its bucket's graph for new dims (no new graph).
     pub graph_updates: i64,
+    /// Autotuning (CUDA): kernels whose launch configurations the session measured so far.
+    pub kernels_tuned: usize,
+    /// Kernels bound now to a configuration other than the built-in heuristic's.
+    pub kernels_retuned: usize,
+    /// Host time the measurements took, so far.
+    pub tuning_ms: f64,
 }
 
 /// Executor "auto"'s decision for one shape bucket ([`Session::auto_decisions`], grape.h's
