@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "base/half.h"
 #include "ir/passes/rewrite.h"
 
 namespace grape::ir {
@@ -11,15 +12,47 @@ namespace {
 
 struct Scalar {
   DType dtype;
-  double f;     // float dtypes
-  int64_t i;    // integer and bool dtypes
+  double f;   // float dtypes
+  int64_t i;  // integer and bool dtypes
   bool integral() const { return !is_float(dtype); }
   double as_double() const { return integral() ? static_cast<double>(i) : f; }
 };
 
-// Folds only what is exactly representable without reproducing f16/bf16 rounding: float results
-// are folded for f32 only.
+// `v` rounded to float dtype `t` (round to nearest even), as the backends store it.
+double round_to(DType t, double v) {
+  const float f = static_cast<float>(v);
+  if (t == DType::F16) return f16_to_f32(f32_to_f16(f));
+  if (t == DType::BF16) return bf16_to_f32(f32_to_bf16(f));
+  return f;
+}
+
+// Casts to a float type and square roots of constants, computed as the backends compute them
+// (in f32, then rounded to the result's type: runtime/cpu/elementwise.cpp, jit/emit_expr.cpp).
+// The folded constant holds the rounded value, which every later rounding leaves as it is. So
+// `rsqrt(cast(64, f16))`, an attention's scale, is one constant instead of a conversion, a
+// square root and a division per score in the fused kernel.
+std::optional<Scalar> fold_float_unary(Op op, DType out, const Scalar& a) {
+  if (!is_float(out)) return std::nullopt;
+  if (a.integral() && (a.i > (int64_t{1} << 53) || a.i < -(int64_t{1} << 53))) return std::nullopt;
+  // The operand as the program computes with it: an f16/bf16 literal is rounded at its use.
+  const float x = static_cast<float>(a.integral() ? static_cast<double>(a.i) : round_to(a.dtype, a.f));
+  switch (op) {
+    case Op::Cast: return Scalar{out, round_to(out, x), 0};
+    case Op::Sqrt:
+      if (a.dtype != out) return std::nullopt;
+      return Scalar{out, round_to(out, std::sqrt(x)), 0};
+    case Op::Rsqrt:
+      if (a.dtype != out) return std::nullopt;
+      return Scalar{out, round_to(out, 1.0f / std::sqrt(x)), 0};
+    default: return std::nullopt;
+  }
+}
+
+// Besides those, folds only what is exactly representable without reproducing f16/bf16 rounding:
+// float results are folded for f32 only.
 std::optional<Scalar> fold(Op op, DType out, const std::vector<Scalar>& in) {
+  if (in.size() == 1)
+    if (auto r = fold_float_unary(op, out, in[0])) return r;
   if (out == DType::F16 || out == DType::BF16) return std::nullopt;
   // f16/bf16 operands hold unrounded literal values; comparing those would disagree with the
   // rounded values the program computes with, so they are not folded.
@@ -94,7 +127,8 @@ class Folder {
       }
       if (op.op == Op::Constant) {
         // An f32 constant holds the f32 value of its literal, not the literal's double.
-        double f = op.attrs.dtype == DType::F32 ? static_cast<double>(static_cast<float>(op.attrs.fvalue)) : op.attrs.fvalue;
+        double f = op.attrs.dtype == DType::F32 ? static_cast<double>(static_cast<float>(op.attrs.fvalue))
+                                                : op.attrs.fvalue;
         consts_[op.results[0]] = Scalar{op.attrs.dtype, f, op.attrs.ivalue};
         continue;
       }

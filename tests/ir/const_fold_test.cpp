@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ir/verifier.h"
 #include "tests/ir/ir_builder.h"
 
@@ -122,7 +124,7 @@ TEST(ConstFold, F32OperandsAreF32Values) {
 TEST(ConstFold, F32ResultIsRoundedToF32) {
   Builder b;
   ValueId a = b.cf32(0.5), c = b.cf32(1.0 / 1024 / 1024 / 1024);  // 2^-30
-  ValueId s = b.op(Op::Add, {a, c}, f32());  // 0.5 + 2^-30 rounds to 0.5 in f32
+  ValueId s = b.op(Op::Add, {a, c}, f32());                       // 0.5 + 2^-30 rounds to 0.5 in f32
   b.ret({s});
   EXPECT_TRUE(fold(b.f));
   EXPECT_NE(b.print().find("%2 = constant {f32, value=0.5} : f32[]"), std::string::npos) << b.print();
@@ -216,8 +218,8 @@ TEST(ConstFold, AndIdentityRespectsBroadcasting) {
     return a;
   }());
   ValueId tr = b.cbool(true);
-  ValueId a = b.op(Op::And, {c, t}, boolean({4}));   // t is not a constant op: stays
-  ValueId a2 = b.op(Op::And, {tr, c}, boolean());    // c
+  ValueId a = b.op(Op::And, {c, t}, boolean({4}));  // t is not a constant op: stays
+  ValueId a2 = b.op(Op::And, {tr, c}, boolean());   // c
   ValueId m = b.param("m", boolean({4}));
   ValueId a3 = b.op(Op::And, {m, tr}, boolean({4}));  // m
   b.ret({a, a2, a3});
@@ -253,6 +255,38 @@ TEST(ConstFold, F16ComparisonUsesF16Values) {
   b.ret({eq});
   fold(b.f);
   EXPECT_EQ(b.print().find("%2 = constant {bool, value=0}"), std::string::npos) << b.print();
+}
+
+// Casts to float types and square roots of constants fold to the value the backends compute: in
+// f32, then rounded to the result's type. Expected values worked out by hand: 1 / sqrt(768) =
+// 0.0360843918..., which is 1182.4 units of 2^-15 (f16's spacing in [2^-5, 2^-4)), so f16 holds
+// 1182 * 2^-15; the f16 literal 2049 is 2048 in f16.
+TEST(ConstFold, CastsAndSquareRootsFoldToRoundedValues) {
+  Builder b;
+  Attrs to_f16, to_f32;
+  to_f16.dtype = DType::F16;
+  to_f32.dtype = DType::F32;
+  ValueId c64 = b.op(Op::Cast, {b.ci32(64)}, f16(), to_f16);
+  ValueId scale64 = b.op(Op::Rsqrt, {c64}, f16());
+  ValueId c768 = b.op(Op::Cast, {b.ci32(768)}, f16(), to_f16);
+  ValueId scale768 = b.op(Op::Rsqrt, {c768}, f16());
+  ValueId wide = b.op(Op::Cast, {b.cf16(2049)}, f32(), to_f32);
+  ValueId root = b.op(Op::Sqrt, {b.cf32(2.0)}, f32());
+  ValueId mixed = b.op(Op::Rsqrt, {b.cf32(4.0)}, f16());  // operand and result types differ: left
+  b.ret({scale64, scale768, wide, root, mixed});
+  EXPECT_TRUE(fold(b.f));
+  auto value_of = [&](ValueId v) -> const Operation* {
+    for (const Operation& op : b.f.body.ops)
+      if (!op.results.empty() && op.results[0] == v) return &op;
+    return nullptr;
+  };
+  for (ValueId v : {scale64, scale768, wide, root}) ASSERT_EQ(value_of(v)->op, Op::Constant) << b.print();
+  EXPECT_EQ(value_of(scale64)->attrs.dtype, DType::F16);
+  EXPECT_EQ(value_of(scale64)->attrs.fvalue, 0.125);
+  EXPECT_EQ(value_of(scale768)->attrs.fvalue, 1182.0 / 32768.0);
+  EXPECT_EQ(value_of(wide)->attrs.fvalue, 2048.0);
+  EXPECT_EQ(value_of(root)->attrs.fvalue, static_cast<double>(std::sqrt(2.0f)));
+  EXPECT_EQ(value_of(mixed)->op, Op::Rsqrt);
 }
 
 TEST(ConstFold, PredicatedOpsAreNotFolded) {
