@@ -219,9 +219,7 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
     bound_ = true;
     layout_ = scheduler::plan_arena(plan_, dims_);
     if (layout_.size > arena_.size()) {
-      std::map<std::string, int64_t> top = dims_;
-      for (auto& [name, value] : top) value = std::max(value, buckets_.bucket(name, value).hi);
-      size_t size = std::max(layout_.size, scheduler::plan_arena(plan_, top).size);
+      size_t size = std::max(layout_.size, scheduler::plan_arena(plan_, bucket_top()).size);
       arena_ = jit::DeviceBuffer();  // free first: the old arena's bytes count towards the new one's limit
       arena_ = jit::DeviceBuffer(dev_, size, "the arena of " + f_.name);
       ++generation_;
@@ -288,13 +286,10 @@ void DeviceProgram::apply_launch(size_t k, const scheduler::LaunchDims& ld) {
   slot->kchunk = ld.kchunk;
 }
 
-// Sizes of the launch rule at the top of the dims' shape buckets: one tuning decision per bucket.
-std::vector<int64_t> DeviceProgram::bucket_sizes(const jit::LaunchRule& rule) const {
+std::map<std::string, int64_t> DeviceProgram::bucket_top() const {
   std::map<std::string, int64_t> top = dims_;
   for (auto& [name, value] : top) value = std::max(value, buckets_.bucket(name, value).hi);
-  std::vector<int64_t> sizes;
-  for (const ir::Dim& d : rule.items) sizes.push_back(d.eval(top));
-  return sizes;
+  return top;
 }
 
 void DeviceProgram::tune(bool& uploaded) {
@@ -304,6 +299,8 @@ void DeviceProgram::tune(bool& uploaded) {
   const bool wgmma = scheduler::gemm_wgmma_device(dev_.arch());
   size_t measured = 0;
   kernels_retuned_ = 0;
+  // Keys take the launch rule's sizes at the top of the dims' shape buckets: one decision per bucket.
+  const std::map<std::string, int64_t> top = bucket_top();
   for (size_t k = 0; k < specs_.size(); ++k) {
     const jit::KernelSpec& spec = specs_[k];
     std::vector<scheduler::LaunchCandidate> cands =
@@ -323,8 +320,10 @@ void DeviceProgram::tune(bool& uploaded) {
     } else {
       if (source_hash_.empty()) source_hash_.resize(specs_.size());
       if (!source_hash_[k]) source_hash_[k] = jit::xxh3_128(spec.source.data(), spec.source.size());
-      const jit::Hash128 key = tuning_key(source_hash_[k]->hex(), cands, bucket_sizes(spec.launch),
-                                          dev_.name(), dev_.arch(), dev_.sm_count());
+      std::vector<int64_t> sizes;
+      for (const ir::Dim& d : spec.launch.items) sizes.push_back(d.eval(top));
+      const jit::Hash128 key =
+          tuning_key(source_hash_[k]->hex(), cands, sizes, dev_.name(), dev_.arch(), dev_.sm_count());
       if (!tuning_cache_) tuning_cache_ = std::make_unique<TuningCache>(TuningCache::default_path());
       if (auto hit = tuning_cache_->lookup(key)) pick = named(hit->choice);
       if (pick == cands.size()) {

@@ -134,7 +134,8 @@ class DeviceProgram {
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
   void apply_launch(size_t kernel, const scheduler::LaunchDims& dims);
   bool upload_blocks();  // when they changed; returns whether it did
-  std::vector<int64_t> bucket_sizes(const jit::LaunchRule& rule) const;
+  // The bound dims raised to the top of their shape buckets (the arena's size, tuning keys).
+  std::map<std::string, int64_t> bucket_top() const;
   // Picks each kernel's configuration among its candidates: forced, from the tuning cache, or
   // measured (`uploaded`: the blocks were uploaded for it).
   void tune(bool& uploaded);

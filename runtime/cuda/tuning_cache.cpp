@@ -58,10 +58,12 @@ bool parse_hex(const std::string& s, size_t digits, uint64_t* out) {
   return true;
 }
 
-std::string body(const std::string& key_hex, const TuningEntry& e) {
+// "<key> <name> <us> <check>": the check is XXH64 of what precedes it.
+std::string line_of(const std::string& key_hex, const TuningEntry& e) {
   char us[32];
   std::snprintf(us, sizeof us, "%.3f", e.us);
-  return key_hex + " " + e.choice + " " + us;
+  const std::string body = key_hex + " " + e.choice + " " + us;
+  return body + " " + hex16(jit::xxh64(body.data(), body.size()));
 }
 
 }  // namespace
@@ -80,8 +82,7 @@ std::string TuningCache::default_path() {
 }
 
 std::string TuningCache::format_line(const jit::Hash128& key, const TuningEntry& entry) {
-  const std::string b = body(key.hex(), entry);
-  return b + " " + hex16(jit::xxh64(b.data(), b.size()));
+  return line_of(key.hex(), entry);
 }
 
 std::optional<std::pair<jit::Hash128, TuningEntry>> TuningCache::parse_line(const std::string& line) {
@@ -158,10 +159,7 @@ void TuningCache::save() {
   read_file(merged, false);  // what other sessions wrote meanwhile
   for (const auto& [k, e] : fresh_) merged[k] = e;
   std::string text = kHeader + std::to_string(kFormatVersion) + "\n";
-  for (const auto& [k, e] : merged) {
-    const std::string b = body(k, e);
-    text += b + " " + hex16(jit::xxh64(b.data(), b.size())) + "\n";
-  }
+  for (const auto& [k, e] : merged) text += line_of(k, e) + "\n";
   std::string temp = path_ + ".tmp.XXXXXX";
   int fd = ::mkstemp(temp.data());
   if (fd < 0)
