@@ -188,9 +188,12 @@ void attention(int64_t S, int64_t KV, int64_t DK, int64_t rows, LaunchDims& d, i
 }
 
 // Mirrors jit/kernels/attention_mma.cuh: 64 query rows per block of 128 threads; q, two k and two
-// v tiles of 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more.
-void attention_mma(int64_t S, int64_t DK, int64_t DV, LaunchDims& d, int64_t batch, int64_t& blocks) {
-  d.shared_bytes = attention_mma_shared_bytes(DK, DV);
+// v tiles of 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more; the
+// scores too when they fit (kchunk tells the kernel).
+void attention_mma(int64_t S, int64_t KV, int64_t DK, int64_t DV, LaunchDims& d, int64_t batch,
+                   int64_t& blocks) {
+  d.shared_bytes = attention_mma_shared_bytes(DK, DV, KV);
+  d.kchunk = attention_mma_keeps_scores(KV) ? 1 : 0;
   blocks = batch * ceil_div(S, 64);
 }
 
@@ -339,7 +342,7 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
       break;
     case LaunchRule::Attention:
       if (rule.attention_mma) {
-        attention_mma(item(1), item(3), item(4), d, item(0), blocks);
+        attention_mma(item(1), item(2), item(3), item(4), d, item(0), blocks);
       } else {
         // Fewer query rows per block: more blocks, each with fewer warps per row's keys.
         const int64_t S = item(1), first = attention_default_rows(S);

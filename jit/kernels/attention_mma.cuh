@@ -9,15 +9,18 @@
 // both products run on mma.sync.m16n8k16 with fp32 accumulation, as the unfused matmuls do. The
 // roundings are those of the unfused ops: each score is rounded and put through the elementwise
 // chain (scale, mask) by Ops::score; each probability is normalised by the row's exact statistics
-// and rounded by Ops::prob before it meets v. Hence two passes over the keys: the first computes
-// every row's (max, sum of exponentials), the second recomputes the scores (cheaper than keeping
-// them) and accumulates p * v. Only the order of the float sums differs from the unfused ops.
+// and rounded to T before it meets v. Hence two passes: the first computes every row's (max, sum
+// of exponentials), the second the probabilities and p * v. When the launch made room for them
+// (p->kchunk: up to scheduler::kAttentionMmaScoreTiles key tiles, scheduler/launch.h), the first pass
+// keeps the scores in shared memory as T (exact: they are values of the softmax's input), so the
+// keys are read, multiplied and scored once; otherwise the second pass recomputes them. Only the
+// order of the float sums differs from the unfused ops.
 //
 // Work item: (b, a tile of 64 query rows). Each of the 4 warps (128 threads) owns 16 rows; the block stages
 // the q tile once and the keys in tiles of 64 (k and v rows, double-buffered: the next tile's
 // cp.async loads fly while the warps multiply the current one). Rows beyond S are zeros and are
-// neither scored nor stored; keys beyond KV are zeros and get no probability. A warp whose rows
-// all lie beyond S only helps with the loads.
+// neither scored nor stored; keys beyond KV are zeros and get no probability (a tile wholly below
+// KV skips those checks). A warp whose rows all lie beyond S only helps with the loads.
 //
 // Operands are staged in 16-byte chunks (8 elements along the head width): by cp.async when
 // Ops::*_at gives the chunk's 8 addresses consecutive and 16-byte aligned (every address checked
@@ -32,10 +35,11 @@
 //   static constexpr bool kQAt, kKAt, kVAt; static const T* q_at(p, b, i, d), k_at(...), v_at(...)
 //   static constexpr bool kQRows, kKRows, kVRows   a row's chunks are contiguous (from the views'
 //                                                  shapes): only their alignment is checked
-//   static float score(p, b, i, j, float dot), prob(float x)
+//   static float score(p, b, i, j, float dot)
 //   static void store(p, b, i, d, float acc)
-// Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8];
-// scheduler/launch.cpp computes the same size. Rows are padded by 16 bytes: ldmatrix without
+// Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8], then
+// with p->kchunk the scores, 32-bit words [4 warps][key tiles][16][32 lanes];
+// scheduler/launch.h computes the same size. Rows are padded by 16 bytes: ldmatrix without
 // bank conflicts.
 #ifndef GRAPE_KERNELS_ATTENTION_MMA_CUH
 #define GRAPE_KERNELS_ATTENTION_MMA_CUH
@@ -48,34 +52,44 @@
 #define GRAPE_ATTN_MMA_KEYS 64
 
 // Which operand a staging call reads: 0 q (rows i), 1 k, 2 v (rows j).
-template <class Ops, int WHICH> struct GrapeAttnOperand;
-template <class Ops> struct GrapeAttnOperand<Ops, 0> {
+template <class Ops, int WHICH>
+struct GrapeAttnOperand;
+template <class Ops>
+struct GrapeAttnOperand<Ops, 0> {
   static constexpr bool kAt = Ops::kQAt, kRows = Ops::kQRows;
   __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
     return Ops::q_at(p, b, r, d);
   }
-  __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::q(p, b, r, d); }
+  __device__ static float get(const KParams* p, long long b, long long r, long long d) {
+    return Ops::q(p, b, r, d);
+  }
 };
-template <class Ops> struct GrapeAttnOperand<Ops, 1> {
+template <class Ops>
+struct GrapeAttnOperand<Ops, 1> {
   static constexpr bool kAt = Ops::kKAt, kRows = Ops::kKRows;
   __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
     return Ops::k_at(p, b, r, d);
   }
-  __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::k(p, b, r, d); }
+  __device__ static float get(const KParams* p, long long b, long long r, long long d) {
+    return Ops::k(p, b, r, d);
+  }
 };
-template <class Ops> struct GrapeAttnOperand<Ops, 2> {
+template <class Ops>
+struct GrapeAttnOperand<Ops, 2> {
   static constexpr bool kAt = Ops::kVAt, kRows = Ops::kVRows;
   __device__ static const typename Ops::T* at(const KParams* p, long long b, long long r, long long d) {
     return Ops::v_at(p, b, r, d);
   }
-  __device__ static float get(const KParams* p, long long b, long long r, long long d) { return Ops::v(p, b, r, d); }
+  __device__ static float get(const KParams* p, long long b, long long r, long long d) {
+    return Ops::v(p, b, r, d);
+  }
 };
 
 // Rows [r0, r0 + ROWS) of one operand (width D, valid rows r < limit) into dst [ROWS][DP + 8].
 // Issues cp.async for the aligned contiguous chunks; the caller commits and waits.
 template <class Ops, int WHICH, int ROWS, int DP>
-__device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long b, long long r0, long long limit,
-                                                     long long D, typename Ops::T* dst) {
+__device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long b, long long r0,
+                                                     long long limit, long long D, typename Ops::T* dst) {
   using T = typename Ops::T;
   using X = GrapeAttnOperand<Ops, WHICH>;
   constexpr int CHUNKS = DP / 8, LD = DP + 8;
@@ -111,8 +125,8 @@ __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long
 // The warp's 16 x 64 scores of one key tile: acc[n][e] for key n * 8 + (lane & 3) * 2 + (e & 1),
 // row (lane >> 2) + 8 * (e >> 1). qf: the warp's q rows as mma A fragments.
 template <class T, int DKP>
-__device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP / 16][4], const T* ks, int lane,
-                                                      float (&acc)[8][4]) {
+__device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP / 16][4], const T* ks,
+                                                      int lane, float (&acc)[8][4]) {
   constexpr int LD = DKP + 8;
 #pragma unroll
   for (int n = 0; n < 8; ++n)
@@ -123,13 +137,72 @@ __device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP /
 #pragma unroll
     for (int n = 0; n < 8; n += 2) {
       unsigned r[4];
-      grape_ldmatrix_x4(r, ks + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
+      grape_ldmatrix_x4(
+          r, ks + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
       const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
       GrapeMma<T>::mma(acc[n], qf[kk], b0);
       GrapeMma<T>::mma(acc[n + 1], qf[kk], b1);
     }
   }
 }
+
+// The softmax statistics and the scores of one key tile for this lane's two rows (r0, r1): the
+// scores through Ops::score, merged into (m, l); with xs, the scores are also kept there as packed
+// pairs of T (exact: Ops::score's result is a value of the softmax's input, whose type is T).
+// FULL: every key of the tile is below KV, so no key is checked.
+template <class Ops, bool FULL>
+__device__ __forceinline__ void grape_attn_mma_stats(const KParams* p, long long b, long long r0, long long S,
+                                                     long long j0, long long KV, int lane,
+                                                     const float (&acc)[8][4], float (&m)[2], float (&l)[2],
+                                                     unsigned* xs) {
+  const float neg_inf = -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const long long i = r0 + 8 * h;
+    if (i >= S) continue;
+    float x[16];
+    float mx = neg_inf;
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
+        const bool in = FULL || j < KV;
+        x[2 * n + e] = in ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
+        if (in) mx = grape_fmax_nan(mx, x[2 * n + e]);
+      }
+    float s = 0.0f;
+#pragma unroll
+    for (int u = 0; u < 16; ++u) s += x[u] == neg_inf ? 0.0f : __expf(x[u] - mx);
+    grape_attn_merge(m[h], l[h], mx, s);
+    if (xs)
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+        xs[(2 * n + h) * 32 + lane] = GrapeMma<typename Ops::T>::pack(x[2 * n], x[2 * n + 1]);
+  }
+}
+
+// p @ v of one key tile: a[kk] are the probabilities of keys kk * 16 .. + 15 as mma A fragments.
+template <class T, int DVP>
+__device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[GRAPE_ATTN_MMA_KEYS / 16][4],
+                                                  const T* vt, int lane, float (&o)[DVP / 8][4]) {
+  constexpr int LDV = DVP + 8;
+#pragma unroll
+  for (int kk = 0; kk < GRAPE_ATTN_MMA_KEYS / 16; ++kk)
+#pragma unroll
+    for (int n = 0; n < DVP / 8; n += 2) {
+      unsigned r[4];
+      grape_ldmatrix_x4_trans(r, vt + (kk * 16 + (lane & 15)) * LDV + n * 8 + (lane >> 4) * 8);
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      GrapeMma<T>::mma(o[n], a[kk], b0);
+      GrapeMma<T>::mma(o[n + 1], a[kk], b1);
+    }
+}
+
+// One probability from its score: exp(x - max) / sum as exp(x - max) * (1 / sum), __expf: both
+// within an ulp or two of the unfused softmax in fp32. The rounding to T (Ops::prob) is the
+// packing into the A fragment: the code generator made the softmax's result type T.
+__device__ __forceinline__ float grape_attn_mma_p(float x, float m, float inv) { return __expf(x - m) * inv; }
 
 template <class Ops, int DKP, int DVP>
 __device__ void grape_attention_mma(const KParams* p, long long item, unsigned char* smem) {
@@ -140,20 +213,27 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
   const long long qtiles = (S + BQ - 1) / BQ, b = item / qtiles, i0 = (item % qtiles) * BQ;
   const long long tiles = (KV + BKV - 1) / BKV;
   T* qs = reinterpret_cast<T*>(smem);
-  T* ks = qs + BQ * LDK;             // [2][BKV][LDK]
-  T* vs = ks + 2 * BKV * LDK;        // [2][BKV][LDV]
+  T* ks = qs + BQ * LDK;       // [2][BKV][LDK]
+  T* vs = ks + 2 * BKV * LDK;  // [2][BKV][LDV]
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const long long wi = i0 + w * 16;  // the warp's first row
-  const bool live = wi < S;          // warp-uniform
+  const long long wi = i0 + w * 16;                    // the warp's first row
+  const bool live = wi < S;                            // warp-uniform
   const long long r0 = wi + (lane >> 2), r1 = r0 + 8;  // this lane's two rows
   const float neg_inf = -__int_as_float(0x7f800000);
+  // The scores stay in shared memory when the launch made room for them (p->kchunk, computed with
+  // the shared memory size from the largest KV of the shape bucket): then the keys are read and
+  // scored once. Each lane keeps its own 16 words per key tile (conflict-free: lane-consecutive).
+  unsigned* xs = p->kchunk ? reinterpret_cast<unsigned*>(vs + 2 * BKV * LDV) + w * tiles * 16 * 32 : nullptr;
 
   grape_attn_mma_stage<Ops, 0, BQ, DKP>(p, b, i0, S, DK, qs);
-  if (tiles > 0) grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
+  if (tiles > 0) {
+    grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
+    grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, 0, KV, DV, vs);
+  }
   grape_cp_async_commit();
 
   // Pass 1: each row's softmax statistics, per lane over its keys, merged over the 4 lanes of the
-  // row at the end.
+  // row at the end; the scores kept when xs.
   unsigned qf[DKP / 16][4];
   float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};
   for (long long t = 0; t < tiles; ++t) {
@@ -163,30 +243,17 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
 #pragma unroll
       for (int kk = 0; kk < DKP / 16; ++kk)
         grape_ldmatrix_x4(qf[kk], qs + (w * 16 + (lane & 15)) * LDK + kk * 16 + (lane >> 4) * 8);
-    if (t + 1 < tiles) grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+    if (t + 1 < tiles)
+      grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
     grape_cp_async_commit();
     if (!live) continue;
     float acc[8][4];
     grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long i = h ? r1 : r0;
-      if (i >= S) continue;
-      float x[16];
-      float mx = neg_inf;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const long long j = t * BKV + n * 8 + (lane & 3) * 2 + e;
-          x[2 * n + e] = j < KV ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
-          if (j < KV) mx = grape_fmax_nan(mx, x[2 * n + e]);
-        }
-      float s = 0.0f;
-#pragma unroll
-      for (int u = 0; u < 16; ++u) s += x[u] == neg_inf ? 0.0f : __expf(x[u] - mx);
-      grape_attn_merge(m[h], l[h], mx, s);
-    }
+    unsigned* xt = xs ? xs + t * 16 * 32 : nullptr;
+    if ((t + 1) * BKV <= KV)
+      grape_attn_mma_stats<Ops, true>(p, b, r0, S, t * BKV, KV, lane, acc, m, l, xt);
+    else
+      grape_attn_mma_stats<Ops, false>(p, b, r0, S, t * BKV, KV, lane, acc, m, l, xt);
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h)
@@ -196,14 +263,10 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
       grape_attn_merge(m[h], l[h], mo, lo);
     }
 
-  // Pass 2: probabilities times v. exp(x - max) / sum as exp(x - max) * (1 / sum), __expf: both
-  // within an ulp or two of the unfused softmax in fp32, before the rounding to T.
+  // Pass 2: probabilities times v, from the kept scores or from the keys scored again.
   const float inv[2] = {1.0f / l[0], 1.0f / l[1]};
   __syncthreads();  // every warp is done with pass 1's key tiles
-  if (tiles > 0) {
-    grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
-    grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, 0, KV, DV, vs);
-  }
+  if (!xs && tiles > 0) grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
   grape_cp_async_commit();
   float o[DVP / 8][4];
 #pragma unroll
@@ -214,39 +277,51 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     grape_cp_async_wait<0>();
     __syncthreads();
     if (t + 1 < tiles) {
-      grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+      if (!xs)
+        grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
       grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, (t + 1) * BKV, KV, DV, vs + ((t + 1) & 1) * BKV * LDV);
     }
     grape_cp_async_commit();
     if (!live) continue;
-    float acc[8][4];
-    grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
-    // The probabilities, in place: acc[n][e] becomes p of row (e >> 1), key n * 8 + ... + (e & 1).
+    // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step: word
+    // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1}.
+    unsigned a[BKV / 16][4];
+    const bool full = (t + 1) * BKV <= KV;
+    if (xs) {
+      const unsigned* xt = xs + t * 16 * 32;
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const long long i = (e >> 1) ? r1 : r0, j = t * BKV + n * 8 + (lane & 3) * 2 + (e & 1);
-        const int h = e >> 1;
-        acc[n][e] = (i < S && j < KV) ? Ops::prob(__expf(Ops::score(p, b, i, j, acc[n][e]) - m[h]) * inv[h]) : 0.0f;
-      }
-    // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step.
-    const T* vt = vs + (t & 1) * BKV * LDV;
+        for (int h = 0; h < 2; ++h) {
+          const long long i = r0 + 8 * h, j = t * BKV + n * 8 + (lane & 3) * 2;
+          float2 x = make_float2(0.0f, 0.0f);
+          if (i < S) {
+            x = GrapeMma<T>::unpack(xt[(2 * n + h) * 32 + lane]);
+            x.x = full || j < KV ? grape_attn_mma_p(x.x, m[h], inv[h]) : 0.0f;
+            x.y = full || j + 1 < KV ? grape_attn_mma_p(x.y, m[h], inv[h]) : 0.0f;
+          }
+          a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(x.x, x.y);
+        }
+    } else {
+      float acc[8][4];
+      grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
 #pragma unroll
-    for (int kk = 0; kk < BKV / 16; ++kk) {
-      const unsigned a[4] = {GrapeMma<T>::pack(acc[2 * kk][0], acc[2 * kk][1]),
-                             GrapeMma<T>::pack(acc[2 * kk][2], acc[2 * kk][3]),
-                             GrapeMma<T>::pack(acc[2 * kk + 1][0], acc[2 * kk + 1][1]),
-                             GrapeMma<T>::pack(acc[2 * kk + 1][2], acc[2 * kk + 1][3])};
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-      for (int n = 0; n < DVP / 8; n += 2) {
-        unsigned r[4];
-        grape_ldmatrix_x4_trans(r, vt + (kk * 16 + (lane & 15)) * LDV + n * 8 + (lane >> 4) * 8);
-        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        GrapeMma<T>::mma(o[n], a, b0);
-        GrapeMma<T>::mma(o[n + 1], a, b1);
-      }
+        for (int e = 0; e < 4; ++e) {
+          const int h = e >> 1;
+          const long long i = r0 + 8 * h, j = t * BKV + n * 8 + (lane & 3) * 2 + (e & 1);
+          acc[n][e] = (i < S && (full || j < KV))
+                          ? grape_attn_mma_p(Ops::score(p, b, i, j, acc[n][e]), m[h], inv[h])
+                          : 0.0f;
+        }
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(acc[n][2 * h], acc[n][2 * h + 1]);
     }
+    grape_attn_mma_pv<T, DVP>(a, vs + (t & 1) * BKV * LDV, lane, o);
   }
   grape_cp_async_wait<0>();
   if (live) {

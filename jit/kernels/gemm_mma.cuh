@@ -24,12 +24,15 @@
 #define GRAPE_GEMM_THREADS 256
 #define GRAPE_GEMM_BK 32
 
-template <class T> struct GrapeMma;
-template <> struct GrapeMma<__half> {
+template <class T>
+struct GrapeMma;
+template <>
+struct GrapeMma<__half> {
   __device__ static void mma(float* c, const unsigned* a, const unsigned* b) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
   __device__ static __half from(float x) { return __float2half_rn(x); }
   // Two values as one 32-bit mma operand register, `lo` in the low half.
@@ -37,28 +40,42 @@ template <> struct GrapeMma<__half> {
     const __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<const unsigned*>(&h);
   }
+  __device__ static float2 unpack(unsigned x) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&x));
+  }
 };
-template <> struct GrapeMma<__nv_bfloat16> {
+template <>
+struct GrapeMma<__nv_bfloat16> {
   __device__ static void mma(float* c, const unsigned* a, const unsigned* b) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
   __device__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
   __device__ static unsigned pack(float lo, float hi) {
     const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<const unsigned*>(&h);
   }
+  __device__ static float2 unpack(unsigned x) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&x));
+  }
 };
 
-__device__ __forceinline__ unsigned grape_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned grape_smem_addr(const void* p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
 
 // 16 bytes global -> shared; `bytes` < 16 zero-fills the rest (0: all zeros, nothing read).
 __device__ __forceinline__ void grape_cp_async16(void* dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(grape_smem_addr(dst)), "l"(src), "r"(bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(grape_smem_addr(dst)), "l"(src),
+               "r"(bytes));
 }
 __device__ __forceinline__ void grape_cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-template <int N> __device__ __forceinline__ void grape_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
+template <int N>
+__device__ __forceinline__ void grape_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
 
 __device__ __forceinline__ void grape_cp_async16_s(unsigned dst, const void* src, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes));
@@ -85,22 +102,25 @@ struct GrapeChunks {
   unsigned dst[kPerThread];     // its shared-memory byte offset within a stage
   int col[kPerThread];          // its first column (element) within the stage
   bool row_ok[kPerThread];      // the chunk exists and its row is in range
-  __device__ __forceinline__ int row(int i) const { return (int)((threadIdx.x + i * GRAPE_GEMM_THREADS) / (COLS / 8)); }
+  __device__ __forceinline__ int row(int i) const {
+    return (int)((threadIdx.x + i * GRAPE_GEMM_THREADS) / (COLS / 8));
+  }
   // Whether this thread has an i-th chunk (false only when the stage has fewer chunks than threads).
   __device__ __forceinline__ bool has(int i) const {
     return kPerThread * GRAPE_GEMM_THREADS == kChunks || threadIdx.x + i * GRAPE_GEMM_THREADS < kChunks;
   }
 };
 template <int ROWS, int COLS, int LD, class T>
-__device__ __forceinline__ void grape_chunks_init(GrapeChunks<ROWS, COLS, LD>& ch, const T* base, long long row0,
-                                                  long long rows, long long row_stride, long long col0,
-                                                  long long cols_valid) {
+__device__ __forceinline__ void grape_chunks_init(GrapeChunks<ROWS, COLS, LD>& ch, const T* base,
+                                                  long long row0, long long rows, long long row_stride,
+                                                  long long col0, long long cols_valid) {
 #pragma unroll
   for (int i = 0; i < GrapeChunks<ROWS, COLS, LD>::kPerThread; ++i) {
     const int c = threadIdx.x + i * GRAPE_GEMM_THREADS, r = c / (COLS / 8), cc = (c % (COLS / 8)) * 8;
     const bool live = c < GrapeChunks<ROWS, COLS, LD>::kChunks;
     ch.row_ok[i] = live && row0 + r < rows && cc < cols_valid;
-    ch.src[i] = reinterpret_cast<const char*>(ch.row_ok[i] ? base + (row0 + r) * row_stride + col0 + cc : base);
+    ch.src[i] =
+        reinterpret_cast<const char*>(ch.row_ok[i] ? base + (row0 + r) * row_stride + col0 + cc : base);
     ch.dst[i] = (unsigned)((r * LD + cc) * sizeof(T));
     ch.col[i] = cc;
   }
@@ -127,8 +147,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   using T = typename Ops::T;
   constexpr int BK = GRAPE_GEMM_BK, WARPS_N = 8 / WARPS_M;
   constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, MI = WM / 16, NI = WN / 8;
-  constexpr int LDA = BK + 8;                           // A stage: [BM][LDA]
-  constexpr int LDB = Ops::kWKN ? BN + 8 : BK + 8;      // B stage: [BK][LDB] or [BN][LDB]
+  constexpr int LDA = BK + 8;                       // A stage: [BM][LDA]
+  constexpr int LDB = Ops::kWKN ? BN + 8 : BK + 8;  // B stage: [BK][LDB] or [BN][LDB]
   constexpr int A_STAGE = BM * LDA, B_STAGE = Ops::kWKN ? BK * LDB : BN * LDB;
   static_assert(NI % 2 == 0, "ldmatrix.x4 loads two n8 tiles of B");
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
@@ -169,8 +189,10 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
       const long long gr = m0 + r, gk = k0 + kk;
       float v = 0.0f;
       if (gr < R && gk < kend) {
-        if constexpr (Ops::kRowStats) v = Ops::a(p, gr, gk, st[2 * r], st[2 * r + 1]);
-        else v = Ops::a(p, gr, gk, 0.0f, 0.0f);
+        if constexpr (Ops::kRowStats)
+          v = Ops::a(p, gr, gk, st[2 * r], st[2 * r + 1]);
+        else
+          v = Ops::a(p, gr, gk, 0.0f, 0.0f);
       }
       areg[i] = v;
     }
@@ -204,7 +226,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
           if (!ca.has(i)) continue;
           const bool ok = ca.row_ok[i] && ca.col[i] < left;
           grape_cp_async16_s(sA + stage * A_STAGE * (unsigned)sizeof(T) + ca.dst[i],
-                             ok ? ca.src[i] + (long long)step * BK * (long long)sizeof(T) : ca.src[i], ok ? 16 : 0);
+                             ok ? ca.src[i] + (long long)step * BK * (long long)sizeof(T) : ca.src[i],
+                             ok ? 16 : 0);
         }
       } else if constexpr (Ops::kAView) {
         for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {
@@ -224,7 +247,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
           }
           float f[8];
 #pragma unroll
-          for (int e = 0; e < 8; ++e) f[e] = (gr < R && gk + e < kend) ? Ops::a(p, gr, gk + e, 0.0f, 0.0f) : 0.0f;
+          for (int e = 0; e < 8; ++e)
+            f[e] = (gr < R && gk + e < kend) ? Ops::a(p, gr, gk + e, 0.0f, 0.0f) : 0.0f;
 #pragma unroll
           for (int e = 0; e < 8; ++e) dst[e] = GrapeMma<T>::from(f[e]);
         }
@@ -280,7 +304,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   const unsigned a_ld = sA + (unsigned)(((wm0 + (lane & 15)) * LDA + (lane >> 4) * 8) * sizeof(T));
   const unsigned b_ld =
       Ops::kWKN ? sB + (unsigned)(((lane & 15) * LDB + wn0 + (lane >> 4) * 8) * sizeof(T))
-                : sB + (unsigned)(((wn0 + (lane & 7) + ((lane >> 4) << 3)) * LDB + ((lane >> 3) & 1) * 8) * sizeof(T));
+                : sB + (unsigned)(((wn0 + (lane & 7) + ((lane >> 4) << 3)) * LDB + ((lane >> 3) & 1) * 8) *
+                                  sizeof(T));
   int cur = 0, nxt = S - 1;  // the stage read now, the stage loaded now
   for (int kt = 0; kt < KT; ++kt) {
     grape_cp_async_wait<S - 2>();
@@ -297,7 +322,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
     for (int kk = 0; kk < BK; kk += 16) {
       unsigned af[MI][4], bf[NI][2];
 #pragma unroll
-      for (int i = 0; i < MI; ++i) grape_ldmatrix_x4_s(af[i], as + (unsigned)((i * 16 * LDA + kk) * sizeof(T)));
+      for (int i = 0; i < MI; ++i)
+        grape_ldmatrix_x4_s(af[i], as + (unsigned)((i * 16 * LDA + kk) * sizeof(T)));
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
         unsigned r[4];
@@ -323,7 +349,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   __syncthreads();  // the next item's first loads overwrite the stages
 
   if (p->splits > 1) {
-    float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
+    float* part =
+        reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
 #pragma unroll

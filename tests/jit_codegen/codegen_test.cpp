@@ -632,10 +632,18 @@ fn wide(q: f16[2, 32, 160], k: f16[2, 8, 160], v: f16[2, 8, 160]) -> f16[2, 32, 
   auto d = scheduler::launch_dims(enc[0].launch, {{"B", 16}, {"S", 128}}, 132);
   EXPECT_EQ(d.block, 128u);
   EXPECT_EQ(d.grid, 16u * 12u * 2u);
-  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  // q, two k and two v tiles of 64 rows padded to 72 halves; the scores of 2 key tiles for 4 warps
+  // (16 words per lane per tile) kept in shared memory.
+  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72) + 4u * 2 * 16 * 32 * 4);
+  EXPECT_EQ(d.kchunk, 1);
   EXPECT_LE(d.shared_bytes, scheduler::kAttentionMmaMaxSharedBytes);
   d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 300}}, 132);
   EXPECT_EQ(d.grid, 12u * 5u);
+  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72) + 4u * 5 * 16 * 32 * 4);
+  // Beyond 8 key tiles the scores are computed again instead of kept.
+  d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 513}}, 132);
+  EXPECT_EQ(d.kchunk, 0);
+  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
   auto rows = kernels_of(*c->mod, "rows");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32>"), std::string::npos);
