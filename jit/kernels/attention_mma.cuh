@@ -93,7 +93,13 @@ __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long
   using T = typename Ops::T;
   using X = GrapeAttnOperand<Ops, WHICH>;
   constexpr int CHUNKS = DP / 8, LD = DP + 8;
-  for (int c = threadIdx.x; c < ROWS * CHUNKS; c += GRAPE_ATTN_MMA_THREADS) {
+  // Not unrolled: the unrolled addresses are hoisted out of the key loops (209 registers instead
+  // of 134, one block less per multiprocessor).
+  constexpr int EACH = (ROWS * CHUNKS + GRAPE_ATTN_MMA_THREADS - 1) / GRAPE_ATTN_MMA_THREADS;
+#pragma unroll 1
+  for (int u = 0; u < EACH; ++u) {
+    const int c = threadIdx.x + u * GRAPE_ATTN_MMA_THREADS;
+    if (ROWS * CHUNKS % GRAPE_ATTN_MMA_THREADS != 0 && c >= ROWS * CHUNKS) break;
     const int rr = c / CHUNKS, d = (c % CHUNKS) * 8;
     const long long r = r0 + rr;
     T* s = dst + rr * LD + d;
@@ -146,6 +152,15 @@ __device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP /
   }
 }
 
+// exp(x) as __expf computes it, with results below 2^-126 flushed to zero: without the flush
+// NVRTC guards every ex2 against subnormal results (4 more instructions). A probability that small
+// rounds to zero in T either way, and its share of a row's sum (at least 1) is below any ulp.
+__device__ __forceinline__ float grape_attn_exp(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
+
 // The softmax statistics and the scores of one key tile for this lane's two rows (r0, r1): the
 // scores through Ops::score, merged into (m, l); with xs, the scores are also kept there as packed
 // pairs of T (exact: Ops::score's result is a value of the softmax's input, whose type is T).
@@ -167,13 +182,14 @@ __device__ __forceinline__ void grape_attn_mma_stats(const KParams* p, long long
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
-        const bool in = FULL || j < KV;
-        x[2 * n + e] = in ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
-        if (in) mx = grape_fmax_nan(mx, x[2 * n + e]);
+        x[2 * n + e] = FULL || j < KV ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
+        mx = grape_fmax_nan(mx, x[2 * n + e]);
       }
+    // Keys beyond KV and scores of -inf add exp(-inf) = 0, unless every score is -inf.
     float s = 0.0f;
+    if (mx != neg_inf)
 #pragma unroll
-    for (int u = 0; u < 16; ++u) s += x[u] == neg_inf ? 0.0f : __expf(x[u] - mx);
+      for (int u = 0; u < 16; ++u) s += grape_attn_exp(x[u] - mx);
     grape_attn_merge(m[h], l[h], mx, s);
     if (xs)
 #pragma unroll
@@ -199,10 +215,10 @@ __device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[GRAPE_ATTN
     }
 }
 
-// One probability from its score: exp(x - max) / sum as exp(x - max) * (1 / sum), __expf: both
-// within an ulp or two of the unfused softmax in fp32. The rounding to T (Ops::prob) is the
-// packing into the A fragment: the code generator made the softmax's result type T.
-__device__ __forceinline__ float grape_attn_mma_p(float x, float m, float inv) { return __expf(x - m) * inv; }
+// One probability from its score: exp(x - max) / sum as exp(x - max) * (1 / sum), both within an
+// ulp or two of the unfused softmax in fp32. The rounding to T (Ops::prob) is the packing into the
+// A fragment: the code generator made the softmax's result type T.
+__device__ __forceinline__ float grape_attn_mma_p(float x, float m, float inv) { return grape_attn_exp(x - m) * inv; }
 
 template <class Ops, int DKP, int DVP>
 __device__ void grape_attention_mma(const KParams* p, long long item, unsigned char* smem) {
