@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "jit/emit_context.h"
+#include "jit/kernel_source.h"
 #include "scheduler/fusion.h"
 
 namespace grape::jit::detail {
@@ -129,25 +130,31 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
             });
   ops += "};\n\n";
 
-  std::string s = ops + kernel_header(name, mma ? "GRAPE_ATTN_MMA_THREADS" : "256");
-  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+  std::string s = ops;
   if (mma) {
+    // Two entry points: one warp per 16 query rows (128 threads), and two, each half of the keys
+    // (256 threads; kTensorCoreSuffix, LaunchDims::tensor_cores). scheduler/launch.cpp picks.
     auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };
-    s += "  const long long items = " + c.numel(batch) +
-         " * ((Ops::S(p) + GRAPE_ATTN_MMA_ROWS - 1) / GRAPE_ATTN_MMA_ROWS);\n";
-    s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention_mma<Ops, " +
-         pad16(dk_dim) + ", " + pad16(dv_dim) + ">(p, item, grape_smem);\n";
+    for (int ks : {1, 2}) {
+      s += kernel_header(ks == 1 ? name : name + kTensorCoreSuffix, ks == 1 ? "128" : "256");
+      s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
+      s += "  const long long items = " + c.numel(batch) +
+           " * ((Ops::S(p) + GRAPE_ATTN_MMA_ROWS - 1) / GRAPE_ATTN_MMA_ROWS);\n";
+      s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention_mma<Ops, " +
+           pad16(dk_dim) + ", " + pad16(dv_dim) + ", " + std::to_string(ks) + ">(p, item, grape_smem);\n}\n";
+    }
     c.templates = {"attention.cuh", "gemm_mma.cuh", "attention_mma.cuh"};
   } else {
+    s += kernel_header(name, "256");
+    s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
     s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +
-         std::to_string(dvt) + ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n";
+         std::to_string(dvt) + ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n}\n";
     c.templates = {"attention.cuh"};
   }
-  s += "}\n";
   L.kind = LaunchRule::Attention;
   L.attention_mma = mma;
-  if (mma) L.threads = 128;  // GRAPE_ATTN_MMA_THREADS
+  if (mma) L.threads = 128;  // or 256 for the second entry point: scheduler/launch.cpp picks
   ir::Dim nb = 1;
   for (const auto& d : batch) nb = nb * d;
   L.items = {nb, s_dim, kv_dim, dk_dim, dv_dim};

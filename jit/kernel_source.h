@@ -21,7 +21,8 @@ const std::string& embedded_file(const std::string& name);
 // names, and two kernels with the same code (the same layer repeated) have the same source: they
 // compile once and share one kernel-cache entry.
 constexpr const char* kKernelSymbol = "grape_kernel";
-// Matrix products have a second entry point, kKernelSymbol + this, for the tensor-core path.
+// Matrix products have a second entry point, kKernelSymbol + this, for the tensor-core path;
+// tensor-core attention (attention_mma.cuh) one with two warps per row group.
 constexpr const char* kTensorCoreSuffix = "_mma";
 // And a third, kKernelSymbol + kWideSuffix, with 128 x 128 tiles for large products: only in the
 // source when compiled with kWideDefine defined, so that it costs NVRTC time only for the kernels

@@ -22,7 +22,7 @@ struct LaunchRule {
                     // shared memory and scratch size
     Attention,      // jit/kernels/attention.cuh: `items` = {batch, S, KV, DK, DV}; launch_dims
                     // picks the query rows per block and whether scores stay in shared memory
-                    // (attention_mma.cuh when attention_mma: 128 query rows per block)
+                    // (attention_mma.cuh when attention_mma: 64 query rows per block)
   } kind = Elementwise;
   int threads = 256;
   int work = -1;               // the output buffer the launch covers (informational)

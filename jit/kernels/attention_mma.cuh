@@ -16,11 +16,18 @@
 // keys are read, multiplied and scored once; otherwise the second pass recomputes them. Only the
 // order of the float sums differs from the unfused ops.
 //
-// Work item: (b, a tile of 64 query rows). Each of the 4 warps (128 threads) owns 16 rows; the block stages
-// the q tile once and the keys in tiles of 64 (k and v rows, double-buffered: the next tile's
-// cp.async loads fly while the warps multiply the current one). Rows beyond S are zeros and are
-// neither scored nor stored; keys beyond KV are zeros and get no probability (a tile wholly below
-// KV skips those checks). A warp whose rows all lie beyond S only helps with the loads.
+// Work item: (b, a tile of 64 query rows), four row groups of 16 rows. The launch picks one or two
+// warps per row group (scheduler/launch.cpp), each its own entry point. With one (4 warps, 128 threads)
+// each warp scores its rows against every key; with two (8 warps, 256 threads) warp w takes the
+// rows of group w % 4 and the half w / 4 of every key tile's 64 keys, multiplies its probabilities
+// with those 32 rows of v, and the two warps of a row group merge their softmax statistics after
+// the first pass and add their partial outputs at the end (both through shared memory): a small
+// batch's few items (BERT-base at batch 1: 24) then run on twice the warps, each with half the
+// dependent work. The block stages the q tile once and the keys in tiles of 64 (k and v rows,
+// double-buffered: the next tile's cp.async loads fly while the warps multiply the current one).
+// Rows beyond S are zeros and are neither scored nor stored; keys beyond KV are zeros and get no
+// probability (a warp's keys of a tile wholly below KV skip those checks). Warps whose rows all lie
+// beyond S only help with the loads.
 //
 // Operands are staged in 16-byte chunks (8 elements along the head width): by cp.async when
 // Ops::*_at gives the chunk's 8 addresses consecutive and 16-byte aligned (every address checked
@@ -37,18 +44,15 @@
 //                                                  shapes): only their alignment is checked
 //   static float score(p, b, i, j, float dot)
 //   static void store(p, b, i, d, float acc)
-// Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8], then
-// with p->kchunk the scores, 32-bit words [4 warps][key tiles][16][32 lanes];
-// scheduler/launch.h computes the same size. Rows are padded by 16 bytes: ldmatrix without
-// bank conflicts.
+// Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8] |
+// statistics, floats [4 row groups][2 key halves][16 rows][2] | with p->kchunk the scores, 32-bit
+// words [warps][key tiles][16 / warps per row group][32 lanes] (8 KB per key tile either way);
+// scheduler/launch.h computes the same size. Rows are padded by 16 bytes: ldmatrix without bank
+// conflicts. With two warps per row group the v tiles hold the partial outputs at the end.
 #ifndef GRAPE_KERNELS_ATTENTION_MMA_CUH
 #define GRAPE_KERNELS_ATTENTION_MMA_CUH
 
-// Four warps of 16 rows: small enough that a BERT-base layer at batch 1 (12 heads x 128 rows) still
-// spreads over 24 blocks, and three blocks fit on a multiprocessor (registers).
-#define GRAPE_ATTN_MMA_WARPS 4
-#define GRAPE_ATTN_MMA_THREADS (32 * GRAPE_ATTN_MMA_WARPS)
-#define GRAPE_ATTN_MMA_ROWS (16 * GRAPE_ATTN_MMA_WARPS)
+#define GRAPE_ATTN_MMA_ROWS 64
 #define GRAPE_ATTN_MMA_KEYS 64
 
 // Which operand a staging call reads: 0 q (rows i), 1 k, 2 v (rows j).
@@ -87,7 +91,7 @@ struct GrapeAttnOperand<Ops, 2> {
 
 // Rows [r0, r0 + ROWS) of one operand (width D, valid rows r < limit) into dst [ROWS][DP + 8].
 // Issues cp.async for the aligned contiguous chunks; the caller commits and waits.
-template <class Ops, int WHICH, int ROWS, int DP>
+template <class Ops, int WHICH, int ROWS, int DP, int THREADS>
 __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long b, long long r0,
                                                      long long limit, long long D, typename Ops::T* dst) {
   using T = typename Ops::T;
@@ -95,11 +99,11 @@ __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long
   constexpr int CHUNKS = DP / 8, LD = DP + 8;
   // Not unrolled: the unrolled addresses are hoisted out of the key loops (209 registers instead
   // of 134, one block less per multiprocessor).
-  constexpr int EACH = (ROWS * CHUNKS + GRAPE_ATTN_MMA_THREADS - 1) / GRAPE_ATTN_MMA_THREADS;
+  constexpr int EACH = (ROWS * CHUNKS + THREADS - 1) / THREADS;
 #pragma unroll 1
   for (int u = 0; u < EACH; ++u) {
-    const int c = threadIdx.x + u * GRAPE_ATTN_MMA_THREADS;
-    if (ROWS * CHUNKS % GRAPE_ATTN_MMA_THREADS != 0 && c >= ROWS * CHUNKS) break;
+    const int c = threadIdx.x + u * THREADS;
+    if (ROWS * CHUNKS % THREADS != 0 && c >= ROWS * CHUNKS) break;
     const int rr = c / CHUNKS, d = (c % CHUNKS) * 8;
     const long long r = r0 + rr;
     T* s = dst + rr * LD + d;
@@ -128,23 +132,23 @@ __device__ __forceinline__ void grape_attn_mma_stage(const KParams* p, long long
   }
 }
 
-// The warp's 16 x 64 scores of one key tile: acc[n][e] for key n * 8 + (lane & 3) * 2 + (e & 1),
-// row (lane >> 2) + 8 * (e >> 1). qf: the warp's q rows as mma A fragments.
-template <class T, int DKP>
-__device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP / 16][4], const T* ks,
-                                                      int lane, float (&acc)[8][4]) {
+// The warp's 16 x (8 * NB) scores of its keys of one key tile (ks: their first key row): acc[n][e]
+// for key n * 8 + (lane & 3) * 2 + (e & 1), row (lane >> 2) + 8 * (e >> 1). qf: the warp's q rows
+// as mma A fragments.
+template <class T, int DKP, int NB>
+__device__ __forceinline__ void grape_attn_mma_scores(const unsigned (&qf)[DKP / 16][4], const T* ks, int lane,
+                                                      float (&acc)[NB][4]) {
   constexpr int LD = DKP + 8;
 #pragma unroll
-  for (int n = 0; n < 8; ++n)
+  for (int n = 0; n < NB; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
 #pragma unroll
   for (int kk = 0; kk < DKP / 16; ++kk) {
 #pragma unroll
-    for (int n = 0; n < 8; n += 2) {
+    for (int n = 0; n < NB; n += 2) {
       unsigned r[4];
-      grape_ldmatrix_x4(
-          r, ks + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
+      grape_ldmatrix_x4(r, ks + (n * 8 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
       const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
       GrapeMma<T>::mma(acc[n], qf[kk], b0);
       GrapeMma<T>::mma(acc[n + 1], qf[kk], b1);
@@ -161,24 +165,24 @@ __device__ __forceinline__ float grape_attn_exp(float x) {
   return r;
 }
 
-// The softmax statistics and the scores of one key tile for this lane's two rows (r0, r1): the
-// scores through Ops::score, merged into (m, l); with xs, the scores are also kept there as packed
-// pairs of T (exact: Ops::score's result is a value of the softmax's input, whose type is T).
-// FULL: every key of the tile is below KV, so no key is checked.
-template <class Ops, bool FULL>
+// The softmax statistics and the scores of the warp's keys of one key tile (j0 .. j0 + 8 * NB - 1)
+// for this lane's two rows (r0, r0 + 8): the scores through Ops::score, merged into (m, l); with
+// xs, the scores are also kept there as packed pairs of T, word 2 * n + h of row h (exact:
+// Ops::score's result is a value of the softmax's input, whose type is T). FULL: every one of the
+// keys is below KV, so no key is checked.
+template <class Ops, int NB, bool FULL>
 __device__ __forceinline__ void grape_attn_mma_stats(const KParams* p, long long b, long long r0, long long S,
-                                                     long long j0, long long KV, int lane,
-                                                     const float (&acc)[8][4], float (&m)[2], float (&l)[2],
-                                                     unsigned* xs) {
+                                                     long long j0, long long KV, int lane, const float (&acc)[NB][4],
+                                                     float (&m)[2], float (&l)[2], unsigned* xs) {
   const float neg_inf = -__int_as_float(0x7f800000);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const long long i = r0 + 8 * h;
     if (i >= S) continue;
-    float x[16];
+    float x[2 * NB];
     float mx = neg_inf;
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+    for (int n = 0; n < NB; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
@@ -189,22 +193,22 @@ __device__ __forceinline__ void grape_attn_mma_stats(const KParams* p, long long
     float s = 0.0f;
     if (mx != neg_inf)
 #pragma unroll
-      for (int u = 0; u < 16; ++u) s += grape_attn_exp(x[u] - mx);
+      for (int u = 0; u < 2 * NB; ++u) s += grape_attn_exp(x[u] - mx);
     grape_attn_merge(m[h], l[h], mx, s);
     if (xs)
 #pragma unroll
-      for (int n = 0; n < 8; ++n)
-        xs[(2 * n + h) * 32 + lane] = GrapeMma<typename Ops::T>::pack(x[2 * n], x[2 * n + 1]);
+      for (int n = 0; n < NB; ++n) xs[(2 * n + h) * 32 + lane] = GrapeMma<typename Ops::T>::pack(x[2 * n], x[2 * n + 1]);
   }
 }
 
-// p @ v of one key tile: a[kk] are the probabilities of keys kk * 16 .. + 15 as mma A fragments.
-template <class T, int DVP>
-__device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[GRAPE_ATTN_MMA_KEYS / 16][4],
-                                                  const T* vt, int lane, float (&o)[DVP / 8][4]) {
+// p @ v of the warp's keys of one key tile: a[kk] are the probabilities of its keys kk * 16 .. + 15
+// as mma A fragments, vt their first v row.
+template <class T, int DVP, int KSTEPS>
+__device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[KSTEPS][4], const T* vt, int lane,
+                                                  float (&o)[DVP / 8][4]) {
   constexpr int LDV = DVP + 8;
 #pragma unroll
-  for (int kk = 0; kk < GRAPE_ATTN_MMA_KEYS / 16; ++kk)
+  for (int kk = 0; kk < KSTEPS; ++kk)
 #pragma unroll
     for (int n = 0; n < DVP / 8; n += 2) {
       unsigned r[4];
@@ -220,10 +224,17 @@ __device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[GRAPE_ATTN
 // A fragment: the code generator made the softmax's result type T.
 __device__ __forceinline__ float grape_attn_mma_p(float x, float m, float inv) { return grape_attn_exp(x - m) * inv; }
 
-template <class Ops, int DKP, int DVP>
+// One work item with KS warps per row group (KS = 1: 4 warps, each all keys of its rows; KS = 2:
+// 8 warps, each half of every key tile). The two are separate entry points (jit/emit_attention.cpp):
+// in one kernel both paths' code evicted each other's from the instruction cache between a model's
+// kernels (BERT's attention with KS = 2 took 16 us instead of 9).
+template <class Ops, int DKP, int DVP, int KS>
 __device__ void grape_attention_mma(const KParams* p, long long item, unsigned char* smem) {
   using T = typename Ops::T;
-  constexpr int BQ = GRAPE_ATTN_MMA_ROWS, BKV = GRAPE_ATTN_MMA_KEYS, LDK = DKP + 8, LDV = DVP + 8;
+  constexpr int BQ = GRAPE_ATTN_MMA_ROWS, BKV = GRAPE_ATTN_MMA_KEYS, THREADS = 128 * KS;
+  constexpr int HALF = BKV / KS, NB = HALF / 8, WORDS = 2 * NB;  // keys, key blocks, score words per lane
+  static_assert(KS == 1 || KS == 2, "one or two warps per row group");
+  constexpr int LDK = DKP + 8, LDV = DVP + 8;
   static_assert(DKP % 16 == 0 && DVP % 16 == 0, "head widths are padded to multiples of 16");
   const long long S = Ops::S(p), KV = Ops::KV(p), DK = Ops::DK(p), DV = Ops::DV(p);
   const long long qtiles = (S + BQ - 1) / BQ, b = item / qtiles, i0 = (item % qtiles) * BQ;
@@ -231,25 +242,26 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
   T* qs = reinterpret_cast<T*>(smem);
   T* ks = qs + BQ * LDK;       // [2][BKV][LDK]
   T* vs = ks + 2 * BKV * LDK;  // [2][BKV][LDV]
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const long long wi = i0 + w * 16;                    // the warp's first row
-  const bool live = wi < S;                            // warp-uniform
+  float* stats = reinterpret_cast<float*>(vs + 2 * BKV * LDV);  // [4][2][16][2]
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = w & 3, kh = KS == 2 ? w >> 2 : 0;
+  const long long wi = i0 + g * 16;                    // the warp's first row
+  const bool live = wi < S;                            // warp-uniform, the same for both halves
   const long long r0 = wi + (lane >> 2), r1 = r0 + 8;  // this lane's two rows
   const float neg_inf = -__int_as_float(0x7f800000);
   // The scores stay in shared memory when the launch made room for them (p->kchunk, computed with
   // the shared memory size from the largest KV of the shape bucket): then the keys are read and
-  // scored once. Each lane keeps its own 16 words per key tile (conflict-free: lane-consecutive).
-  unsigned* xs = p->kchunk ? reinterpret_cast<unsigned*>(vs + 2 * BKV * LDV) + w * tiles * 16 * 32 : nullptr;
+  // scored once. Each lane keeps its own WORDS words per key tile (conflict-free: lane-consecutive).
+  unsigned* xs = p->kchunk ? reinterpret_cast<unsigned*>(stats + 4 * 2 * 16 * 2) + w * tiles * WORDS * 32 : nullptr;
 
-  grape_attn_mma_stage<Ops, 0, BQ, DKP>(p, b, i0, S, DK, qs);
+  grape_attn_mma_stage<Ops, 0, BQ, DKP, THREADS>(p, b, i0, S, DK, qs);
   if (tiles > 0) {
-    grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
-    grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, 0, KV, DV, vs);
+    grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, 0, KV, DK, ks);
+    grape_attn_mma_stage<Ops, 2, BKV, DVP, THREADS>(p, b, 0, KV, DV, vs);
   }
   grape_cp_async_commit();
 
-  // Pass 1: each row's softmax statistics, per lane over its keys, merged over the 4 lanes of the
-  // row at the end; the scores kept when xs.
+  // Pass 1: each row's softmax statistics over the warp's keys, per lane, merged over the 4 lanes
+  // of the row, then with the other key half's; the scores kept when xs.
   unsigned qf[DKP / 16][4];
   float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};
   for (long long t = 0; t < tiles; ++t) {
@@ -258,31 +270,48 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     if (t == 0 && live)
 #pragma unroll
       for (int kk = 0; kk < DKP / 16; ++kk)
-        grape_ldmatrix_x4(qf[kk], qs + (w * 16 + (lane & 15)) * LDK + kk * 16 + (lane >> 4) * 8);
+        grape_ldmatrix_x4(qf[kk], qs + (g * 16 + (lane & 15)) * LDK + kk * 16 + (lane >> 4) * 8);
     if (t + 1 < tiles)
-      grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+      grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
     grape_cp_async_commit();
     if (!live) continue;
-    float acc[8][4];
-    grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
-    unsigned* xt = xs ? xs + t * 16 * 32 : nullptr;
-    if ((t + 1) * BKV <= KV)
-      grape_attn_mma_stats<Ops, true>(p, b, r0, S, t * BKV, KV, lane, acc, m, l, xt);
+    float acc[NB][4];
+    grape_attn_mma_scores<T, DKP, NB>(qf, ks + (t & 1) * BKV * LDK + kh * HALF * LDK, lane, acc);
+    unsigned* xt = xs ? xs + t * WORDS * 32 : nullptr;
+    const long long j0 = t * BKV + kh * HALF;
+    if (j0 + HALF <= KV)
+      grape_attn_mma_stats<Ops, NB, true>(p, b, r0, S, j0, KV, lane, acc, m, l, xt);
     else
-      grape_attn_mma_stats<Ops, false>(p, b, r0, S, t * BKV, KV, lane, acc, m, l, xt);
+      grape_attn_mma_stats<Ops, NB, false>(p, b, r0, S, j0, KV, lane, acc, m, l, xt);
   }
 #pragma unroll
-  for (int h = 0; h < 2; ++h)
+  for (int h = 0; h < 2; ++h) {
 #pragma unroll
     for (int o = 1; o < 4; o <<= 1) {
       const float mo = __shfl_xor_sync(0xffffffffu, m[h], o), lo = __shfl_xor_sync(0xffffffffu, l[h], o);
       grape_attn_merge(m[h], l[h], mo, lo);
     }
+    if (KS == 2 && (lane & 3) == 0) {
+      float* st = stats + ((g * 2 + kh) * 16 + (lane >> 2) + 8 * h) * 2;
+      st[0] = m[h];
+      st[1] = l[h];
+    }
+  }
+  __syncthreads();  // every warp is done with pass 1's key tiles; the statistics are in
+  // Both warps of a row group merge the same two (m, l) in the same order: identical statistics.
+  if constexpr (KS == 2)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float* s0 = stats + ((g * 2) * 16 + (lane >> 2) + 8 * h) * 2;
+      const float* s1 = s0 + 16 * 2;
+      m[h] = s0[0];
+      l[h] = s0[1];
+      grape_attn_merge(m[h], l[h], s1[0], s1[1]);
+    }
 
   // Pass 2: probabilities times v, from the kept scores or from the keys scored again.
   const float inv[2] = {1.0f / l[0], 1.0f / l[1]};
-  __syncthreads();  // every warp is done with pass 1's key tiles
-  if (!xs && tiles > 0) grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, 0, KV, DK, ks);
+  if (!xs && tiles > 0) grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, 0, KV, DK, ks);
   grape_cp_async_commit();
   float o[DVP / 8][4];
 #pragma unroll
@@ -294,22 +323,23 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     __syncthreads();
     if (t + 1 < tiles) {
       if (!xs)
-        grape_attn_mma_stage<Ops, 1, BKV, DKP>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
-      grape_attn_mma_stage<Ops, 2, BKV, DVP>(p, b, (t + 1) * BKV, KV, DV, vs + ((t + 1) & 1) * BKV * LDV);
+        grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+      grape_attn_mma_stage<Ops, 2, BKV, DVP, THREADS>(p, b, (t + 1) * BKV, KV, DV, vs + ((t + 1) & 1) * BKV * LDV);
     }
     grape_cp_async_commit();
     if (!live) continue;
     // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step: word
-    // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1}.
-    unsigned a[BKV / 16][4];
-    const bool full = (t + 1) * BKV <= KV;
+    // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1} of the warp's half.
+    unsigned a[HALF / 16][4];
+    const long long j0 = t * BKV + kh * HALF;
+    const bool full = j0 + HALF <= KV;
     if (xs) {
-      const unsigned* xt = xs + t * 16 * 32;
+      const unsigned* xt = xs + t * WORDS * 32;
 #pragma unroll
-      for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < NB; ++n)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const long long i = r0 + 8 * h, j = t * BKV + n * 8 + (lane & 3) * 2;
+          const long long i = r0 + 8 * h, j = j0 + n * 8 + (lane & 3) * 2;
           float2 x = make_float2(0.0f, 0.0f);
           if (i < S) {
             x = GrapeMma<T>::unpack(xt[(2 * n + h) * 32 + lane]);
@@ -319,35 +349,58 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
           a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(x.x, x.y);
         }
     } else {
-      float acc[8][4];
-      grape_attn_mma_scores<T, DKP>(qf, ks + (t & 1) * BKV * LDK, lane, acc);
+      float acc[NB][4];
+      grape_attn_mma_scores<T, DKP, NB>(qf, ks + (t & 1) * BKV * LDK + kh * HALF * LDK, lane, acc);
 #pragma unroll
-      for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < NB; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int h = e >> 1;
-          const long long i = r0 + 8 * h, j = t * BKV + n * 8 + (lane & 3) * 2 + (e & 1);
-          acc[n][e] = (i < S && (full || j < KV))
-                          ? grape_attn_mma_p(Ops::score(p, b, i, j, acc[n][e]), m[h], inv[h])
-                          : 0.0f;
+          const long long i = r0 + 8 * h, j = j0 + n * 8 + (lane & 3) * 2 + (e & 1);
+          acc[n][e] = (i < S && (full || j < KV)) ? grape_attn_mma_p(Ops::score(p, b, i, j, acc[n][e]), m[h], inv[h])
+                                                  : 0.0f;
         }
 #pragma unroll
-      for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < NB; ++n)
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(acc[n][2 * h], acc[n][2 * h + 1]);
+        for (int h = 0; h < 2; ++h) a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(acc[n][2 * h], acc[n][2 * h + 1]);
     }
-    grape_attn_mma_pv<T, DVP>(a, vs + (t & 1) * BKV * LDV, lane, o);
+    grape_attn_mma_pv<T, DVP, HALF / 16>(a, vs + (t & 1) * BKV * LDV + kh * HALF * LDV, lane, o);
   }
   grape_cp_async_wait<0>();
-  if (live) {
+  if constexpr (KS == 1) {
+    if (live)
 #pragma unroll
-    for (int n = 0; n < DVP / 8; ++n)
+      for (int n = 0; n < DVP / 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
-        if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e]);
-      }
+        for (int e = 0; e < 4; ++e) {
+          const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
+          if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e]);
+        }
+  } else {
+    __syncthreads();  // every warp is done with the v tiles: they take the partial outputs
+    // The two key halves' partial outputs are added: key half kh stores the column blocks
+    // [kh * CB, kh * CB + CB) and gets the other half's partial sums for them through shared memory.
+    constexpr int CB = DVP / 16;
+    float* ox = reinterpret_cast<float*>(vs);  // [4 row groups][2 halves][CB * 4][32 lanes]
+    if (live)
+#pragma unroll
+      for (int u = 0; u < CB; ++u)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)  // selects, not o[runtime index]: o stays in registers
+          ox[((g * 2 + (1 - kh)) * CB * 4 + u * 4 + e) * 32 + lane] = kh ? o[u][e] : o[CB + u][e];
+    __syncthreads();
+    if (live) {
+#pragma unroll
+      for (int u = 0; u < CB; ++u)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int n = kh * CB + u;
+          const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
+          const float sum = (kh ? o[CB + u][e] : o[u][e]) + ox[((g * 2 + kh) * CB * 4 + u * 4 + e) * 32 + lane];
+          if (i < S && d < DV) Ops::store(p, b, i, d, sum);
+        }
+    }
   }
   __syncthreads();  // the next item's staging overwrites the tiles
 }

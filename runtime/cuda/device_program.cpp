@@ -91,11 +91,15 @@ void DeviceProgram::compile() {
                                              static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
             "cuFuncSetAttribute", "kernel " + s.name);
     }
-    if (s.launch.kind == jit::LaunchRule::Attention && s.launch.attention_mma)
-      jit::check(
-          jit::driver().cuFuncSetAttribute(funcs_.back(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           static_cast<int>(scheduler::kAttentionMmaMaxSharedBytes)),
-          "cuFuncSetAttribute", "kernel " + s.name);
+    if (s.launch.kind == jit::LaunchRule::Attention && s.launch.attention_mma) {
+      // Its second entry point splits each row group's keys over two warps (attention_mma.cuh).
+      tc_funcs_.back() =
+          modules_.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
+      for (CUfunction fn : {funcs_.back(), tc_funcs_.back()})
+        jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                    static_cast<int>(scheduler::kAttentionMmaMaxSharedBytes)),
+                   "cuFuncSetAttribute", "kernel " + s.name);
+    }
     uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   }
   plan_ = scheduler::build_plan(f_, fusion_, uses);

@@ -149,7 +149,8 @@ class DeviceProgram {
   std::vector<jit::KernelSpec> specs_;
   scheduler::ExecPlan plan_;
   std::vector<jit::Module> modules_;
-  std::vector<CUfunction> funcs_, tc_funcs_;  // tc: matrix products' tensor-core entry points
+  std::vector<CUfunction> funcs_,
+      tc_funcs_;  // tc: matrix products' tensor-core entry points, attention_mma's key split
   // Matrix products' 128 x 128 tile entry points, built at the first bind that launches them
   // (build_wide); wide_failed_: that build failed (no NVRTC, say), so the kernel keeps 64 x 64.
   std::vector<CUfunction> wide_funcs_;

@@ -46,6 +46,15 @@ fn main(q: f16[B, 4, 8, 64], k: f16[B, 4, 40, 64], v: f16[B, 4, 40, 64]) -> f16[
 }
 )";
 
+// Prefill attention on the tensor cores (attention_mma.cuh): ragged rows and keys, a padding mask;
+// one or two warps per row group.
+const char* kPrefill = R"(
+fn main(q: f16[B, 3, 100, 64], k: f16[B, 3, 150, 64], v: f16[B, 3, 150, 64]) -> f16[B, 3, 100, 64] {
+  let att = where(reshape(arange(150, i32) < 131, (1, 150)), (q @ transpose(k, 2, 3)) * 0.125, -10000.0)
+  return softmax(att, axis=-1) @ v
+}
+)";
+
 // Sets an environment variable for one scope.
 class ScopedEnv {
  public:
@@ -110,6 +119,19 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
     const auto got = run(attn, qkv, "eager", &st);
     EXPECT_EQ(st.kernels_retuned, std::string(choice) == "rows8" ? 0u : 1u) << choice;
     expect_close(want[0], got[0], std::string("attention ") + choice);
+  }
+  auto prefill = Model::load_source(kPrefill, "prefill.grp");
+  const Inputs pqkv = {{"q", sample(DType::F16, {2, 3, 100, 64}, 4)},
+                       {"k", sample(DType::F16, {2, 3, 150, 64}, 5)},
+                       {"v", sample(DType::F16, {2, 3, 150, 64}, 6)}};
+  Session pcpu(prefill, SessionOptions{"main", "cpu", "auto", 0});
+  const auto pwant = pcpu.run(pqkv);
+  for (const char* choice : {"keys2", "keys1"}) {  // 12 items: keys2 is the heuristic's
+    ScopedEnv force("GRAPE_TUNE_FORCE", choice);
+    RunStats st;
+    const auto got = run(prefill, pqkv, "eager", &st);
+    EXPECT_EQ(st.kernels_retuned, std::string(choice) == "keys2" ? 0u : 1u) << choice;
+    expect_close(pwant[0], got[0], std::string("prefill attention ") + choice);
   }
 }
 

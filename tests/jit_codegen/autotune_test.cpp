@@ -98,6 +98,30 @@ TEST(LaunchCandidates, AttentionTriesFewerQueryRowsPerBlock) {
   EXPECT_EQ(scheduler::launch_candidates(a, {}, 132, true).size(), 1u);
 }
 
+TEST(LaunchCandidates, TensorCoreAttentionSplitsTheKeysWhenItemsAreFew) {
+  LaunchRule a;
+  a.kind = LaunchRule::Attention;
+  a.attention_mma = true;
+  a.threads = 256;
+  // BERT-base at batch 1 (12 x 128 rows: 24 items of 64 rows): two warps per row group first.
+  a.items = {ir::Dim(12), ir::Dim(128), ir::Dim(128), ir::Dim(64), ir::Dim(64)};
+  auto c = scheduler::launch_candidates(a, {}, 132, true);
+  ASSERT_EQ(names(c), (std::vector<std::string>{"keys2", "keys1"}));
+  EXPECT_EQ(c[0].dims.block, 256u);
+  EXPECT_EQ(c[1].dims.block, 128u);
+  for (const auto& x : c) {
+    EXPECT_EQ(x.dims.grid, 24u);
+    EXPECT_EQ(x.dims.kchunk, 1);
+    EXPECT_EQ(x.dims.shared_bytes, scheduler::attention_mma_shared_bytes(64, 64, 128));
+  }
+  // Batch 16: 384 items, more than one block of 8 warps per multiprocessor: one warp each.
+  a.items[0] = ir::Dim(16 * 12);
+  c = scheduler::launch_candidates(a, {}, 132, true);
+  ASSERT_EQ(names(c), (std::vector<std::string>{"keys1", "keys2"}));
+  EXPECT_EQ(c[0].dims.block, 128u);
+  EXPECT_EQ(scheduler::launch_dims(a, {}, 132).block, 128u);
+}
+
 TEST(LaunchCandidates, AMeasurementSwitchLeavesOnlyItsChoice) {
   ::setenv("GRAPE_GEMM_MIN_SPLIT_K", "256", 1);
   const auto c = scheduler::launch_candidates(product(2048, 768, 768, false, true), {}, 132, true);

@@ -239,7 +239,7 @@ fn main(x: f16[B, 64]) -> f16[B, 256] {
   check_golden("linear_layernorm_gelu_glue", body(ks[0]));
   // GEMV path (B = 5 rows): 2 column tiles of 128, K = 64 in one split.
   auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}}, 132);
-  EXPECT_EQ(d.block, 256u);
+  EXPECT_EQ(d.block, 128u);  // 384 items: one warp per row group (keys1)
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 2u);
   EXPECT_EQ(d.scratch_bytes, 0u);
@@ -626,27 +626,34 @@ fn wide(q: f16[2, 32, 160], k: f16[2, 8, 160], v: f16[2, 8, 160]) -> f16[2, 32, 
   ASSERT_EQ(enc.size(), 1u);
   EXPECT_EQ(enc[0].launch.kind, jit::LaunchRule::Attention);
   EXPECT_TRUE(enc[0].launch.attention_mma);
-  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64>"), std::string::npos);
+  // Two entry points: one warp per row group, and two (each half of the keys).
+  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64, 1>"), std::string::npos);
+  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64, 2>"), std::string::npos);
+  EXPECT_NE(enc[0].source.find(std::string("void __launch_bounds__(256) ") + jit::kKernelSymbol +
+                               jit::kTensorCoreSuffix),
+            std::string::npos);
   for (const char* f : {"kQRows = true", "kKRows = true", "kVRows = true"})
     EXPECT_NE(enc[0].source.find(f), std::string::npos) << f;
   auto d = scheduler::launch_dims(enc[0].launch, {{"B", 16}, {"S", 128}}, 132);
-  EXPECT_EQ(d.block, 128u);
+  EXPECT_EQ(d.block, 128u);  // 384 items: one warp per row group (keys1)
   EXPECT_EQ(d.grid, 16u * 12u * 2u);
-  // q, two k and two v tiles of 64 rows padded to 72 halves; the scores of 2 key tiles for 4 warps
-  // (16 words per lane per tile) kept in shared memory.
-  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72) + 4u * 2 * 16 * 32 * 4);
+  // q, two k and two v tiles of 64 rows padded to 72 halves; the statistics of 4 row groups x 2 key
+  // halves x 16 rows; the scores of 2 key tiles for 8 warps (8 words per lane per tile).
+  const unsigned tiles = 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72), stats = 4u * 2 * 16 * 2 * 4;
+  EXPECT_EQ(d.shared_bytes, tiles + stats + 8u * 2 * 8 * 32 * 4);
   EXPECT_EQ(d.kchunk, 1);
   EXPECT_LE(d.shared_bytes, scheduler::kAttentionMmaMaxSharedBytes);
   d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 300}}, 132);
   EXPECT_EQ(d.grid, 12u * 5u);
-  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72) + 4u * 5 * 16 * 32 * 4);
+  EXPECT_EQ(d.block, 256u);  // 60 items: two warps per row group (keys2)
+  EXPECT_EQ(d.shared_bytes, tiles + stats + 8u * 5 * 8 * 32 * 4);
   // Beyond 8 key tiles the scores are computed again instead of kept.
   d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 513}}, 132);
   EXPECT_EQ(d.kchunk, 0);
-  EXPECT_EQ(d.shared_bytes, 2u * (64 * 72 + 2 * 64 * 72 + 2 * 64 * 72));
+  EXPECT_EQ(d.shared_bytes, tiles + stats);
   auto rows = kernels_of(*c->mod, "rows");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32>"), std::string::npos);
+  EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32, 1>"), std::string::npos);
   EXPECT_EQ(kernels_of(*c->mod, "wide").size(), 2u);
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
@@ -755,7 +762,7 @@ fn main(x: f32[R, N], h: f16[R, N], n: i32[R, N], m: bool[R, N]) -> (f32[R], f16
   EXPECT_EQ(arg_reductions, 2);
   auto d = scheduler::launch_dims(ks[0].launch, {{"R", 300}, {"N", 5000}}, 132);
   EXPECT_EQ(d.grid, 300u);
-  EXPECT_EQ(d.block, 256u);
+  EXPECT_EQ(d.block, 128u);  // 384 items: one warp per row group (keys1)
   expect_compiles(ks);
 }
 
