@@ -239,7 +239,7 @@ fn main(x: f16[B, 64]) -> f16[B, 256] {
   check_golden("linear_layernorm_gelu_glue", body(ks[0]));
   // GEMV path (B = 5 rows): 2 column tiles of 128, K = 64 in one split.
   auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}}, 132);
-  EXPECT_EQ(d.block, 128u);  // 384 items: one warp per row group (keys1)
+  EXPECT_EQ(d.block, 256u);
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 2u);
   EXPECT_EQ(d.scratch_bytes, 0u);
@@ -762,7 +762,7 @@ fn main(x: f32[R, N], h: f16[R, N], n: i32[R, N], m: bool[R, N]) -> (f32[R], f16
   EXPECT_EQ(arg_reductions, 2);
   auto d = scheduler::launch_dims(ks[0].launch, {{"R", 300}, {"N", 5000}}, 132);
   EXPECT_EQ(d.grid, 300u);
-  EXPECT_EQ(d.block, 128u);  // 384 items: one warp per row group (keys1)
+  EXPECT_EQ(d.block, 256u);
   expect_compiles(ks);
 }
 
