@@ -138,7 +138,8 @@ constexpr int64_t kGemmWgmma64MaxK = 4096;
 bool gemm_wgmma64_enabled();
 unsigned gemm_wgmma64_shared_bytes();
 // The 128 x 96 wgmma tiles' dynamic shared memory: 4 stages (one block per multiprocessor) or 3
-// (two). Only a tuning candidate ("wgmma96", "wgmma96x2"): no rule picks it.
+// (two). The heuristic takes "wgmma96" when 128 x 128 tiles make less than one wave and 128 x 96
+// tiles more of one (scheduler/launch.cpp); "wgmma96x2" is only a tuning candidate.
 unsigned gemm_wgmma96_shared_bytes(int stages);
 constexpr int kGemmWgmmaStages = 4;
 int gemm_wgmma_stages();

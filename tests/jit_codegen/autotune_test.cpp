@@ -44,17 +44,18 @@ std::vector<std::string> names(const std::vector<LaunchCandidate>& c) {
 }
 
 TEST(LaunchCandidates, TheHeuristicsChoiceComesFirstAndEachConfigurationOnce) {
-  // BERT b=16's q/k/v on an H100: 96 tiles of 128 x 128, so one wgmma block per multiprocessor.
+  // BERT b=16's q/k/v on an H100: 96 tiles of 128 x 128 leave 36 SMs idle, 128 tiles of 128 x 96
+  // fewer: the heuristic takes the narrower ones, one wgmma block per multiprocessor.
   const LaunchRule qkv = product(2048, 768, 768, false, true);
   const auto c = scheduler::launch_candidates(qkv, {}, 132, true);
   // 384 tiles of 64 x 64 fill the GPU without K splits, so "mma64-nosplit" is "mma64" and dropped.
   EXPECT_EQ(names(c),
-            (std::vector<std::string>{"wgmma128", "wgmma128x2", "wgmma96", "wgmma96x2", "wgmma64", "mma64"}));
+            (std::vector<std::string>{"wgmma96", "wgmma128", "wgmma128x2", "wgmma96x2", "wgmma64", "mma64"}));
   EXPECT_TRUE(scheduler::same_launch(c[0].dims, scheduler::launch_dims(qkv, {}, 132, true)));
-  EXPECT_EQ(c[0].dims.grid, 96u);
-  EXPECT_EQ(c[2].dims.grid, 128u);  // 128 x 96 tiles: 16 x 8
-  EXPECT_TRUE(c[2].dims.n96 && c[2].dims.wide && !c[2].dims.narrow);
-  EXPECT_LT(c[3].dims.shared_bytes, c[2].dims.shared_bytes);  // two blocks: 3 stages
+  EXPECT_EQ(c[0].dims.grid, 128u);  // 128 x 96 tiles: 16 x 8
+  EXPECT_TRUE(c[0].dims.n96 && c[0].dims.wide && !c[0].dims.narrow);
+  EXPECT_EQ(c[1].dims.grid, 96u);
+  EXPECT_LT(c[3].dims.shared_bytes, c[0].dims.shared_bytes);  // two blocks: 3 stages
   EXPECT_EQ(c[4].dims.grid, 192u);                            // 128 x 64 tiles
   EXPECT_TRUE(c[4].dims.narrow && c[4].dims.wide);
   EXPECT_EQ(c[5].dims.grid, 32u * 12u);  // 64 x 64 tiles: enough of them, no K split either
@@ -62,7 +63,14 @@ TEST(LaunchCandidates, TheHeuristicsChoiceComesFirstAndEachConfigurationOnce) {
     for (size_t j = i + 1; j < c.size(); ++j)
       EXPECT_FALSE(scheduler::same_launch(c[i].dims, c[j].dims)) << i << " " << j;
   // Two blocks per multiprocessor: 3 stages, less shared memory than one block's 4.
-  EXPECT_LT(c[1].dims.shared_bytes, c[0].dims.shared_bytes);
+  EXPECT_LT(c[2].dims.shared_bytes, c[1].dims.shared_bytes);
+  // BERT b=16's FFN up (768 -> 3072): 384 tiles of 128 x 128, more than a wave either way (K = 768
+  // too short for two blocks per multiprocessor).
+  const auto up = scheduler::launch_candidates(product(2048, 3072, 768, false, true), {}, 132, true);
+  EXPECT_EQ(up[0].name, "wgmma128");
+  // Without wgmma (not sm_90) the mma.sync wide tiles stay.
+  EXPECT_EQ(scheduler::launch_candidates(product(2048, 768, 768, false, false), {}, 132, false)[0].name,
+            "mma128");
 }
 
 TEST(LaunchCandidates, SmallProductsTrySplitsAndDeviceWithoutWgmmaHasNone) {

@@ -338,10 +338,12 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_TRUE(ks[0].launch.wgmma);
   d = scheduler::launch_dims(ks[0].launch, {{"B", 16}, {"S", 128}}, 132, true);
   EXPECT_TRUE(d.wide);
-  EXPECT_EQ(d.grid, 96u);
-  // 96 tiles, one wave: one block per multiprocessor, 4 stages of 32 KB (+ 1 KB to align).
-  EXPECT_EQ(d.shared_bytes, scheduler::gemm_wgmma_shared_bytes(scheduler::kGemmWgmmaStages));
-  EXPECT_EQ(d.shared_bytes, 4u * 32768u + 1024u);
+  // 96 tiles of 128 x 128 would leave 36 SMs idle: 128 tiles of 128 x 96, one wave, one block per
+  // multiprocessor, 4 stages of (128 + 96) x 128 bytes (+ 1 KB to align).
+  EXPECT_TRUE(d.n96);
+  EXPECT_EQ(d.grid, 128u);
+  EXPECT_EQ(d.shared_bytes, scheduler::gemm_wgmma96_shared_bytes(4));
+  EXPECT_EQ(d.shared_bytes, 4u * 224u * 128u + 1024u);
   // b=1 on Hopper: 128 x 64 wgmma tiles (12), no K splits, 4 stages of (128 + 64) x 128 bytes.
   d = scheduler::launch_dims(ks[0].launch, {{"B", 1}, {"S", 128}}, 132, true);
   EXPECT_TRUE(d.wide);
