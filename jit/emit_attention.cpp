@@ -121,8 +121,10 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
           (rows ? vc + "    return " + va + ";\n" : "    return nullptr;\n") + "  }\n";
     }
   }
-  ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") +
-         "; }\n";
+  // attention_mma.cuh rounds the probabilities by packing them into 16-bit mma operands.
+  if (!mma)
+    ops += "  __device__ static float prob(float x) { return " + round_to(c.type(sm.results[0]).dtype, "x") +
+           "; }\n";
   ops += fn("void store(const KParams* p, long long b, long long i, long long d, float acc)",
             [&](const Idx& ob, std::string& code) {
               code += c.emit_output(at(ob, "i", "d"), round_to(c.type(out).dtype, "acc"), "    ");

@@ -92,6 +92,11 @@ struct Ctx {
   // broadcast and reshape. False when that cannot be shown from the shapes; callers then check
   // each address at run time.
   bool axis_contiguous(ir::ValueId v, size_t axis, int64_t chunk) const;
+  // Whether the address of v's element (v a buffer seen through views) is f(the other axes) +
+  // g(axis): then address(i, k) = address(i, 0) + address(0, k) - address(0, 0), and a kernel
+  // reading rows of v along `axis` computes each row's part once (no division per element read).
+  // False where a merge (a division) or a gather mixes `axis` with the others.
+  bool axis_separable(ir::ValueId v, size_t axis) const;
   // A `const T*` to v's element at idx when v is a buffer seen through views only, else "".
   std::string address(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
   // Computes op's (single) result at idx from its operands.

@@ -581,6 +581,73 @@ bool Ctx::axis_contiguous(ValueId v, size_t axis, int64_t chunk) const {
   }
 }
 
+bool Ctx::axis_separable(ValueId v, size_t axis) const {
+  // Per axis of the value reached so far: what its index depends on.
+  enum Dep : char { kRow, kAxis, kBoth };  // kBoth: a sum of a row part and an axis part
+  std::vector<Dep> dep(type(v).rank(), kRow);
+  if (axis >= dep.size()) return false;
+  dep[axis] = kAxis;
+  for (;;) {
+    auto it = prod.find(v);
+    if (it == prod.end()) return buf.count(v) && v != leaf;  // buffer_offset is linear in every index
+    const ir::Operation& op = *it->second;
+    const ValueId x = op.operands[0];
+    const auto& xs = type(x).shape;
+    std::vector<Dep> in(xs.size(), kRow);
+    switch (op.op) {
+      case Op::Permute:
+        for (size_t i = 0; i < op.attrs.axes.size(); ++i) in[static_cast<size_t>(op.attrs.axes[i])] = dep[i];
+        break;
+      case Op::Expand: {
+        const size_t lead = dep.size() - xs.size();
+        for (size_t d = 0; d < xs.size(); ++d) in[d] = xs[d].is_const(1) ? kRow : dep[lead + d];
+        break;
+      }
+      case Op::Slice: {  // start + step * index: linear; a squeezed axis reads its start
+        size_t j = 0;
+        for (size_t d = 0; d < xs.size(); ++d)
+          if (!op.attrs.slices[d].squeeze) in[d] = dep[j++];
+        break;
+      }
+      case Op::Reshape: {
+        std::vector<ReshapeGroup> groups;
+        if (!reshape_groups(xs, type(v).shape, groups)) return false;
+        for (const ReshapeGroup& g : groups) {
+          bool row = false, ax = false, both = false;
+          for (size_t o = g.o0; o < g.o1; ++o) {
+            row = row || dep[o] == kRow;
+            ax = ax || dep[o] == kAxis;
+            both = both || dep[o] == kBoth;
+          }
+          const Dep d = both || (row && ax) ? kBoth : ax ? kAxis : kRow;
+          // A split is a ravel of its output indices (linear); a merge divides one of them.
+          if (g.i1 - g.i0 > 1 && d == kBoth) return false;
+          for (size_t i = g.i0; i < g.i1; ++i) in[i] = g.o0 == g.o1 ? kRow : d;
+        }
+        break;
+      }
+      case Op::Take: {
+        // The gathered axis is a value read at the index operand's axes: a function of them only.
+        const size_t ax = static_cast<size_t>(op.attrs.axis), ri = type(op.operands[1]).rank();
+        bool row = false, k = false;
+        for (size_t i = ax; i < ax + ri; ++i) {
+          row = row || dep[i] == kRow;
+          k = k || dep[i] == kAxis;
+          if (dep[i] == kBoth) return false;
+        }
+        if (row && k) return false;
+        for (size_t i = 0; i < ax; ++i) in[i] = dep[i];
+        in[ax] = k ? kAxis : kRow;
+        for (size_t i = ax + ri; i < dep.size(); ++i) in[i - ri + 1] = dep[i];
+        break;
+      }
+      default: return false;
+    }
+    dep = std::move(in);
+    v = x;
+  }
+}
+
 // The address of value v's element at idx when v is a buffer seen through views only (no
 // arithmetic, no cast): "" otherwise.
 std::string Ctx::address(ValueId v, const Idx& idx, std::string& code, const std::string& ind) {

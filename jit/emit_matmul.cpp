@@ -205,8 +205,13 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     // consecutive in memory, so only the alignment is checked at run time.
     const bool view_rows = view && c.axis_contiguous(a, c.type(a).rank() - 1, 8);
     ops += std::string("  static constexpr bool kAViewRows = ") + (view_rows ? "true" : "false") + ";\n";
-    // Both operands K-major and A staged by 16-byte copies: the Hopper tiles (gemm_wgmma.cuh).
-    wgmma = linear && (a_direct || view_rows);
+    // Address = row part + k part (Ctx::axis_separable): the tiles compute each row's part once
+    // instead of dividing by the views' runtime dims for every chunk of every K step.
+    const bool view_split = view_rows && c.axis_separable(a, c.type(a).rank() - 1);
+    ops += std::string("  static constexpr bool kAViewSplit = ") + (view_split ? "true" : "false") + ";\n";
+    // Both operands K-major and A staged by 16-byte copies from per-row sources: the Hopper tiles
+    // (gemm_wgmma.cuh). Other views take the mma.sync tiles, which check every address.
+    wgmma = linear && (a_direct || view_split);
     ops += std::string("  static constexpr bool kAVec = ") + (vec || view ? "true" : "false") + ";\n";
     std::string ok = "true", body;
     if (view) {

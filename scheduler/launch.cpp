@@ -160,11 +160,12 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
   const int64_t tiles128 = ceil_div(R, 128) * ceil_div(N, 128), tiles96 = ceil_div(R, 128) * ceil_div(N, 96);
   const bool n96 = wgmma64_ok && !two_blocks && tiles128 < sm_count && tiles96 > tiles128 &&
                    tiles96 <= sm_count && !product_knob_set();
-  if (rule.allow_wide && wide_tiles(R, N, sm_count) && n96)
-    add("wgmma96", wgmma96_dims(R, N, K, false));
-  else if (rule.allow_wide && wide_tiles(R, N, sm_count))
-    add(!wgmma ? "mma128" : two_blocks ? "wgmma128x2" : "wgmma128", wide_dims(R, N, K, wgmma, two_blocks));
-  else if (wgmma64_ok && (K <= kGemmWgmma64MaxK || ceil_div(R, 128) * ceil_div(N, 64) * 2 >= sm_count))
+  if (rule.allow_wide && wide_tiles(R, N, sm_count)) {
+    if (n96)
+      add("wgmma96", wgmma96_dims(R, N, K, false));
+    else
+      add(!wgmma ? "mma128" : two_blocks ? "wgmma128x2" : "wgmma128", wide_dims(R, N, K, wgmma, two_blocks));
+  } else if (wgmma64_ok && (K <= kGemmWgmma64MaxK || ceil_div(R, 128) * ceil_div(N, 64) * 2 >= sm_count))
     add("wgmma64", wgmma64_dims(R, N, K));
   else
     add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));

@@ -18,6 +18,9 @@
 //                                    and 16-byte aligned (every address checked, unless kAViewRows:
 //                                    the views' shapes show it) go by cp.async, others element by
 //                                    element into the same stage
+//   static constexpr bool kAViewSplit;  a_addr(p, r, k) == a_addr(p, r, 0) + (a_addr(p, 0, k) -
+//                                    a_addr(p, 0, 0)) (Ctx::axis_separable): each row's part is
+//                                    computed once per tile, the k part once per K step
 #ifndef GRAPE_KERNELS_GEMM_MMA_CUH
 #define GRAPE_KERNELS_GEMM_MMA_CUH
 
@@ -205,6 +208,17 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
       as[(t / BK) * LDA + t % BK] = GrapeMma<T>::from(areg[i]);
     }
   };
+  // The row part of this thread's A chunks' addresses when A is a separable view (kAViewSplit).
+  constexpr int AROWS = (BM * BK / 8 + GRAPE_GEMM_THREADS - 1) / GRAPE_GEMM_THREADS;
+  const char* arow[AROWS];
+#pragma unroll
+  for (int j = 0; j < AROWS; ++j) {
+    arow[j] = nullptr;
+    if constexpr (Ops::kAViewSplit && !Ops::kADirect) {
+      const long long gr = m0 + (threadIdx.x + j * GRAPE_GEMM_THREADS) / (BK / 8);
+      arow[j] = reinterpret_cast<const char*>(Ops::a_addr(p, gr < R ? gr : m0, 0));
+    }
+  }
   // Chunk addresses of the direct A and the vectorised W, computed once (GrapeChunks).
   const unsigned sA = grape_smem_addr(As), sB = grape_smem_addr(Bs);
   GrapeChunks<BM, BK, LDA> ca;  // used when A is direct (else a_ptr is null and nothing reads it)
@@ -228,6 +242,33 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
           grape_cp_async16_s(sA + stage * A_STAGE * (unsigned)sizeof(T) + ca.dst[i],
                              ok ? ca.src[i] + (long long)step * BK * (long long)sizeof(T) : ca.src[i],
                              ok ? 16 : 0);
+        }
+      } else if constexpr (Ops::kAViewSplit) {
+#pragma unroll
+        for (int j = 0; j < AROWS; ++j) {
+          const int c = threadIdx.x + j * GRAPE_GEMM_THREADS;
+          if (c >= BM * BK / 8) break;
+          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
+          const long long gr = m0 + r, gk = k0 + kc;
+          T* dst = as + r * LDA + kc;
+          if (gr < R && gk + 8 <= kend) {
+            const T* a0 = reinterpret_cast<const T*>(
+                arow[j] + (reinterpret_cast<const char*>(Ops::a_addr(p, 0, gk)) -
+                           reinterpret_cast<const char*>(Ops::a_addr(p, 0, 0))));
+            if ((reinterpret_cast<unsigned long long>(a0) & 15) == 0) {
+              grape_cp_async16(dst, a0, 16);
+            } else {  // consecutive (kAViewRows) but not 16-byte aligned
+#pragma unroll
+              for (int e = 0; e < 8; ++e) dst[e] = a0[e];
+            }
+            continue;
+          }
+          float f[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            f[e] = (gr < R && gk + e < kend) ? Ops::a(p, gr, gk + e, 0.0f, 0.0f) : 0.0f;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) dst[e] = GrapeMma<T>::from(f[e]);
         }
       } else if constexpr (Ops::kAView) {
         for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {

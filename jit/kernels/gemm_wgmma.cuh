@@ -6,8 +6,9 @@
 // with 128 x 128 tiles; 96, a measured candidate (runtime/cuda/autotune.h), for products whose
 // 128-wide tiles leave a quarter of the GPU idle: BERT b=16's 768-wide ones, 96 tiles of 128 x 128
 // or 128 of 128 x 96 on 132 multiprocessors), computed by two warpgroups (256 threads), each 64 x BN with m64nBNk16
-// instructions. A ([R][K], Ops::kADirect, or seen through views whose
-// rows are consecutive, Ops::kAViewRows) and W ([N][K], so both operands are K-major, the layout
+// instructions. A ([R][K], Ops::kADirect, or seen through views whose rows are consecutive and
+// whose addresses are a row part plus a k part, Ops::kAViewSplit: each row's part is computed once
+// per tile) and W ([N][K], so both operands are K-major, the layout
 // wgmma reads without a transpose) go by cp.async into an S-stage ring of 128 x 64-element
 // stages, each row one 128-byte line stored in the 128-byte swizzle (16-byte chunk c of row r at
 // chunk c ^ (r % 8)) that the wgmma descriptors name, so the tensor cores read without bank
@@ -148,7 +149,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   constexpr int WCH = BN / 32, NACC = BN / 2;  // W chunks per thread, accumulators per thread
   static_assert(BN == 64 || BN == 96 || BN == 128, "m64n64k16, m64n96k16 or m64n128k16");
   static_assert(S >= 3, "the refilled stage is the one read two iterations before");
-  static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewRows), "K-major operands only");
+  static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewSplit), "K-major operands only");
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
   const long long tn = (N + BN - 1) / BN, tiles = ((R + BM - 1) / BM) * tn;
   const long long tile = item % tiles, split = item / tiles;
@@ -180,12 +181,14 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     rows_ok |= (r < R ? 1u : 0u) << (4 + i);
     if constexpr (Ops::kADirect)
       src[4 + i] = reinterpret_cast<const char*>(Ops::a_ptr(p) + (r < R ? r : m0) * K + cchunk * 8);
+    else  // a view: the row's part of its addresses (see load_stage)
+      src[4 + i] = reinterpret_cast<const char*>(Ops::a_addr(p, r < R ? r : m0, 0));
   }
   // Opaque to the optimiser, which would otherwise recompute every address from threadIdx in
   // each K step (about 150 instructions a step, as many issue slots as the tensor work).
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    if (i < WCH || (i >= 4 && Ops::kADirect)) grape_opaque(src[i]);
+    if (i < WCH || i >= 4) grape_opaque(src[i]);
   grape_opaque(rows_ok);
   grape_opaque(cdst);
   auto load_stage = [&](int stage, long long k0) {
@@ -194,21 +197,26 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     const long long off = k0 * (long long)sizeof(T);
 #pragma unroll
     for (int i = 0; i < WCH; ++i) grape_cp_async16_s(sw + i * 32 * 128, src[i] + off, (live >> i) & 1 ? 16 : 0);
+    // A view whose address is (row part) + (k part) (Ops::kAViewSplit): the k part once per
+    // stage, with row 0's index arithmetic folded away; no division per chunk and K step.
+    long long koff = 0;
+    if constexpr (!Ops::kADirect)
+      koff = reinterpret_cast<const char*>(Ops::a_addr(p, 0, k0 + cchunk * 8)) -
+             reinterpret_cast<const char*>(Ops::a_addr(p, 0, 0));
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if constexpr (Ops::kADirect) {
         grape_cp_async16_s(sa + i * 32 * 128, src[4 + i] + off, (live >> (4 + i)) & 1 ? 16 : 0);
       } else {
-        // Views with consecutive rows: 16-byte runs when aligned, else element by element.
         const bool ok = (live >> (4 + i)) & 1;
-        const long long r = m0 + crow + 32 * i, k = k0 + cchunk * 8;
-        const T* a0 = ok ? Ops::a_addr(p, r, k) : nullptr;
+        const char* a0 = src[4 + i] + koff;
         if (!ok || (reinterpret_cast<unsigned long long>(a0) & 15) == 0) {
-          grape_cp_async16_s(sa + i * 32 * 128, ok ? static_cast<const void*>(a0) : src[0], ok ? 16 : 0);
-        } else {
+          grape_cp_async16_s(sa + i * 32 * 128, ok ? a0 : src[0], ok ? 16 : 0);
+        } else {  // consecutive (kAViewRows) but not 16-byte aligned: element by element
+          const T* a = reinterpret_cast<const T*>(a0);
           T* dst = reinterpret_cast<T*>(smem + (sa - base) + i * 32 * 128);
 #pragma unroll
-          for (int e = 0; e < 8; ++e) dst[e] = GrapeMma<T>::from(Ops::a(p, r, k + e, 0.0f, 0.0f));
+          for (int e = 0; e < 8; ++e) dst[e] = a[e];
         }
       }
     }

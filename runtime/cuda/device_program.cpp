@@ -82,22 +82,18 @@ void DeviceProgram::compile() {
     wgmma64_funcs_.push_back(nullptr);
     wgmma96_funcs_.push_back(nullptr);
     wide_failed_.push_back(false);
-    if (s.launch.kind == jit::LaunchRule::MatrixProduct) {
+    // A second entry point (kTensorCoreSuffix): matrix products' tensor-core path, tensor-core
+    // attention's key split over two warps (attention_mma.cuh); both entries may use the most
+    // dynamic shared memory their launches ask for.
+    const bool product = s.launch.kind == jit::LaunchRule::MatrixProduct;
+    if (product || (s.launch.kind == jit::LaunchRule::Attention && s.launch.attention_mma)) {
       tc_funcs_.back() =
           modules_.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
-      for (CUfunction fn : {funcs_.back(), tc_funcs_.back()})
-        jit::check(
-            jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                             static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
-            "cuFuncSetAttribute", "kernel " + s.name);
-    }
-    if (s.launch.kind == jit::LaunchRule::Attention && s.launch.attention_mma) {
-      // Its second entry point splits each row group's keys over two warps (attention_mma.cuh).
-      tc_funcs_.back() =
-          modules_.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
+      const unsigned most =
+          product ? scheduler::kMatrixProductMaxSharedBytes : scheduler::kAttentionMmaMaxSharedBytes;
       for (CUfunction fn : {funcs_.back(), tc_funcs_.back()})
         jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                    static_cast<int>(scheduler::kAttentionMmaMaxSharedBytes)),
+                                                    static_cast<int>(most)),
                    "cuFuncSetAttribute", "kernel " + s.name);
     }
     uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});

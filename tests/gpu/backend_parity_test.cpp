@@ -4,6 +4,7 @@
 // anything on the GPU is timed. Without a CUDA driver every test skips with a message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -97,6 +98,45 @@ TEST(GpuParity, ControlFlowCases) {
     std::vector<Inputs> calls;
     for (uint32_t c = 0; c < 3; ++c) calls.push_back(sample_inputs(probe.inputs(), c, 3));
     compare(m, "main", calls, e.path().filename().string());
+  }
+}
+
+// gelu element by element over [-12, 12] and the infinities (jit/kernels/prelude.cuh computes
+// erfc by a Chebyshev fit, the CPU by std::erfc): f32 within 1e-4 of each value (relative, or
+// 1e-30 absolute in the underflowing tail), f16 and bf16 within one unit in the last place.
+TEST(GpuParity, GeluEveryValueCloseToTheCpu) {
+  REQUIRE_GPU();
+  for (const char* dt : {"f32", "f16", "bf16"}) {
+    SCOPED_TRACE(dt);
+    auto m = Model::load_source(
+        std::string("fn main(x: ") + dt + "[N]) -> " + dt + "[N] {\n  return gelu(x)\n}\n", "gelu.grp");
+    const DType t = *parse_dtype(dt);
+    const int64_t n = 4803;
+    Tensor x(t, {n});
+    for (int64_t i = 0; i < n - 2; ++i)
+      x.set(i, -12.0 + 24.0 * static_cast<double>(i) / static_cast<double>(n - 3));
+    x.set(n - 2, std::numeric_limits<double>::infinity());
+    x.set(n - 1, -std::numeric_limits<double>::infinity());
+    Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+    Session gpu(m, SessionOptions{"main", "cuda", "eager", 0});
+    const Tensor a = cpu.run({{"x", x}}).at(0), b = gpu.run({{"x", x}}).at(0);
+    // One unit in the last place of a 16-bit result: 2^-10 (f16) or 2^-7 (bf16) of its binade.
+    const double ulp = t == DType::F16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+    int worse = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double u = a.get(i), v = b.get(i);
+      if (std::isnan(u) || std::isnan(v)) {
+        EXPECT_EQ(std::isnan(u), std::isnan(v)) << "x = " << x.get(i);
+        continue;
+      }
+      const double tol = t == DType::F32
+                             ? std::max(1e-4 * std::fabs(u), 1e-30)
+                             : std::max(ulp * std::exp2(std::floor(std::log2(std::fabs(u) + 1e-300))),
+                                        t == DType::F16 ? std::ldexp(1.0, -24) : 1e-38);
+      if (!(u == v || std::fabs(u - v) <= tol * 1.0000001) && worse++ < 5)
+        ADD_FAILURE() << "x = " << x.get(i) << ": cpu " << u << ", gpu " << v;
+    }
+    EXPECT_EQ(worse, 0);
   }
 }
 
@@ -429,6 +469,18 @@ const MatrixCase kMatrixCases[] = {
     {"wgmma64 BERT b=1 shape", "f16", "linear(x, wt, b) + r", 128, 768, 768},
     {"wgmma64 ragged M N K gelu", "bf16", "gelu(linear(x, wt, b))", 100, 200, 72},
     {"wgmma64 view A", "f16", "transpose(linear(transpose(x, 0, 1), wt, b), 0, 1)", 256, 384, 200, true},
+    // Views through reshapes with a runtime row dim: address = row part + k part (kAViewSplit,
+    // each row's part once per tile; 128 x 96 and 128 x 64 wgmma tiles on an H100), and one
+    // the shapes cannot show separable (the mma.sync tiles, every address computed).
+    {"wgmma view A split heads", "f16",
+     "transpose(linear(reshape(transpose(reshape(x, (2, M, 12, 64)), 0, 1), (M, 2, 768)), wt, b), 0, 1) + r",
+     2000, 768, 768, true},
+    {"wgmma64 view A split heads", "bf16",
+     "transpose(linear(reshape(transpose(reshape(x, (2, M, 12, 64)), 0, 1), (M, 2, 768)), wt), 0, 1)", 200,
+     768, 768, true},
+    {"mma view A heads-major (not separable)", "f16",
+     "linear(reshape(transpose(reshape(x, (2, 12, M, 64)), 1, 2), (2, M, 768)), wt, b) + r", 2000, 768, 768,
+     true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),

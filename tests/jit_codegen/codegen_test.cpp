@@ -608,6 +608,47 @@ fn inner_twelve(x: f16[B, 12, 64]) -> f16[B, 768] {
   EXPECT_FALSE(rows_of("inner_twelve"));  // a merge over (64, 12): runs of 12 elements
 }
 
+// Whether a view's address is a row part plus a k part (Ctx::axis_separable, kAViewSplit: the
+// tiles compute each row's part once per tile instead of dividing by runtime dims per chunk and K
+// step; the Hopper wgmma tiles take only such views). BERT's merge_heads, a row permutation and a
+// slice of rows are; a reshape whose groups the shapes cannot show (a runtime dim inside a merge)
+// and a view whose k runs are not consecutive are not.
+TEST(CodegenFusion, ViewAddressesSplitIntoRowAndKParts) {
+  auto c = compile_text("split.grp", R"(
+weights { w: f16[768, 768] }
+fn merge_heads(x: f16[2, 12, S, 64]) -> f16[2, S, 768] {
+  return linear(reshape(transpose(x, 1, 2), (2, S, 768)), w)
+}
+fn permuted(x: f16[S, B, 768]) -> f16[B, S, 768] {
+  return linear(transpose(x, 0, 1), w)
+}
+fn sliced_rows(x: f16[4, S, 768]) -> f16[2, S, 768] {
+  return linear(x[1:3], w)
+}
+fn runtime_merge(x: f16[2, M, 768]) -> f16[2, M, 768] {
+  return linear(reshape(transpose(reshape(x, (2, 12, M, 64)), 1, 2), (2, M, 768)), w)
+}
+fn strided_k(x: f16[B, 64, 12]) -> f16[B, 768] {
+  return linear(reshape(transpose(x, 1, 2), (B, 768)), w)
+}
+)");
+  auto split_of = [&](const char* entry) {
+    auto ks = kernels_of(*c->mod, entry);
+    EXPECT_EQ(ks.size(), 1u) << entry;
+    const std::string& s = ks.at(0).source;
+    EXPECT_NE(s.find("static constexpr bool kAView = true"), std::string::npos) << entry;
+    const bool split = s.find("static constexpr bool kAViewSplit = true") != std::string::npos;
+    EXPECT_EQ(split, s.find("grape_gemm_wgmma<Ops, 128>") != std::string::npos) << entry;
+    EXPECT_EQ(split, ks.at(0).launch.wgmma) << entry;
+    return split;
+  };
+  EXPECT_TRUE(split_of("merge_heads"));
+  EXPECT_TRUE(split_of("permuted"));
+  EXPECT_TRUE(split_of("sliced_rows"));
+  EXPECT_FALSE(split_of("runtime_merge"));
+  EXPECT_FALSE(split_of("strided_k"));
+}
+
 // Many (or a runtime number of) query rows in f16/bf16: one tensor-core attention kernel
 // (jit/kernels/attention_mma.cuh), 64 query rows per block, head widths padded to 16; its source
 // compiles with NVRTC. Heads wider than 128 stay unfused there.

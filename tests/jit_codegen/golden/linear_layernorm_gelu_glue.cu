@@ -43,6 +43,7 @@ struct Ops {
   __device__ static const T* a_addr(const KParams*, long long, long long) { return nullptr; }
   static constexpr bool kAView = false;
   static constexpr bool kAViewRows = false;
+  static constexpr bool kAViewSplit = false;
   static constexpr bool kAVec = true;
   __device__ static bool a_vec_ok(const KParams* p) { return true && (reinterpret_cast<unsigned long long>((const T*)p->buf[0]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[1]) & 15) == 0 && (reinterpret_cast<unsigned long long>((const T*)p->buf[2]) & 15) == 0; }
   __device__ static void a_vec(const KParams* p, long long r, long long k, float s0, float s1, float* out) {
