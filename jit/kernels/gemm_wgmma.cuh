@@ -213,10 +213,8 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
         if (!ok || (reinterpret_cast<unsigned long long>(a0) & 15) == 0) {
           grape_cp_async16_s(sa + i * 32 * 128, ok ? a0 : src[0], ok ? 16 : 0);
         } else {  // consecutive (kAViewRows) but not 16-byte aligned: element by element
-          const T* a = reinterpret_cast<const T*>(a0);
-          T* dst = reinterpret_cast<T*>(smem + (sa - base) + i * 32 * 128);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) dst[e] = a[e];
+          grape_copy8_unaligned(reinterpret_cast<T*>(smem + (sa - base) + i * 32 * 128),
+                                reinterpret_cast<const T*>(a0));
         }
       }
     }
