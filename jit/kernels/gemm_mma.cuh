@@ -253,7 +253,7 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
                              ok ? ca.src[i] + (long long)step * BK * (long long)sizeof(T) : ca.src[i],
                              ok ? 16 : 0);
         }
-      } else if constexpr (Ops::kAViewSplit) {
+      } else if constexpr (Ops::kAView) {
 #pragma unroll
         for (int j = 0; j < AROWS; ++j) {
           const int c = threadIdx.x + j * GRAPE_GEMM_THREADS;
@@ -262,36 +262,22 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
           const long long gr = m0 + r, gk = k0 + kc;
           T* dst = as + r * LDA + kc;
           if (gr < R && gk + 8 <= kend) {
-            const T* a0 = reinterpret_cast<const T*>(
-                arow[j] + (reinterpret_cast<const char*>(Ops::a_addr(p, 0, gk)) -
-                           reinterpret_cast<const char*>(Ops::a_addr(p, 0, 0))));
-            if ((reinterpret_cast<unsigned long long>(a0) & 15) == 0) {
-              grape_cp_async16(dst, a0, 16);
-            } else {  // consecutive (kAViewRows) but not 16-byte aligned
-              grape_copy8_unaligned(dst, a0);
-            }
-            continue;
-          }
-          float f[8];
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            f[e] = (gr < R && gk + e < kend) ? Ops::a(p, gr, gk + e, 0.0f, 0.0f) : 0.0f;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) dst[e] = GrapeMma<T>::from(f[e]);
-        }
-      } else if constexpr (Ops::kAView) {
-        for (int c = threadIdx.x; c < BM * BK / 8; c += GRAPE_GEMM_THREADS) {
-          const int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
-          const long long gr = m0 + r, gk = k0 + kc;
-          T* dst = as + r * LDA + kc;
-          if (gr < R && gk + 8 <= kend) {
-            const T* a0 = Ops::a_addr(p, gr, gk);
+            const T* a0;
+            if constexpr (Ops::kAViewSplit)  // the row's part, computed once, plus the k part
+              a0 = reinterpret_cast<const T*>(arow[j] + (reinterpret_cast<const char*>(Ops::a_addr(p, 0, gk)) -
+                                                         reinterpret_cast<const char*>(Ops::a_addr(p, 0, 0))));
+            else
+              a0 = Ops::a_addr(p, gr, gk);
             bool run = (reinterpret_cast<unsigned long long>(a0) & 15) == 0;
             if constexpr (!Ops::kAViewRows)
 #pragma unroll
               for (int e = 1; e < 8; ++e) run = run && Ops::a_addr(p, gr, gk + e) == a0 + e;
             if (run) {
               grape_cp_async16(dst, a0, 16);
+              continue;
+            }
+            if constexpr (Ops::kAViewRows) {  // consecutive but not 16-byte aligned
+              grape_copy8_unaligned(dst, a0);
               continue;
             }
           }
