@@ -30,9 +30,11 @@ std::string kernel_header(const std::string& name, const std::string& bounds) {
   // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_WAIT
   // (grid_dependency.cuh) comes first: a kernel launched behind a programmatic graph edge touches nothing
   // before its predecessor has finished. Whether it lets its successor launch at once or only as
-  // its blocks exit is scheduler::launch_dependents_early.
+  // its blocks exit is scheduler::launch_dependents_early. Before the wait, the weights the
+  // executor asks for are requested into L2 (grape_prefetch_l2: no effect on any result).
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +
-                  "(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_WAIT();\n";
+                  "(const __grid_constant__ KParams kp) {\n  grape_prefetch_l2(kp.prefetch, "
+                  "kp.prefetch_bytes);\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) s += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   s += "  const KParams* const p = &kp;\n";
   // Every kernel checks the predicate, not only predicated ones: p->pred is null for the others

@@ -75,6 +75,15 @@ std::string row_stats_code(const ir::Operation& rp, const std::string& gx, const
 // rows of A (every axis but the last) are folded into R, so a batch of decode tokens reads each
 // weight once. The glue is an Ops struct (loads of A with the fused row prologue, the epilogue
 // store) and the instantiation; everything else is in the templates.
+// Whether v is a weight of the program: read-only for the whole session (state is not).
+bool is_weight(const ir::Function& f, ValueId v) {
+  bool found = false;
+  ir::for_each_op(f.body, [&](const ir::Operation& op) {
+    if (op.op == Op::Weight && !op.results.empty() && op.results[0] == v) found = true;
+  });
+  return found;
+}
+
 bool template_matmul_applies(Ctx& c, const ir::Operation& op) {
   ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
   DType dt = c.type(out).dtype;
@@ -358,6 +367,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   L.weight_kn = !linear;
   L.gemv_cols = linear ? 128 : tx * 8;
   L.gemv_tensor_cores = gemv_tc;
+  // A weight (no kernel writes it) may be prefetched into L2 by the kernel before this one.
+  L.weight_buffer = is_weight(c.f, b) ? c.buf.at(b) : -1;
   return s;
 }
 

@@ -1,8 +1,8 @@
-// The parameter block of every generated kernel: `extern "C" __global__ void k(const __grid_constant__ KParams kp)`
-// (passed by value; the kernel bodies read it through `const KParams* p = &kp`).
-// One definition for both sides: the host includes this header (jit/kernel_spec.h) and every
-// kernel source embeds its text (jit/embed.cmake), so the two layouts cannot drift apart.
-// Include guards, not #pragma once: NVRTC sees this text inside the kernel's main file.
+// The parameter block of every generated kernel: `extern "C" __global__ void k(const __grid_constant__
+// KParams kp)` (passed by value; the kernel bodies read it through `const KParams* p = &kp`). One definition
+// for both sides: the host includes this header (jit/kernel_spec.h) and every kernel source embeds its text
+// (jit/embed.cmake), so the two layouts cannot drift apart. Include guards, not #pragma once: NVRTC sees this
+// text inside the kernel's main file.
 #ifndef GRAPE_JIT_KERNEL_ABI_H
 #define GRAPE_JIT_KERNEL_ABI_H
 
@@ -26,6 +26,11 @@ struct KParams {
   void* scratch;
   long long splits;
   long long kchunk;
+  // L2 prefetch (jit/kernels/grid_dependency.cuh): every kernel requests [prefetch, prefetch +
+  // prefetch_bytes) before it waits for its predecessor; the executors set it to the weight of a
+  // later matrix product (scheduler/prefetch.h), or leave 0 bytes.
+  const void* prefetch;
+  unsigned long long prefetch_bytes;
 };
 
 #ifndef __CUDACC_RTC__

@@ -48,6 +48,10 @@ struct LaunchRule {
   bool wgmma = false;
   // Attention: the tensor-core kernel (jit/kernels/attention_mma.cuh) for many query rows.
   bool attention_mma = false;
+  // MatrixProduct: the kernel buffer (KParams::buf index) holding W when W is a weight of the
+  // program (read-only for the session), else -1: the executors have it prefetched into L2 by the
+  // kernel before (scheduler/prefetch.h).
+  int weight_buffer = -1;
 };
 
 }  // namespace grape::scheduler

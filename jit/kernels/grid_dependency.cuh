@@ -16,4 +16,25 @@
 #define GRAPE_GRID_WAIT()
 #define GRAPE_LAUNCH_DEPENDENTS()
 #endif
+
+// Weights into L2 ahead of their kernel. Every generated kernel calls this with its parameter
+// block's `prefetch` range before GRAPE_GRID_WAIT (a prefetch changes no load's result: L2 is
+// where global memory is coherent, so it is safe before the wait). The executors give each
+// matrix product's range to the matrix product before it (scheduler/prefetch.h), so a
+// decode step's weight reads stream into L2 while the kernels before them run instead of
+// starting behind them. Every thread of the grid takes pieces of 16 KB, blocks first, so a grid
+// of a few blocks still spreads its requests. A size's last 15 bytes are left alone: a hint.
+__device__ __forceinline__ void grape_prefetch_l2(const void* base, unsigned long long bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned long long a = reinterpret_cast<unsigned long long>(base);
+  constexpr unsigned long long kPiece = 16384;
+  const unsigned long long pieces = (bytes + kPiece - 1) / kPiece;
+  for (unsigned long long i = (unsigned long long)threadIdx.x * gridDim.x + blockIdx.x; i < pieces;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    const unsigned long long off = i * kPiece, left = bytes - off;
+    const unsigned n = (unsigned)(left < kPiece ? left : kPiece) & ~15u;
+    if (n != 0) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a + off), "r"(n) : "memory");
+  }
+#endif
+}
 #endif

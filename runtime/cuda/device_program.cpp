@@ -13,6 +13,7 @@
 #include "jit/kernel_source.h"
 #include "jit/parallel_compile.h"
 #include "runtime/cuda/autotune.h"
+#include "scheduler/prefetch.h"
 
 namespace grape::cuda {
 
@@ -99,6 +100,7 @@ void DeviceProgram::compile() {
     uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   }
   plan_ = scheduler::build_plan(f_, fusion_, uses);
+  plan_prefetches();
   control_ = load_control_kernels(dev_);
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -382,6 +384,25 @@ std::vector<double> DeviceProgram::measure(size_t k, const std::vector<scheduler
   return us;
 }
 
+// A matrix product's weight (constant shape, within kPrefetchMaxBytes) is a prefetch target;
+// scheduler::plan_prefetches says which kernel requests it (fill_blocks writes the range).
+void DeviceProgram::plan_prefetches() {
+  std::vector<bool> target(specs_.size(), false);
+  prefetch_bytes_.assign(specs_.size(), 0);
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    const int wb = specs_[k].launch.weight_buffer;
+    if (specs_[k].launch.kind != jit::LaunchRule::MatrixProduct || wb < 0) continue;
+    const ir::Type& t = f_.type(specs_[k].buffers.at(static_cast<size_t>(wb)));
+    uint64_t bytes = dtype_size(t.dtype);
+    for (const ir::Dim& d : t.shape)
+      bytes = d.is_const() ? bytes * static_cast<uint64_t>(d.const_value()) : 0;
+    if (bytes == 0 || bytes > scheduler::kPrefetchMaxBytes) continue;
+    target[k] = true;
+    prefetch_bytes_[k] = bytes;
+  }
+  prefetch_of_ = scheduler::plan_prefetches(plan_, target, scheduler::prefetch_mode());
+}
+
 // Every address in the blocks comes from the current layout, states and scratch areas, so this
 // runs on each bind (a few hundred bytes per kernel); bind() uploads only what differs.
 void DeviceProgram::fill_blocks() {
@@ -399,6 +420,20 @@ void DeviceProgram::fill_blocks() {
     }
     for (size_t e = 0; e < spec.extra.size(); ++e) slot->extra[e] = spec.extra[e].eval(dims_);
     slot->scratch = reinterpret_cast<void*>(scratch_[k].ptr());
+  }
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
+    const int t = prefetch_of_.empty() ? -1 : prefetch_of_[k];
+    if (t < 0) {
+      slot->prefetch = nullptr;
+      slot->prefetch_bytes = 0;
+      continue;
+    }
+    const size_t tk = static_cast<size_t>(t);
+    const auto* target =
+        reinterpret_cast<const jit::KParams*>(blocks_host_.data() + tk * sizeof(jit::KParams));
+    slot->prefetch = target->buf[specs_[tk].launch.weight_buffer];
+    slot->prefetch_bytes = prefetch_bytes_[tk];
   }
   unsigned char* dims_area = blocks_host_.data() + plan_.num_kernels * sizeof(jit::KParams);
   for (size_t s = 0; s < plan_.storages.size(); ++s) {

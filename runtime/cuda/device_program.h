@@ -130,6 +130,7 @@ class DeviceProgram {
   void compile();
   void upload_weights(const std::map<std::string, Tensor>& weights);
   void fill_blocks();
+  void plan_prefetches();
   void build_wide(const std::vector<size_t>& kernels);
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
   void apply_launch(size_t kernel, const scheduler::LaunchDims& dims);
@@ -159,6 +160,10 @@ class DeviceProgram {
   std::vector<CUfunction> wgmma64_funcs_;
   std::vector<CUfunction> wgmma96_funcs_;  // its 128 x 96 entry (jit::kWgmma96Suffix), likewise
   std::vector<bool> wide_failed_;
+  // Per kernel: the kernel whose weight it prefetches into L2 (-1: none), and per kernel the size
+  // of its weight when it is a prefetch target (plan_prefetches).
+  std::vector<int> prefetch_of_;
+  std::vector<uint64_t> prefetch_bytes_;
   ControlKernels control_;
   std::map<std::string, jit::DeviceBuffer> weights_;
   std::map<std::string, StateBuffer> state_;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "jit/codegen.h"
 #include "scheduler/arena.h"
 #include "scheduler/fusion.h"
+#include "scheduler/prefetch.h"
 #include "tests/jit_codegen/codegen_test_util.h"
 #include "tests/jit_codegen/two_states_program.h"
 
@@ -280,6 +282,112 @@ TEST(Plan, AnIfBranchIsOnePredicatedRegion) {
   ASSERT_EQ(part.size(), 1u);
   EXPECT_EQ(part[0].begin, regions[0].begin + 10);
   EXPECT_EQ(part[0].end, regions[0].begin + 20);
+}
+
+// Weight prefetching (scheduler/prefetch.h): a matrix product's W is a prefetch target only when
+// it is a weight of the program (an entry's parameter may be written by the caller or a kernel).
+TEST(Prefetch, OnlyAWeightIsATarget) {
+  auto c = compile_text("t.grp", R"(model t
+weights {
+  w: f16[64, 32]
+}
+fn main(x: f16[4, 64], v: f16[64, 32]) -> f16[4, 32] {
+  return (x @ w) + (x @ v)
+}
+)");
+  Planned pl = plan_of(*c->mod->find("main"));
+  int weights = 0, others = 0;
+  for (const auto& s : pl.specs) {
+    if (s.launch.kind != jit::LaunchRule::MatrixProduct) continue;
+    const int wb = s.launch.weight_buffer;
+    if (wb >= 0) {
+      ++weights;
+      EXPECT_EQ(
+          pl.plan.storages[static_cast<size_t>(pl.plan.storage(s.buffers.at(static_cast<size_t>(wb))))].kind,
+          scheduler::StorageKind::Weight);
+    } else {
+      ++others;
+    }
+  }
+  EXPECT_EQ(weights, 1);
+  EXPECT_EQ(others, 1);
+}
+
+std::vector<bool> prefetch_targets(const Planned& pl) {
+  std::vector<bool> t;
+  for (const auto& s : pl.specs)
+    t.push_back(s.launch.kind == jit::LaunchRule::MatrixProduct && s.launch.weight_buffer >= 0);
+  return t;
+}
+
+// Launch order of one step list (kernel indices).
+std::vector<int> launches_of(const std::vector<scheduler::Step>& steps) {
+  std::vector<int> out;
+  for (const auto& s : steps)
+    if (s.kind == scheduler::Step::Kind::Launch) out.push_back(static_cast<int>(s.index));
+  return out;
+}
+
+// GPT-2's decode step: 4 products with weights per layer. Each is prefetched exactly once, by the
+// product before it (the step's first kernel for the first one), always earlier in the step list.
+TEST(Prefetch, EachWeightIsRequestedByThePreviousProduct) {
+  auto c = compile_text("gpt2.grp", read(fs::path(GRAPE_SOURCE_DIR) / "examples/gpt2.grp"),
+                        {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
+  Planned pl = plan_of(*c->mod->find("decode_step"));
+  const std::vector<bool> target = prefetch_targets(pl);
+  const std::vector<int> order = launches_of(pl.plan.steps);
+  std::vector<int> products;
+  for (int k : order)
+    if (target[static_cast<size_t>(k)]) products.push_back(k);
+  ASSERT_GE(products.size(), 8u);  // 2 layers x (qkv, out, fc, proj), and lm_head
+  const std::vector<int> by = scheduler::plan_prefetches(pl.plan, target, scheduler::PrefetchMode::Previous);
+  auto position = [&](int k) { return std::find(order.begin(), order.end(), k) - order.begin(); };
+  std::vector<int> requested(pl.specs.size(), 0);
+  for (size_t k = 0; k < by.size(); ++k) {
+    if (by[k] < 0) continue;
+    ++requested.at(static_cast<size_t>(by[k]));
+    EXPECT_TRUE(target.at(static_cast<size_t>(by[k])));
+    EXPECT_LT(position(static_cast<int>(k)), position(by[k])) << "kernel " << k;
+  }
+  for (size_t i = 0; i < products.size(); ++i) {
+    EXPECT_EQ(requested[static_cast<size_t>(products[i])], 1) << "product " << i;
+    const int expected_by = i == 0 ? order.front() : products[i - 1];
+    EXPECT_EQ(by[static_cast<size_t>(expected_by)], products[i]) << "product " << i;
+  }
+  EXPECT_EQ(by[static_cast<size_t>(products.back())], -1);  // nothing after the last one
+
+  // Own: each product its own weight; None: nothing.
+  const std::vector<int> own = scheduler::plan_prefetches(pl.plan, target, scheduler::PrefetchMode::Own);
+  for (size_t k = 0; k < own.size(); ++k) EXPECT_EQ(own[k], target[k] ? static_cast<int>(k) : -1);
+  for (int k : scheduler::plan_prefetches(pl.plan, target, scheduler::PrefetchMode::None)) EXPECT_EQ(k, -1);
+}
+
+// In a loop body (generate's decode loop) the last product requests the first one's weight for
+// the next trip, and no kernel requests a weight of another step list.
+TEST(Prefetch, ALoopBodyWrapsAround) {
+  auto c = compile_text("gpt2.grp", read(fs::path(GRAPE_SOURCE_DIR) / "examples/gpt2.grp"),
+                        {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
+  Planned pl = plan_of(*c->mod->find("generate"));
+  const std::vector<bool> target = prefetch_targets(pl);
+  const std::vector<int> by = scheduler::plan_prefetches(pl.plan, target, scheduler::PrefetchMode::Previous);
+  bool wrapped = false;
+  for (const auto& l : pl.plan.loops) {
+    const std::vector<int> body = launches_of(l.body);
+    std::vector<int> products;
+    for (int k : body)
+      if (target[static_cast<size_t>(k)]) products.push_back(k);
+    for (int k : body) {
+      const int t = by[static_cast<size_t>(k)];
+      if (t >= 0) {
+        EXPECT_NE(std::find(body.begin(), body.end(), t), body.end()) << "kernel " << k;
+      }
+    }
+    if (products.size() > 1) {
+      EXPECT_EQ(by[static_cast<size_t>(products.back())], products.front());
+      wrapped = true;
+    }
+  }
+  EXPECT_TRUE(wrapped) << pl.plan.str();
 }
 
 }  // namespace

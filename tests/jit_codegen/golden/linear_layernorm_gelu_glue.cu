@@ -65,6 +65,7 @@ struct Ops {
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
+  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
@@ -74,6 +75,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_c
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
+  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
@@ -84,6 +86,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __gr
 
 #ifdef GRAPE_GEMM_WIDE
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wide(const __grid_constant__ KParams kp) {
+  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
