@@ -95,12 +95,21 @@ LaunchDims wgmma96_dims(int64_t R, int64_t N, int64_t K, bool two_blocks) {
   return d;
 }
 
-LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K) {
+// `splits` > 1: K split into that many ranges of whole 64-element steps, at least two steps each
+// (fewer when K is short), the partial sums added by the last split of each tile (gemv.cuh's
+// grape_splitk_finish). BERT at batch 1 has 12 tiles of 128 x 64 for a 768-wide product: without
+// splits 12 of 132 multiprocessors work.
+LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K, int64_t splits = 1) {
   LaunchDims d;
   d.tensor_cores = d.wide = d.narrow = true;  // the wide variant's (sm_90a) second entry point
   d.shared_bytes = gemm_wgmma64_shared_bytes();
-  d.kchunk = std::max<int64_t>(K, 1);
-  d.grid = static_cast<unsigned>(std::min(ceil_div(R, 128) * ceil_div(N, 64), kMaxGrid));
+  const int64_t tiles = ceil_div(R, 128) * ceil_div(N, 64);
+  if (splits > 1)
+    split_k(K, tiles, tiles * splits, splits, 64, d, 128);
+  else
+    d.kchunk = std::max<int64_t>(K, 1);
+  d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
+  d.grid = static_cast<unsigned>(std::min(tiles * d.splits, kMaxGrid));
   return d;
 }
 
@@ -178,6 +187,11 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     add("wgmma96", wgmma96_dims(R, N, K, false));
     add("wgmma96x2", wgmma96_dims(R, N, K, true));
     add("wgmma64", wgmma64_dims(R, N, K));
+    // K splits while the tiles leave most multiprocessors idle (BERT b=1: 12 or 48 tiles).
+    if (ceil_div(R, 128) * ceil_div(N, 64) * 2 <= sm_count)
+      for (int64_t splits : {2, 4, 8})
+        if (K >= splits * 128)
+          add(("wgmma64-k" + std::to_string(splits)).c_str(), wgmma64_dims(R, N, K, splits));
   }
   add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
   add("mma64-nosplit", tiles64_dims(R, N, K, sm_count, 0));

@@ -88,9 +88,9 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
   auto m = Model::load_source(kProducts, "products.grp");
   m->set_random_weights(5);
   auto attn = Model::load_source(kAttention, "attention.grp");
-  const std::vector<std::string> choices = {"gemv-fill", "gemv-nosplit", "wgmma128", "wgmma128x2",
-                                            "wgmma96",   "wgmma96x2",    "wgmma64",  "mma128",
-                                            "mma64",     "mma64-nosplit"};
+  const std::vector<std::string> choices = {
+      "gemv-fill", "gemv-nosplit", "wgmma128",      "wgmma128x2", "wgmma96",    "wgmma96x2", "wgmma64",
+      "mma128",    "mma64",        "mma64-nosplit", "wgmma64-k2", "wgmma64-k4", "wgmma64-k8"};
   for (int64_t rows : {5, 256, 1024}) {
     const Inputs in = {{"x", sample(DType::F16, {rows, 512}, 11)}};
     Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
