@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -90,6 +92,34 @@ TEST(LaunchCandidates, SmallProductsTrySplitsAndDeviceWithoutWgmmaHasNone) {
   EXPECT_EQ(g[1].name, "gemv-nosplit");
   EXPECT_GT(g[0].dims.splits, g[1].dims.splits);
   EXPECT_EQ(g[1].dims.splits, 2);  // K 3072 needs two ranges of shared memory anyway
+}
+
+TEST(LaunchCandidates, FewWgmmaTilesTryKSplits) {
+  // BERT b=1 FFN down on an H100: 12 tiles of 128 x 64 over K = 3072; split in 2, 4 or 8 ranges of
+  // whole 64-element steps, each tile's splits meeting in the scratch area.
+  const auto c = scheduler::launch_candidates(product(128, 768, 3072, false, true), {}, 132, true);
+  std::map<std::string, scheduler::LaunchDims> by;
+  for (const auto& x : c) by[x.name] = x.dims;
+  for (int64_t splits : {2, 4, 8}) {
+    const std::string n = "wgmma64-k" + std::to_string(splits);
+    ASSERT_TRUE(by.count(n)) << n;
+    const scheduler::LaunchDims& d = by[n];
+    EXPECT_EQ(d.splits, splits) << n;
+    EXPECT_EQ(d.kchunk % 64, 0) << n;
+    EXPECT_EQ(d.kchunk * splits, 3072) << n;
+    EXPECT_EQ(d.grid, 12u * static_cast<unsigned>(splits)) << n;
+    EXPECT_GT(d.scratch_bytes, 0u) << n;
+    EXPECT_TRUE(d.narrow && d.wide) << n;
+  }
+  EXPECT_EQ(by.at("wgmma64").splits, 1);
+  // q/k/v (K = 768): at least two steps per range, so no 8-way split.
+  const auto q = names(scheduler::launch_candidates(product(128, 768, 768, false, true), {}, 132, true));
+  EXPECT_NE(std::find(q.begin(), q.end(), "wgmma64-k4"), q.end());
+  EXPECT_EQ(std::find(q.begin(), q.end(), "wgmma64-k8"), q.end());
+  // Tiles that fill more than half the GPU (b=16: 192 of them) are not split.
+  for (const auto& n :
+       names(scheduler::launch_candidates(product(2048, 768, 768, false, true), {}, 132, true)))
+    EXPECT_EQ(n.find("-k"), std::string::npos) << n;
 }
 
 TEST(LaunchCandidates, AttentionTriesFewerQueryRowsPerBlock) {
