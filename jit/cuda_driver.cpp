@@ -512,32 +512,47 @@ float Event::elapsed_ms_since(const Event& start) const {
 
 // ---- launches ----
 
-void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** params,
-            std::string_view what, bool programmatic) {
+CUresult try_launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream,
+                    void** params, bool programmatic, unsigned cluster) {
   const Driver& d = driver();
-  if (programmatic && d.cuLaunchKernelEx) {
-    CUlaunchAttribute attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config;
-    std::memset(&config, 0, sizeof config);
-    config.gridDimX = grid.x;
-    config.gridDimY = grid.y;
-    config.gridDimZ = grid.z;
-    config.blockDimX = block.x;
-    config.blockDimY = block.y;
-    config.blockDimZ = block.z;
-    config.sharedMemBytes = shared_bytes;
-    config.hStream = stream;
-    config.attrs = &attr;
-    config.numAttrs = 1;
-    check(d.cuLaunchKernelEx(&config, function, params, nullptr), "cuLaunchKernelEx", what);
-    return;
+  programmatic = programmatic && d.cuLaunchKernelEx;
+  if (!programmatic && cluster <= 1)
+    return d.cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream,
+                            params, nullptr);
+  if (!d.cuLaunchKernelEx) return CUDA_ERROR_NOT_SUPPORTED;
+  CUlaunchAttribute attrs[2];
+  std::memset(attrs, 0, sizeof attrs);
+  unsigned n = 0;
+  if (programmatic) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.programmaticStreamSerializationAllowed = 1;
   }
-  check(d.cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream,
-                         params, nullptr),
-        "cuLaunchKernel", what);
+  if (cluster > 1) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = cluster;
+    attrs[n].value.clusterDim.y = 1;
+    attrs[n++].value.clusterDim.z = 1;
+  }
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof config);
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = block.x;
+  config.blockDimY = block.y;
+  config.blockDimZ = block.z;
+  config.sharedMemBytes = shared_bytes;
+  config.hStream = stream;
+  config.attrs = attrs;
+  config.numAttrs = n;
+  return d.cuLaunchKernelEx(&config, function, params, nullptr);
+}
+
+void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** params,
+            std::string_view what, bool programmatic, unsigned cluster) {
+  const bool ex = (programmatic && driver().cuLaunchKernelEx) || cluster > 1;
+  check(try_launch(function, grid, block, shared_bytes, stream, params, programmatic, cluster),
+        ex ? "cuLaunchKernelEx" : "cuLaunchKernel", what);
 }
 
 }  // namespace grape::jit

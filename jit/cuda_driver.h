@@ -68,6 +68,7 @@ namespace grape::jit {
   X(cuGraphUpload, "cuGraphUpload")                                      \
   X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2") \
   X(cuGraphExecDestroy, "cuGraphExecDestroy")                            \
+  X(cuGraphKernelNodeSetAttribute, "cuGraphKernelNodeSetAttribute")      \
   X(cuLaunchKernelEx, "cuLaunchKernelEx")
 
 struct Driver {
@@ -297,6 +298,11 @@ struct Dim3 {
 // only for kernels that wait for their predecessor first: GRAPE_GRID_WAIT); ignored where the
 // driver lacks it.
 void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream, void** params,
-            std::string_view what, bool programmatic = false);
+            std::string_view what, bool programmatic = false, unsigned cluster = 1);
+// The launch itself, its result returned rather than thrown. `cluster` > 1: blocks per
+// thread-block cluster along x (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; CUDA_ERROR_NOT_SUPPORTED
+// where the driver has no cuLaunchKernelEx).
+CUresult try_launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, CUstream stream,
+                    void** params, bool programmatic, unsigned cluster);
 
 }  // namespace grape::jit

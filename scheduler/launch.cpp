@@ -187,11 +187,20 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     add("wgmma96", wgmma96_dims(R, N, K, false));
     add("wgmma96x2", wgmma96_dims(R, N, K, true));
     add("wgmma64", wgmma64_dims(R, N, K));
-    // K splits while the tiles leave most multiprocessors idle (BERT b=1: 12 or 48 tiles).
-    if (ceil_div(R, 128) * ceil_div(N, 64) * 2 <= sm_count)
-      for (int64_t splits : {2, 4, 8})
-        if (K >= splits * 128)
-          add(("wgmma64-k" + std::to_string(splits)).c_str(), wgmma64_dims(R, N, K, splits));
+    // K splits while the tiles leave most multiprocessors idle (BERT b=1: 12 or 48 tiles); "-k"
+    // adds the partial tiles through global memory (the last split of a tile), "-c" runs a
+    // tile's splits as one thread-block cluster that adds them through distributed shared memory
+    // (gemm_wgmma.cuh; sm_90 only, as wgmma is).
+    const int64_t tiles64 = ceil_div(R, 128) * ceil_div(N, 64);
+    if (tiles64 * 2 <= sm_count)
+      for (int64_t splits : {2, 4, 8}) {
+        if (K < splits * 128) continue;
+        add(("wgmma64-k" + std::to_string(splits)).c_str(), wgmma64_dims(R, N, K, splits));
+        LaunchDims c = wgmma64_dims(R, N, K, splits);
+        if (c.splits != splits || c.grid != static_cast<unsigned>(tiles64 * splits)) continue;
+        c.cluster = static_cast<int>(splits);
+        add(("wgmma64-c" + std::to_string(splits)).c_str(), c);
+      }
   }
   add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
   add("mma64-nosplit", tiles64_dims(R, N, K, sm_count, 0));
@@ -415,7 +424,8 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
 bool same_launch(const LaunchDims& a, const LaunchDims& b) {
   return a.grid == b.grid && a.block == b.block && a.shared_bytes == b.shared_bytes && a.splits == b.splits &&
          a.kchunk == b.kchunk && a.tensor_cores == b.tensor_cores && a.wide == b.wide &&
-         a.narrow == b.narrow && a.n96 == b.n96 && a.scratch_bytes == b.scratch_bytes;
+         a.narrow == b.narrow && a.n96 == b.n96 && a.scratch_bytes == b.scratch_bytes &&
+         a.cluster == b.cluster;
 }
 
 LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,

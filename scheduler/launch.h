@@ -20,6 +20,10 @@ struct LaunchDims {
   bool narrow = false;        // ... that variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix), wide too
   bool n96 = false;  // ... its 128 x 96 wgmma entry (jit::kWgmma96Suffix; a tuning candidate), wide too
   size_t scratch_bytes = 0;
+  // Blocks per thread-block cluster (sm_90): > 1 only for a split product whose K splits meet in
+  // distributed shared memory (gemm_wgmma.cuh, "wgmma64-c*"): then cluster == splits and the grid
+  // is exactly tiles * splits. The executors launch with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
+  int cluster = 1;
 };
 
 // Rows of topk.cuh: elements per block of a row split over blocks (at least), and the most blocks

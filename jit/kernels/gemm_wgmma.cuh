@@ -127,6 +127,32 @@ template <int NREG> __device__ __forceinline__ void grape_wgmma_pin(float* d) {
 // tensor cores' reads (the async proxy); each thread fences its own writes before the barrier.
 __device__ __forceinline__ void grape_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+// Thread-block clusters (scheduler: LaunchDims::cluster): the K splits of one tile run as one
+// cluster and add their partial tiles through distributed shared memory instead of global memory.
+__device__ __forceinline__ unsigned grape_cluster_size() {
+  unsigned n;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+}
+__device__ __forceinline__ unsigned grape_cluster_rank() {
+  unsigned r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster; the release/acquire pair orders the shared-memory
+// writes before the barrier with the other blocks' reads after it.
+__device__ __forceinline__ void grape_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// The float at this block's shared-memory address `saddr`, in the block of rank `rank`.
+__device__ __forceinline__ float grape_ld_cluster(unsigned saddr, unsigned rank) {
+  unsigned remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(saddr), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
 // A value the optimiser must treat as unknown from here on, so it keeps it in a register instead
 // of recomputing it at each use (see the chunk addresses below).
 __device__ __forceinline__ void grape_opaque(const char*& p) { asm volatile("" : "+l"(p)); }
@@ -260,6 +286,34 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   // Accumulator j * 4 + e: row wg * 64 + warp * 16 + lane / 4 (+ 8 for e >= 2), column
   // 8 j + 2 (lane % 4) (+ 1 for odd e), the mma.sync m16n8 layout repeated along n.
   const int trow = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2), tcol = (lane & 3) * 2;
+  constexpr int LDT = BN + 8;  // the staged tile's row stride in floats (see the epilogue below)
+  float* const ts = reinterpret_cast<float*>(smem);
+  if (p->splits > 1 && grape_cluster_size() > 1) {
+    // The splits of this tile are the blocks of this cluster (grape_gemm_wgmma): each stages its
+    // partial tile in its shared memory, then block `rank` adds rows [rank, rank + 1) * BM / splits
+    // of all of them in rank order (deterministic) and stores them through the epilogue.
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      *reinterpret_cast<float2*>(ts + trow * LDT + tcol + j * 8) = make_float2(acc[j * 4], acc[j * 4 + 1]);
+      *reinterpret_cast<float2*>(ts + (trow + 8) * LDT + tcol + j * 8) = make_float2(acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
+    grape_cluster_sync();
+    const int splits = (int)p->splits, rows = BM / splits, rank = (int)grape_cluster_rank(), w = tid >> 5;
+    const unsigned tsa = grape_smem_addr(ts);
+    for (int rr = rank * rows + w; rr < (rank + 1) * rows; rr += 8) {
+      if (m0 + rr >= R) break;
+#pragma unroll
+      for (int c = 0; c < BN / 32; ++c) {
+        const int col = lane + 32 * c;
+        const unsigned at = tsa + (unsigned)(rr * LDT + col) * 4u;
+        float sum = 0.0f;
+        for (int q = 0; q < splits; ++q) sum += grape_ld_cluster(at, (unsigned)q);
+        if (n0 + col < N) Ops::store(p, m0 + rr, n0 + col, sum);
+      }
+    }
+    grape_cluster_sync();  // no block leaves (or reuses its stages) while another reads them
+    return;
+  }
   if (p->splits > 1) {
     float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
 #pragma unroll
@@ -277,8 +331,6 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   // 8 rows x 8 bytes, and the epilogue's loads (bias, residual) coalesce the same way. Rows
   // padded to BN + 8 floats (8 banks apart): the float2 writes of a half-warp hit 16 distinct
   // bank pairs.
-  constexpr int LDT = BN + 8;
-  float* const ts = reinterpret_cast<float*>(smem);
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
     *reinterpret_cast<float2*>(ts + trow * LDT + tcol + j * 8) = make_float2(acc[j * 4], acc[j * 4 + 1]);
@@ -304,8 +356,16 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
 
 // One work item (a 128 x BN tile) with the launch's pipeline depth: 3 stages (two blocks per
 // multiprocessor) or 4.
+// Launched in clusters (LaunchDims::cluster > 1), one block per item: the cluster of blocks
+// c * splits .. c * splits + splits - 1 is tile c, block rank r its K split r.
 template <class Ops, int BN>
 __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char* smem) {
+  if (const unsigned c = grape_cluster_size(); c > 1) {
+    const long long tiles = ((Ops::R(p) + GRAPE_WGMMA_BM - 1) / GRAPE_WGMMA_BM) * ((Ops::N(p) + BN - 1) / BN);
+    // The launch and the kernel must agree, or sums would be lost: a loud failure instead.
+    if ((long long)c != p->splits || (long long)gridDim.x != tiles * c) __trap();
+    item = (long long)grape_cluster_rank() * tiles + item / c;
+  }
   const int stages = grape_wgmma_stages_given(GRAPE_WGMMA_STAGE_BYTES(BN));
   if (stages == 3) grape_gemm_wgmma_tile<Ops, BN, 3>(p, item, smem);
   else if (stages >= 4) grape_gemm_wgmma_tile<Ops, BN, 4>(p, item, smem);

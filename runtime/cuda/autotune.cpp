@@ -54,11 +54,14 @@ std::vector<double> time_launches(const jit::Device& device, CUstream stream,
     params.splits = l.dims.splits;
     params.kchunk = l.dims.kchunk;
     void* args[] = {&params};  // by value: the driver copies it at the call
-    const CUresult r = jit::driver().cuLaunchKernel(l.function, l.dims.grid, 1, 1, l.dims.block, 1, 1,
-                                                    l.dims.shared_bytes, stream, args, nullptr);
+    const CUresult r =
+        jit::try_launch(l.function, jit::Dim3{l.dims.grid, 1, 1}, jit::Dim3{l.dims.block, 1, 1},
+                        l.dims.shared_bytes, stream, args, false, static_cast<unsigned>(l.dims.cluster));
     // Refused at launch (resources, shared memory): not a candidate here. Errors of the kernel
     // itself surface at the synchronisation below, as errors.
-    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) return false;
+    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
+        r == CUDA_ERROR_INVALID_CLUSTER_SIZE || r == CUDA_ERROR_NOT_SUPPORTED)
+      return false;
     jit::check(r, "cuLaunchKernel", what + " (tuning)");
     return true;
   };

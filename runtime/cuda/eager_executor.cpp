@@ -107,7 +107,7 @@ struct EagerExecutor::Impl {
       marks[2 * timed.size()].record(p.stream());
     }
     jit::launch(l.function, jit::Dim3{l.grid, 1, 1}, jit::Dim3{l.block, 1, 1}, l.shared_bytes, p.stream(),
-                args, p.kernel_label(k), programmatic && !profiling);
+                args, p.kernel_label(k), programmatic && !profiling, static_cast<unsigned>(l.dims.cluster));
     if (profiling) {
       marks[2 * timed.size() + 1].record(p.stream());
       timed.push_back(k);

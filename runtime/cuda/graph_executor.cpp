@@ -101,7 +101,7 @@ struct GraphExecutor::Impl {
   // names the node in an error; it is called only then (an update rewrites every node).
   template <class What>
   CUgraphNode kernel_node(CUgraph g, CUgraphNode prev, CUfunction fn, unsigned grid, unsigned block,
-                          unsigned shared, void** args, const What& what) {
+                          unsigned shared, void** args, const What& what, unsigned cluster = 1) {
     CUDA_KERNEL_NODE_PARAMS kp;
     std::memset(&kp, 0, sizeof kp);
     kp.func = fn;
@@ -139,6 +139,19 @@ struct GraphExecutor::Impl {
       r = d.cuGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &kp);
       if (r != CUDA_SUCCESS) jit::check(r, "cuGraphAddKernelNode", what());
     }
+    if (cluster > 1) {
+      // The blocks of a thread-block cluster (LaunchDims::cluster): fixed for the node's life; an
+      // update changes only its parameters, and a bucket's tuning decision does not change.
+      CUlaunchAttributeValue v;
+      std::memset(&v, 0, sizeof v);
+      v.clusterDim.x = cluster;
+      v.clusterDim.y = v.clusterDim.z = 1;
+      if (!d.cuGraphKernelNodeSetAttribute)
+        throw Error(ErrorCode::Unsupported,
+                    "the CUDA driver cannot set a graph node's cluster size (" + what() + ")");
+      r = d.cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v);
+      if (r != CUDA_SUCCESS) jit::check(r, "cuGraphKernelNodeSetAttribute (cluster)", what());
+    }
     target->nodes.push_back(node);
     return node;
   }
@@ -165,8 +178,9 @@ struct GraphExecutor::Impl {
         case scheduler::Step::Kind::Launch: {
           const DeviceProgram::Launch& l = p.launch(s.index);
           void* args[] = {const_cast<jit::KParams*>(l.params)};  // by value: copied into the node
-          prev = kernel_node(g, prev, l.function, l.grid, l.block, l.shared_bytes, args,
-                             [&] { return p.kernel_label(s.index); });
+          prev = kernel_node(
+              g, prev, l.function, l.grid, l.block, l.shared_bytes, args,
+              [&] { return p.kernel_label(s.index); }, static_cast<unsigned>(l.dims.cluster));
           ++kernels;
           break;
         }

@@ -88,9 +88,10 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
   auto m = Model::load_source(kProducts, "products.grp");
   m->set_random_weights(5);
   auto attn = Model::load_source(kAttention, "attention.grp");
-  const std::vector<std::string> choices = {
-      "gemv-fill", "gemv-nosplit", "wgmma128",      "wgmma128x2", "wgmma96",    "wgmma96x2", "wgmma64",
-      "mma128",    "mma64",        "mma64-nosplit", "wgmma64-k2", "wgmma64-k4", "wgmma64-k8"};
+  const std::vector<std::string> choices = {"gemv-fill",  "gemv-nosplit",  "wgmma128",   "wgmma128x2",
+                                            "wgmma96",    "wgmma96x2",     "wgmma64",    "mma128",
+                                            "mma64",      "mma64-nosplit", "wgmma64-k2", "wgmma64-k4",
+                                            "wgmma64-k8", "wgmma64-c2",    "wgmma64-c4", "wgmma64-c8"};
   for (int64_t rows : {5, 256, 1024}) {
     const Inputs in = {{"x", sample(DType::F16, {rows, 512}, 11)}};
     Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
@@ -132,6 +133,33 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
     const auto got = run(prefill, pqkv, "eager", &st);
     EXPECT_EQ(st.kernels_retuned, std::string(choice) == "keys2" ? 0u : 1u) << choice;
     expect_close(pwant[0], got[0], std::string("prefill attention ") + choice);
+  }
+}
+
+// K splits as thread-block clusters (gemm_wgmma.cuh, LaunchDims::cluster) under both executors:
+// the graph executor sets the cluster size on the kernel node, the eager one at the launch. A
+// ragged product (R = 200: the second row tile half empty) and a layer as BERT b=1 has it.
+TEST(Autotune, ClusterSplitsMatchTheCpuEagerAndInAGraph) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(kProducts, "products.grp");
+  m->set_random_weights(7);
+  for (int64_t rows : {128, 200}) {
+    const Inputs in = {{"x", sample(DType::F16, {rows, 512}, 13)}};
+    Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+    const auto want = cpu.run(in);
+    for (const char* choice : {"wgmma64-c2", "wgmma64-c4", "wgmma64-c8"}) {
+      ScopedEnv force("GRAPE_TUNE_FORCE", choice);
+      for (const char* executor : {"eager", "graph"}) {
+        RunStats st;
+        const auto got = run(m, in, executor, &st);
+        EXPECT_GT(st.kernels_retuned, 0u) << choice << " " << executor << " rows " << rows;
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i)
+          expect_close(want[i], got[i],
+                       std::string(choice) + " " + executor + " rows " + std::to_string(rows) + " out" +
+                           std::to_string(i));
+      }
+    }
   }
 }
 

@@ -111,6 +111,15 @@ TEST(LaunchCandidates, FewWgmmaTilesTryKSplits) {
     EXPECT_GT(d.scratch_bytes, 0u) << n;
     EXPECT_TRUE(d.narrow && d.wide) << n;
   }
+  // The same splits as thread-block clusters: one block per item, cluster == splits.
+  for (int64_t splits : {2, 4, 8}) {
+    const std::string n = "wgmma64-c" + std::to_string(splits);
+    ASSERT_TRUE(by.count(n)) << n;
+    EXPECT_EQ(by[n].cluster, splits) << n;
+    EXPECT_EQ(by[n].splits, splits) << n;
+    EXPECT_EQ(by[n].grid, 12u * static_cast<unsigned>(splits)) << n;
+    EXPECT_EQ(by["wgmma64-k" + std::to_string(splits)].cluster, 1) << n;
+  }
   EXPECT_EQ(by.at("wgmma64").splits, 1);
   // q/k/v (K = 768): at least two steps per range, so no 8-way split.
   const auto q = names(scheduler::launch_candidates(product(128, 768, 768, false, true), {}, 132, true));
