@@ -193,7 +193,8 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   // every address stays valid); a K step adds the same byte offset to all.
   const int crow = tid >> 3, cchunk = tid & 7;
   unsigned cdst = (unsigned)(crow * 128 + ((cchunk ^ (crow & 7)) << 4));
-  const char* src[8];  // W chunks 0..WCH-1, then A chunks 0-3 at 4.. (direct A)
+  const char* src[8];  // W chunks 0..WCH-1, then A chunks 0-3 at 4.. (direct A: the chunk; a
+                       // separable view: its row part, a_addr(p, r, 0))
   unsigned rows_ok = 0;  // bit i: chunk i's row exists
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
