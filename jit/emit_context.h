@@ -121,7 +121,9 @@ constexpr int kGemvMaxRows = 16;
 // `const KParams* const p = &kp;` and the predicate's early return (emit_kernels.cpp). `bounds`:
 // the launch bounds' arguments (threads per block, and optionally the blocks per multiprocessor
 // the register budget must allow).
-std::string kernel_header(const std::string& name, const std::string& bounds = "256");
+// `prefetch`: the entry point requests KParams::prefetch into L2 (matrix products' tensor-core
+// entries; jit/kernels/grid_dependency.cuh).
+std::string kernel_header(const std::string& name, const std::string& bounds = "256", bool prefetch = false);
 // The kernel of a group whose core is a matmul/linear (emit_matmul.cpp) or a fused attention
 // (emit_attention.cpp).
 std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& launch);

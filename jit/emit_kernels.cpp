@@ -10,6 +10,7 @@
 #include "jit/emit_context.h"
 #include "scheduler/fusion.h"
 #include "scheduler/launch.h"
+#include "scheduler/prefetch.h"
 
 namespace grape::jit::detail {
 
@@ -24,17 +25,15 @@ const char* kGridStride =
 
 }  // namespace
 
-std::string kernel_header(const std::string& name, const std::string& bounds) {
+std::string kernel_header(const std::string& name, const std::string& bounds, bool prefetch) {
   // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
   // through the constant cache, no copy), so reading it costs no dependent global load at the
   // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_WAIT
   // (grid_dependency.cuh) comes first: a kernel launched behind a programmatic graph edge touches nothing
   // before its predecessor has finished. Whether it lets its successor launch at once or only as
-  // its blocks exit is scheduler::launch_dependents_early. Before the wait, the weights the
-  // executor asks for are requested into L2 (grape_prefetch_l2: no effect on any result).
+  // its blocks exit is scheduler::launch_dependents_early.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +
-                  "(const __grid_constant__ KParams kp) {\n  grape_prefetch_l2(kp.prefetch, "
-                  "kp.prefetch_bytes);\n  GRAPE_GRID_WAIT();\n";
+                  "(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) s += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   s += "  const KParams* const p = &kp;\n";
   // Every kernel checks the predicate, not only predicated ones: p->pred is null for the others
@@ -42,6 +41,13 @@ std::string kernel_header(const std::string& name, const std::string& bounds) {
   // (a layer inside and outside an `if`) is then one kernel, built once. The cost is one uniform
   // branch on a parameter.
   s += "  if (p->pred && !*p->pred) return;\n";
+  // `prefetch`: the next matrix product's weight into L2 (grape_prefetch_l2; no effect on any
+  // result), only in the tensor-core entry points of matrix products: the call costs a kernel
+  // about 0.08 us of critical path even with nothing to fetch, before the wait or after it (runs
+  // 80, 81), which the overhead chain and decode's GEMVs (whose time is not the weight's latency)
+  // would pay for nothing. GRAPE_PREFETCH=0 leaves it out (the same-run baseline).
+  if (prefetch && scheduler::prefetch_mode() != scheduler::PrefetchMode::None)
+    s += "  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);\n";
   return s;
 }
 

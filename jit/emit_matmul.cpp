@@ -309,7 +309,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
          "(p, item, grape_smem);\n";
   }
   s += "}\n\n";
-  s += kernel_header(name + kTensorCoreSuffix, "256, 2");
+  s += kernel_header(name + kTensorCoreSuffix, "256, 2", true);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
   s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, "
@@ -319,7 +319,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // the operand reuse of 64 x 64, two blocks per multiprocessor (scheduler::kGemmWideBlocksPerSm). Only
   // compiled when a launch needs it (kWideDefine), since it doubles a matrix product's ptxas time.
   s += std::string("\n#ifdef ") + kWideDefine + "\n";
-  s += kernel_header(name + kWideSuffix, "256, " + std::to_string(scheduler::gemm_wide_blocks_per_sm()));
+  s +=
+      kernel_header(name + kWideSuffix, "256, " + std::to_string(scheduler::gemm_wide_blocks_per_sm()), true);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
   // Compiled for sm_90a (a Hopper device, runtime/cuda/device_program.cpp): the same tiles with
@@ -341,7 +342,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     auto narrow_entry = [&](const char* suffix, int bn) {
       const std::string n_tiles =
           "((Ops::N(p) + " + std::to_string(bn - 1) + ") / " + std::to_string(bn) + ")";
-      s += kernel_header(name + suffix, "256, 2");
+      s += kernel_header(name + suffix, "256, 2", true);
       s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
       s += "  if (Ops::K(p) % 8 == 0) {\n";
       s += "    const long long items = ((Ops::R(p) + 127) / 128) * " + n_tiles + " * p->splits;\n";

@@ -27,8 +27,8 @@ struct KParams {
   long long splits;
   long long kchunk;
   // L2 prefetch (jit/kernels/grid_dependency.cuh): every kernel requests [prefetch, prefetch +
-  // prefetch_bytes) before it waits for its predecessor; the executors set it to the weight of a
-  // later matrix product (scheduler/prefetch.h), or leave 0 bytes.
+  // prefetch_bytes) as it starts; the executors set it to the weight of a later matrix product
+  // (scheduler/prefetch.h), or leave 0 bytes.
   const void* prefetch;
   unsigned long long prefetch_bytes;
 };

@@ -14,12 +14,11 @@
 namespace grape::scheduler {
 
 enum class PrefetchMode {
-  None,      // no kernel prefetches
-  Own,       // each product prefetches its own weight before its wait (overlaps the launch only)
+  None,      // no kernel prefetches (nor has the call in its source)
   Previous,  // each product's weight is prefetched by the product before it in its step list
 };
 
-// GRAPE_PREFETCH=0|1|2 (None, Own, Previous; read once); Previous by default.
+// GRAPE_PREFETCH=0|1 (None, Previous; read once); Previous by default.
 PrefetchMode prefetch_mode();
 
 // A weight larger than this is not prefetched: its later pieces would evict its earlier ones (and
@@ -30,10 +29,10 @@ constexpr uint64_t kPrefetchMaxBytes = 24ull << 20;
 // Per kernel, the kernel whose weight it prefetches, or -1. `target[k]` says whether kernel k is a
 // matrix product with a weight to prefetch (its size within kPrefetchMaxBytes). In each step list
 // (the function body, each loop body, separately) with targets t1 < t2 < ... in step order:
-// Previous has t(i) prefetch t(i+1), the list's first kernel prefetch t1 when it is not t1 itself,
-// and, in a loop body, the last target prefetch the first for the next trip. Kernels inside a
-// predicated region are assigned like the others (a prefetch is a hint; a skipped one costs
-// bandwidth only).
+// Previous has t(i) prefetch t(i+1) and, in a loop body, the last target prefetch the first for
+// the next trip; only matrix products request anything (only their tensor-core entry points have
+// the call: jit/emit_kernels.cpp). Kernels inside a predicated region are assigned like the others
+// (a prefetch is a hint; a skipped one costs bandwidth only).
 std::vector<int> plan_prefetches(const ExecPlan& plan, const std::vector<bool>& target, PrefetchMode mode);
 
 }  // namespace grape::scheduler

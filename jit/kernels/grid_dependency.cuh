@@ -18,14 +18,15 @@
 #endif
 
 // Weights into L2 ahead of their kernel. Every generated kernel calls this with its parameter
-// block's `prefetch` range before GRAPE_GRID_WAIT (a prefetch changes no load's result: L2 is
-// where global memory is coherent, so it is safe before the wait). The executors give each
-// matrix product's range to the matrix product before it (scheduler/prefetch.h), so a
-// decode step's weight reads stream into L2 while the kernels before them run instead of
-// starting behind them. Every thread of the grid takes pieces of 16 KB, blocks first, so a grid
-// of a few blocks still spreads its requests. A size's last 15 bytes are left alone: a hint.
+// block's `prefetch` range right after its wait and predicate check (jit/emit_kernels.cpp; a
+// prefetch changes no load's result). The executors give each matrix product's weight to the
+// matrix product before it (scheduler/prefetch.h), so it streams into L2 while that product runs
+// (and whatever runs between the two) instead of behind the product that reads it. Every thread
+// of the grid takes pieces of 16 KB, blocks first, so a grid of a few blocks still spreads its
+// requests. A size's last 15 bytes are left alone: a hint.
 __device__ __forceinline__ void grape_prefetch_l2(const void* base, unsigned long long bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (bytes == 0) return;  // most kernels: one uniform branch
   const unsigned long long a = reinterpret_cast<unsigned long long>(base);
   constexpr unsigned long long kPiece = 16384;
   const unsigned long long pieces = (bytes + kPiece - 1) / kPiece;

@@ -1,7 +1,6 @@
 #line 1 "generated"
 // gelu, 4 op(s)
 extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_constant__ KParams kp) {
-  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;

@@ -65,7 +65,6 @@ struct Ops {
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
-  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
@@ -75,10 +74,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_c
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
-  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
+  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 64, 64, 2, 4>(p, item, grape_smem);
@@ -86,10 +85,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __gr
 
 #ifdef GRAPE_GEMM_WIDE
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wide(const __grid_constant__ KParams kp) {
-  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
+  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, 3>(p, item, grape_smem);

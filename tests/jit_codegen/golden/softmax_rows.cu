@@ -24,7 +24,6 @@ struct Ops {
 };
 
 extern "C" __global__ void __launch_bounds__(128) grape_kernel(const __grid_constant__ KParams kp) {
-  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
