@@ -23,7 +23,8 @@
 // matrix product before it (scheduler/prefetch.h), so it streams into L2 while that product runs
 // (and whatever runs between the two) instead of behind the product that reads it. Every thread
 // of the grid takes pieces of 16 KB, blocks first, so a grid of a few blocks still spreads its
-// requests. A size's last 15 bytes are left alone: a hint.
+// requests. The start is 16-byte aligned (the executors check); a size's last 15 bytes are left
+// alone: a hint.
 __device__ __forceinline__ void grape_prefetch_l2(const void* base, unsigned long long bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (bytes == 0) return;  // most kernels: one uniform branch

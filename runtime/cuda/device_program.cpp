@@ -432,8 +432,12 @@ void DeviceProgram::fill_blocks() {
     const size_t tk = static_cast<size_t>(t);
     const auto* target =
         reinterpret_cast<const jit::KParams*>(blocks_host_.data() + tk * sizeof(jit::KParams));
-    slot->prefetch = target->buf[specs_[tk].launch.weight_buffer];
-    slot->prefetch_bytes = prefetch_bytes_[tk];
+    void* weight = target->buf[specs_[tk].launch.weight_buffer];
+    // cp.async.bulk.prefetch wants a 16-byte aligned start (every weight allocation is; a hint
+    // is dropped rather than risked).
+    const bool aligned = reinterpret_cast<uintptr_t>(weight) % 16 == 0;
+    slot->prefetch = aligned ? weight : nullptr;
+    slot->prefetch_bytes = aligned ? prefetch_bytes_[tk] : 0;
   }
   unsigned char* dims_area = blocks_host_.data() + plan_.num_kernels * sizeof(jit::KParams);
   for (size_t s = 0; s < plan_.storages.size(); ++s) {
