@@ -195,9 +195,10 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     if (tiles64 * 2 <= sm_count)
       for (int64_t splits : {2, 4, 8}) {
         if (K < splits * 128) continue;
-        add(("wgmma64-k" + std::to_string(splits)).c_str(), wgmma64_dims(R, N, K, splits));
-        LaunchDims c = wgmma64_dims(R, N, K, splits);
-        if (c.splits != splits || c.grid != static_cast<unsigned>(tiles64 * splits)) continue;
+        const LaunchDims k = wgmma64_dims(R, N, K, splits);
+        add(("wgmma64-k" + std::to_string(splits)).c_str(), k);
+        if (k.splits != splits || k.grid != static_cast<unsigned>(tiles64 * splits)) continue;
+        LaunchDims c = k;
         c.cluster = static_cast<int>(splits);
         add(("wgmma64-c" + std::to_string(splits)).c_str(), c);
       }

@@ -62,7 +62,7 @@ std::vector<double> time_launches(const jit::Device& device, CUstream stream,
     if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
         r == CUDA_ERROR_INVALID_CLUSTER_SIZE || r == CUDA_ERROR_NOT_SUPPORTED)
       return false;
-    jit::check(r, "cuLaunchKernel", what + " (tuning)");
+    jit::check(r, l.dims.cluster > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel", what + " (tuning)");
     return true;
   };
   for (size_t i = 0; i < launches.size(); ++i) usable[i] = launches[i].function && launch(i);
