@@ -104,8 +104,10 @@ struct Ctx {
   std::string load(ir::ValueId v, const Idx& idx);
   std::string store(ir::ValueId v, const Idx& idx, const std::string& val);
   // Evaluates the group's epilogue for the core's result `core_val` (already rounded to its dtype)
-  // at idx and stores the group's output.
-  std::string emit_output(const Idx& idx, const std::string& core_val, const std::string& ind);
+  // at idx and stores the group's output; with `part`, that sibling product's epilogue and output
+  // (FusionGroup::parts).
+  std::string emit_output(const Idx& idx, const std::string& core_val, const std::string& ind,
+                          const scheduler::FusionGroup* part = nullptr);
 };
 
 // Removes the unravels whose variables nothing else in `glue` reads. They are dead code NVRTC would

@@ -189,8 +189,15 @@ Ctx::Ctx(const ir::Function& fn, const scheduler::FusionGroup& grp) : f(fn), g(g
                                " exceeds the kernel limit");
     if (!buf.count(buffers[i])) buf[buffers[i]] = static_cast<int>(i);
   }
+  // Sibling products (FusionGroup::parts): each part's root and core are computed by the kernel's
+  // own loops, like the group's.
+  auto own = [&](const ir::Operation* op) {
+    for (const auto& part : g.parts)
+      if (op == part.root || op == part.core) return true;
+    return op == g.root || op == g.core || op == g.row_prologue || op == g.attention_scores;
+  };
   for (const ir::Operation* op : g.ops) {
-    if (op == g.root || op == g.core || op == g.row_prologue || op == g.attention_scores) continue;
+    if (own(op)) continue;
     for (ValueId r : op->results) prod[r] = op;
   }
 }
@@ -809,16 +816,18 @@ std::string Ctx::compute(const ir::Operation& op, const Idx& idx, std::string& c
   }
 }
 
-std::string Ctx::emit_output(const Idx& idx, const std::string& core_val, const std::string& ind) {
+std::string Ctx::emit_output(const Idx& idx, const std::string& core_val, const std::string& ind,
+                             const scheduler::FusionGroup* part) {
+  const scheduler::FusionGroup& pg = part ? *part : g;
   std::string code;
-  if (g.core && g.root != g.core) {
-    leaf = g.core->results[0];
+  if (pg.core && pg.root != pg.core) {
+    leaf = pg.core->results[0];
     leaf_expr = core_val;
-    std::string v = compute(*g.root, idx, code, ind);
-    code += ind + store(g.root->results[0], idx, v) + "\n";
+    std::string v = compute(*pg.root, idx, code, ind);
+    code += ind + store(pg.root->results[0], idx, v) + "\n";
     leaf = ir::kNoValue;
   } else {
-    code += ind + store(g.root->results[0], idx, core_val) + "\n";
+    code += ind + store(pg.root->results[0], idx, core_val) + "\n";
   }
   return code;
 }

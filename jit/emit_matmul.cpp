@@ -84,6 +84,9 @@ bool is_weight(const ir::Function& f, ValueId v) {
   return found;
 }
 
+static_assert(scheduler::kMaxSiblingBuffers <= static_cast<size_t>(kMaxBuffers),
+              "a kernel of sibling products must fit the parameter block");
+
 bool template_matmul_applies(Ctx& c, const ir::Operation& op) {
   ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];
   DType dt = c.type(out).dtype;
@@ -105,6 +108,18 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   std::vector<ir::Dim> lead(as.begin(), as.end() - 1);
   ir::Dim k_dim = as.back();
   ir::Dim n_dim = linear ? c.type(b).shape[0] : c.type(b).shape[1];
+  // Sibling products (FusionGroup::parts, all linear): their output columns one after another,
+  // each part's [N_i, K] weight its own buffer.
+  const auto& parts = c.g.parts;
+  std::vector<int64_t> part_cols;
+  if (!parts.empty()) {
+    int64_t total = 0;
+    for (const auto& part : parts) {
+      part_cols.push_back(c.type(part.core->operands[1]).shape[0].const_value());
+      total += part_cols.back();
+    }
+    n_dim = total;
+  }
   ir::Dim rows = 1;
   for (const auto& d : lead) rows = rows * d;
   // A runtime row count is an extra[] slot, not a product of shape entries: `B * T` in a prefill,
@@ -139,6 +154,21 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   ops += "  __device__ static long long K(const KParams* p) { return " + K + "; }\n";
   ops += "  __device__ static const W* w(const KParams* p) { return (const W*)p->buf[" +
          std::to_string(c.buf.at(b)) + "]; }\n";
+  // Row n of an [N, K] weight (linear): where the sibling products' columns meet, the next part's.
+  std::string w_row = "  __device__ static const W* w_row(const KParams* p, long long n) {\n";
+  if (parts.empty()) {
+    w_row += "    return w(p) + n * K(p);\n";
+  } else {
+    int64_t off = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const std::string at = "(const W*)p->buf[" + std::to_string(c.buf.at(parts[i].core->operands[1])) +
+                             "] + (n - " + std::to_string(off) + "LL) * K(p)";
+      off += part_cols[i];
+      w_row += i + 1 < parts.size() ? "    if (n < " + std::to_string(off) + "LL) return " + at + ";\n"
+                                    : "    return " + at + ";\n";
+    }
+  }
+  ops += w_row + "  }\n";
   ops += "  __device__ static const T* a_ptr(const KParams* p) { return " +
          (a_direct ? "(const T*)p->buf[" + std::to_string(c.buf.at(a)) + "]" : std::string("nullptr")) +
          "; }\n";
@@ -259,8 +289,34 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
         "float* out) {\n" +
         body + "  }\n";
   }
-  // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain.
-  {
+  // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain;
+  // for sibling products, the part whose columns hold n.
+  if (!parts.empty()) {
+    std::string code;
+    int64_t off = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const ir::Operation& core = *parts[i].core;
+      const std::string width = std::to_string(part_cols[i]) + "LL";
+      std::string branch;
+      Idx oidx = c.unravel("r", lead, branch, "      ");
+      oidx.push_back("n");
+      std::vector<ir::Dim> odims = lead;
+      odims.push_back(part_cols[i]);
+      c.flat_hints.push_back({odims, oidx, "(r * " + width + " + n)"});
+      if (core.operands.size() > 2) {
+        std::string bias = c.value(core.operands[2], {"n"}, branch, "      ");
+        branch += "      acc = acc + " + bias + ";\n";
+      }
+      branch += c.emit_output(oidx, round_to(dt, "acc"), "      ", &parts[i]);
+      c.flat_hints.pop_back();
+      const std::string first = std::to_string(off) + "LL";
+      off += part_cols[i];
+      code += (i + 1 < parts.size() ? "    if (col < " + std::to_string(off) + "LL) {\n" : "    {\n") +
+              "      const long long n = col - " + first + ";\n" + branch + "      return;\n    }\n";
+    }
+    ops += "  __device__ static void store(const KParams* p, long long r, long long col, float acc) {\n" +
+           code + "  }\n";
+  } else {
     std::string code;
     Idx oidx = c.unravel("r", lead, code, "    ");
     oidx.push_back("n");
@@ -375,6 +431,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
 
 // ---- matrix products --------------------------------------------------------------------------
 std::string matmul(Ctx& c, const std::string& name, LaunchRule& L) {
+  // scheduler/fusion.cpp merges only products the templates take (16-bit weights of the program).
+  if (!c.g.parts.empty()) throw std::logic_error("sibling products outside the matrix-product templates");
   const ir::Operation& op = *c.g.core;
   bool linear = op.op == Op::Linear;
   ValueId a = op.operands[0], b = op.operands[1], out = op.results[0];

@@ -4,6 +4,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include "scheduler/launch.h"
+
 namespace grape::scheduler {
 
 using ir::Op;
@@ -19,6 +21,7 @@ const char* role_name(OpRole r) {
     case OpRole::Core: return "core";
     case OpRole::RowPrologue: return "row_prologue";
     case OpRole::AttentionScores: return "attention_scores";
+    case OpRole::PartRoot: return "part_root";
   }
   return "?";
 }
@@ -49,6 +52,84 @@ struct Use {
   const Operation* op;
   size_t slot;
 };
+
+// GRAPE_SIBLINGS=0 keeps every product in a kernel of its own (the same-run A/B baseline).
+bool siblings_enabled() {
+  static const bool on = env_knob("GRAPE_SIBLINGS", 0, 1, 1) == 1;
+  return on;
+}
+
+// Whether group g may be a part of a kernel of sibling products (fusion.h): a linear with a 16-bit
+// weight of the program (a materialised [N, K] buffer, N a constant) reading a materialised A of
+// the same type, with no row prologue.
+bool sibling_candidate(const ir::Function& f, const std::map<ValueId, const Operation*>& producer,
+                       const FusionGroup& g) {
+  const Operation* c = g.core;
+  if (!c || c->op != Op::Linear || g.row_prologue || g.attention_scores || !g.parts.empty() ||
+      g.outputs.size() != 1)
+    return false;
+  const DType dt = f.type(c->results[0]).dtype;
+  const ir::Type& a = f.type(c->operands[0]);
+  const ir::Type& w = f.type(c->operands[1]);
+  if ((dt != DType::F16 && dt != DType::BF16) || a.dtype != dt || w.dtype != dt || w.rank() != 2 ||
+      a.rank() < 1 || !w.shape[0].is_const())
+    return false;
+  if (std::find(g.inputs.begin(), g.inputs.end(), c->operands[0]) == g.inputs.end()) return false;
+  auto it = producer.find(c->operands[1]);
+  return it != producer.end() && it->second->op == Op::Weight;
+}
+
+// Merges sibling products (fusion.h) of one block's groups, in launch order.
+void merge_siblings(const ir::Function& f, const std::map<ValueId, const Operation*>& producer,
+                    const std::map<const Operation*, size_t>& pos, std::map<const Operation*, OpRole>& roles,
+                    std::vector<FusionGroup>& groups) {
+  std::vector<bool> absorbed(groups.size(), false);
+  auto add_unique = [](std::vector<ValueId>& to, const std::vector<ValueId>& from) {
+    for (ValueId v : from)
+      if (std::find(to.begin(), to.end(), v) == to.end()) to.push_back(v);
+  };
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (absorbed[i] || !sibling_candidate(f, producer, groups[i])) continue;
+    FusionGroup merged = groups[i];
+    merged.parts = {groups[i]};
+    const ValueId a = groups[i].core->operands[0];
+    const size_t at = pos.at(groups[i].root);
+    for (size_t j = i + 1; j < groups.size() && merged.parts.size() < kMaxSiblingParts; ++j) {
+      const FusionGroup& g = groups[j];
+      if (absorbed[j] || g.pred != merged.pred || !sibling_candidate(f, producer, g) || g.core->operands[0] != a)
+        continue;
+      // The kernel runs at the first part's place: what g reads must exist there (a weight always
+      // does; a value of an enclosing block or a parameter too).
+      bool ready = true;
+      for (ValueId v : g.inputs) {
+        auto p = producer.find(v);
+        if (p == producer.end() || p->second->op == Op::Weight) continue;
+        auto q = pos.find(p->second);
+        if (q != pos.end() && q->second >= at) ready = false;
+      }
+      std::vector<ValueId> buffers = merged.inputs;
+      add_unique(buffers, g.inputs);
+      if (!ready || buffers.size() + merged.outputs.size() + g.outputs.size() > kMaxSiblingBuffers) continue;
+      merged.parts.push_back(g);
+      merged.inputs = buffers;
+      merged.outputs.insert(merged.outputs.end(), g.outputs.begin(), g.outputs.end());
+      merged.ops.insert(merged.ops.end(), g.ops.begin(), g.ops.end());
+      roles[g.root] = OpRole::PartRoot;
+      absorbed[j] = true;
+    }
+    if (merged.parts.size() < 2) continue;
+    std::sort(merged.ops.begin(), merged.ops.end(),
+              [&](const Operation* x, const Operation* y) { return pos.at(x) < pos.at(y); });
+    groups[i] = std::move(merged);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (!absorbed[i]) {
+      if (kept != i) groups[kept] = std::move(groups[i]);  // never a self-move: it empties vectors
+      ++kept;
+    }
+  groups.resize(kept);
+}
 
 }  // namespace
 
@@ -342,6 +423,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
     }
     std::sort(groups.begin(), groups.end(),
               [&](const FusionGroup& a, const FusionGroup& b) { return pos[a.root] < pos[b.root]; });
+    if (siblings_enabled()) merge_siblings(f, producer, pos, roles, groups);
     plan.blocks.push_back(std::move(bp));
   }
   return plan;

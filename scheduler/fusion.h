@@ -36,6 +36,12 @@
 //    the softmax in one 16-bit type (f16, bf16) and head widths <= kMaxFusedMmaHeadDim.
 //  - Everything else (reductions, norms, matmul, topk, cumsum, slice_update, and pointwise ops that
 //    must be materialised) is the Root of its own kernel.
+//  - Sibling products (horizontal fusion): linear groups of one block and predicate that read the
+//    same materialised A, each with a 16-bit weight of the program and its own epilogue, become one
+//    kernel over their concatenated output columns (FusionGroup::parts), placed where the first of
+//    them was; a later one joins only when everything it reads exists there. BERT's q, k and v
+//    projections at batch 1: one launch of 36 tiles instead of three of 12 on 132 multiprocessors.
+//    The roots of the parts after the first are PartRoot.
 #pragma once
 #include <cstddef>
 #include <map>
@@ -54,6 +60,7 @@ enum class OpRole {
   Core,         // the heavy op of a group whose root is its elementwise epilogue
   RowPrologue,  // a row normalisation computed inside a matmul group
   AttentionScores,  // the q @ k^T product of a fused attention group
+  PartRoot,     // writes its output from the kernel of a sibling product before it (parts)
 };
 const char* role_name(OpRole r);
 
@@ -70,7 +77,17 @@ struct FusionGroup {
   std::vector<ir::ValueId> inputs;        // values read from memory
   std::vector<ir::ValueId> outputs;       // values written (root's results)
   ir::ValueId pred = ir::kNoValue;
+  // Sibling products computed by this one kernel (rules above): each part is the group it would
+  // have been on its own, parts[0] this group's root and core. Empty for an ordinary group. Here,
+  // ops, inputs and outputs are the parts' together (outputs in part order).
+  std::vector<FusionGroup> parts;
 };
+
+// At most this many buffers (inputs and outputs) in a kernel of sibling products; the kernel
+// parameter block holds jit::kMaxBuffers.
+constexpr size_t kMaxSiblingBuffers = 16;
+// At most this many products in one kernel (each adds a branch to every store and weight row).
+constexpr size_t kMaxSiblingParts = 4;
 
 struct BlockPlan {
   const ir::Block* block = nullptr;

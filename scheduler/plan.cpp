@@ -392,7 +392,8 @@ struct Builder {
         case OpRole::Inlined:
         case OpRole::Core:
         case OpRole::RowPrologue:
-        case OpRole::AttentionScores: break;
+        case OpRole::AttentionScores:
+        case OpRole::PartRoot: break;  // its kernel was launched at its first sibling's place
       }
     }
   }

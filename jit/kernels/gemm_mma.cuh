@@ -238,6 +238,12 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
     grape_chunks_init(cw, wp, kbeg, K, N, n0, N - n0);
   else
     grape_chunks_init(cw, wp, n0, N, K, kbeg, BK);
+  if constexpr (!Ops::kWKN) {
+    // Rows through Ops::w_row: in a kernel of sibling products each row is in its part's weight.
+#pragma unroll
+    for (int i = 0; i < cw.kPerThread; ++i)
+      if (cw.row_ok[i]) cw.src[i] = reinterpret_cast<const char*>(Ops::w_row(p, n0 + cw.row(i)) + kbeg + cw.col[i]);
+  }
   auto load_tile = [&](int stage, long long k0) {
     T* as = As + stage * A_STAGE;
     T* bs = Bs + stage * B_STAGE;
@@ -309,7 +315,7 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
         } else {
           const int r = t / BK, c = t % BK;
           const long long gn = n0 + r, gk = k0 + c;
-          bs[r * LDB + c] = (gk < kend && gn < N) ? wp[gn * K + gk] : GrapeMma<T>::from(0.0f);
+          bs[r * LDB + c] = (gk < kend && gn < N) ? Ops::w_row(p, gn)[gk] : GrapeMma<T>::from(0.0f);
         }
       }
     }

@@ -201,7 +201,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     const long long n = n0 + crow + 32 * i, r = m0 + crow + 32 * i;
     if (i < WCH) {
       rows_ok |= (n < N ? 1u : 0u) << i;
-      src[i] = reinterpret_cast<const char*>(reinterpret_cast<const T*>(Ops::w(p)) + (n < N ? n : n0) * K + cchunk * 8);
+      src[i] = reinterpret_cast<const char*>(reinterpret_cast<const T*>(Ops::w_row(p, n < N ? n : n0)) + cchunk * 8);
     } else {
       src[i] = nullptr;
     }

@@ -402,11 +402,15 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 3, kl = lane & 7;
   const long long nb = n0 + w * 16 + g;  // this lane's columns: nb + 4 * j
   const bool vec = K % V == 0;
-  const W* wt = Ops::w(p) + k0;
+  // This lane's JN weight rows from k0 (Ops::w_row: in a kernel of sibling products each row is
+  // in its own part's weight).
+  const W* wr[JN];
+#pragma unroll
+  for (int j = 0; j < JN; ++j) wr[j] = Ops::w_row(p, nb + 4 * j < N ? nb + 4 * j : 0) + k0;
   // This lane's weights at k0 + kk: JN rows, V consecutive k each.
   auto load = [&](int kk, int j, uint4& u) {
     const long long n = nb + 4 * j;
-    u = n < N && vec && kk + V <= kn ? grape_ld_stream16(wt + n * K + kk) : make_uint4(0, 0, 0, 0);
+    u = n < N && vec && kk + V <= kn ? grape_ld_stream16(wr[j] + kk) : make_uint4(0, 0, 0, 0);
   };
   // The first GRAPE_GEMV_NK_PF steps' weights are requested before A is staged (see gemv_kn).
   uint4 pre[GRAPE_GEMV_NK_PF][JN];
@@ -431,7 +435,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
         } else {
 #pragma unroll
           for (int v = 0; v < V; ++v)
-            wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wt, n * K + kk + v) : 0.0f;
+            wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wr[j], kk + v) : 0.0f;
         }
       }
 #pragma unroll

@@ -488,6 +488,38 @@ INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases
                            return "case" + std::to_string(i.index);
                          });
 
+// Sibling products (scheduler/fusion.h): three linears of one A, each with its own weight and
+// epilogue (bias; GELU without bias; bias and a residual), computed by one kernel over their
+// 64 + 200 + 96 columns, so tiles straddle the parts. Every path by row count: GEMV (1, 5, 16),
+// 16-row tensor-core tiles (17), 64 x 64 mma (65), 128 x 64 wgmma on Hopper (128), 128 x 128 tiles
+// (2048), K not a multiple of 8 (scalar weight loads, mma.sync); eager and graph.
+TEST(GpuParity, SiblingProductsEveryPath) {
+  REQUIRE_GPU();
+  for (int64_t k : {768, 70}) {
+    const std::string K = std::to_string(k);
+    const std::string src = "weights {\n  wq: f16[64, " + K + "]\n  bq: f16[64]\n  wk: f16[200, " + K +
+                            "]\n  wv: f16[96, " + K + "]\n  bv: f16[96]\n}\nfn main(x: f16[M, " + K +
+                            "], r: f16[M, 96]) -> (f16[M, 64], f16[M, 200], f16[M, 96]) {\n"
+                            "  return (linear(x, wq, bq), gelu(linear(x, wk)), linear(x, wv, bv) + r)\n}\n";
+    auto m = Model::load_source(src, "siblings.grp");
+    m->set_random_weights(17);
+    for (int64_t rows : {1, 5, 16, 17, 65, 128, 2048}) {
+      const Inputs in = {{"x", sample(DType::F16, {rows, k}, 41)}, {"r", sample(DType::F16, {rows, 96}, 42)}};
+      Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+      const auto want = cpu.run(in);
+      for (const char* executor : {"eager", "graph"}) {
+        Session gpu(m, SessionOptions{"main", "cuda", executor, 0});
+        const auto got = gpu.run(in);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i)
+          expect_close(want[i], got[i],
+                       "siblings K " + K + " rows " + std::to_string(rows) + " " + executor + " out" +
+                           std::to_string(i));
+      }
+    }
+  }
+}
+
 // Fused attention (jit/kernels/attention.cuh) against the unfused CPU ops: decode (one query row,
 // a position mask), encoder (a broadcast padding mask), causal prefill, keys too many to cache,
 // head widths that are not multiples of 32 or differ between k and v, a k shared across the batch,

@@ -914,6 +914,83 @@ fn copy(x: f32[6, N]) -> f32[6, N] {
   expect_compiles(all);
 }
 
+// Sibling products (scheduler/fusion.h): linears of one A become one kernel over their columns;
+// each part keeps its epilogue and output, and the weight row and the store go to the part that
+// holds the column.
+TEST(CodegenFusion, SiblingProductsOfOneInputAreOneKernel) {
+  auto c = compile_text("siblings.grp", R"(
+weights { wq: f16[64, 128]
+          bq: f16[64]
+          wk: f16[200, 128]
+          wv: f16[96, 128]
+          bv: f16[96] }
+fn main(x: f16[B, 128], r: f16[B, 96]) -> (f16[B, 64], f16[B, 200], f16[B, 96]) {
+  return (linear(x, wq, bq), gelu(linear(x, wk)), linear(x, wv, bv) + r)
+}
+)");
+  const ir::Function* f = c->mod->find("main");
+  ASSERT_NE(f, nullptr);
+  const auto plan = scheduler::plan_fusion(*f);
+  ASSERT_EQ(plan.num_kernels(), 1u);
+  const auto& g = plan.blocks[0].groups[0];
+  ASSERT_EQ(g.parts.size(), 3u);
+  EXPECT_EQ(g.outputs.size(), 3u);
+  EXPECT_EQ(plan.roles.at(g.parts[0].root), scheduler::OpRole::Root);
+  EXPECT_EQ(plan.roles.at(g.parts[1].root), scheduler::OpRole::PartRoot);
+  EXPECT_EQ(plan.roles.at(g.parts[2].root), scheduler::OpRole::PartRoot);
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::MatrixProduct);
+  EXPECT_TRUE(ks[0].launch.items[1].is_const(360));  // 64 + 200 + 96 columns
+  check_golden("sibling_products_glue", body(ks[0]));
+  expect_compiles(ks);
+}
+
+// A later product joins only when what it reads exists where the first one runs; products of
+// different inputs or under different predicates stay apart.
+TEST(CodegenFusion, SiblingProductsJoinOnlyWhenTheirInputsAreReady) {
+  auto c = compile_text("siblings_apart.grp", R"(
+weights { w1: f16[32, 64]
+          w2: f16[32, 64]
+          w3: f16[32, 64]
+          w4: f16[32, 32] }
+fn main(x: f16[B, 64], y: f16[B, 64], flag: bool[]) -> (f16[B, 32], f16[B, 32], f16[B, 32], f16[B, 32]) {
+  let a = linear(x, w1)
+  let s = softmax(a, axis=-1)
+  let b = linear(x, w2) + s
+  let d = linear(y, w3)
+  var e = linear(s, w4)
+  if flag {
+    e = linear(x, w2)
+  }
+  return (a, b, d, e)
+}
+)");
+  const ir::Function* f = c->mod->find("main");
+  ASSERT_NE(f, nullptr);
+  const auto plan = scheduler::plan_fusion(*f);
+  for (const auto& bp : plan.blocks)
+    for (const auto& g : bp.groups) EXPECT_TRUE(g.parts.empty()) << ir::op_name(g.root->op);
+}
+
+// BERT's q, k and v projections: one kernel per layer.
+TEST(CodegenFusion, BertQkvProjectionsAreOneKernelPerLayer) {
+  auto c = compile_file("examples/bert.grp");
+  ASSERT_TRUE(c->mod);
+  const ir::Function* f = c->mod->find("forward");
+  ASSERT_NE(f, nullptr);
+  const auto plan = scheduler::plan_fusion(*f);
+  size_t merged = 0;
+  for (const auto& bp : plan.blocks)
+    for (const auto& g : bp.groups)
+      if (!g.parts.empty()) {
+        EXPECT_EQ(g.parts.size(), 3u);
+        ++merged;
+      }
+  EXPECT_EQ(merged, 12u);
+  std::cout << "bert forward: " << plan.num_kernels() << " kernels\n";
+}
+
 size_t count_kernels(const ir::Module& m, const std::string& entry) {
   const ir::Function* f = m.find(entry);
   return f ? scheduler::plan_fusion(*f).num_kernels() : 0;

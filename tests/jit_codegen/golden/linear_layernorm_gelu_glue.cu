@@ -10,6 +10,9 @@ struct Ops {
   __device__ static long long N(const KParams* p) { return 256LL; }
   __device__ static long long K(const KParams* p) { return 64LL; }
   __device__ static const W* w(const KParams* p) { return (const W*)p->buf[3]; }
+  __device__ static const W* w_row(const KParams* p, long long n) {
+    return w(p) + n * K(p);
+  }
   __device__ static const T* a_ptr(const KParams* p) { return nullptr; }
   __device__ static float gx(const KParams* p, long long r, long long k) {
     const float v0 = grape_ldg_f16(p->buf[0], (r * 64LL + k));
