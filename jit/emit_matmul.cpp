@@ -289,10 +289,14 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
         "float* out) {\n" +
         body + "  }\n";
   }
-  // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain;
-  // for sibling products, the part whose columns hold n.
+  // The epilogue: bias (linear), rounding to the product's dtype, then the fused elementwise chain.
+  // Sibling products: store_in<P> is part P's epilogue at its own column n, and store finds the
+  // part of a column of the whole; the tiles (grape_tile_store, gemv.cuh) take the branch once
+  // per tile where one part holds all its columns, not once per element.
   if (!parts.empty()) {
-    std::string code;
+    std::string in = "  template <int P>\n  __device__ static void store_in(const KParams* p, long long r, long long n, "
+                     "float acc) {\n";
+    std::string dispatch, part_of, begin;
     int64_t off = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
       const ir::Operation& core = *parts[i].core;
@@ -309,13 +313,26 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
       }
       branch += c.emit_output(oidx, round_to(dt, "acc"), "      ", &parts[i]);
       c.flat_hints.pop_back();
-      const std::string first = std::to_string(off) + "LL";
+      const std::string idx = std::to_string(i), first = std::to_string(off) + "LL";
+      const bool last = i + 1 == parts.size();
+      in += std::string(i == 0 ? "    if constexpr (P == 0) {\n"
+                                : last ? "    } else {\n"
+                                       : "    } else if constexpr (P == " + idx + ") {\n") +
+            branch;
       off += part_cols[i];
-      code += (i + 1 < parts.size() ? "    if (col < " + std::to_string(off) + "LL) {\n" : "    {\n") +
-              "      const long long n = col - " + first + ";\n" + branch + "      return;\n    }\n";
+      const std::string end = std::to_string(off) + "LL";
+      dispatch += last ? "    store_in<" + idx + ">(p, r, col - " + first + ", acc);\n"
+                       : "    if (col < " + end + ") return store_in<" + idx + ">(p, r, col - " + first + ", acc);\n";
+      part_of += last ? "    return " + idx + ";\n" : "    if (col < " + end + ") return " + idx + ";\n";
+      begin += last ? "    return " + first + ";\n" : "    if (i == " + idx + ") return " + first + ";\n";
     }
+    in += "    }\n  }\n";
+    ops += "  static constexpr int kParts = " + std::to_string(parts.size()) + ";\n";
+    ops += "  __device__ static int part(long long col) {\n" + part_of + "  }\n";
+    ops += "  __device__ static long long part_begin(int i) {\n" + begin + "  }\n";
+    ops += in;
     ops += "  __device__ static void store(const KParams* p, long long r, long long col, float acc) {\n" +
-           code + "  }\n";
+           dispatch + "  }\n";
   } else {
     std::string code;
     Idx oidx = c.unravel("r", lead, code, "    ");
@@ -329,8 +346,13 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     }
     code += c.emit_output(oidx, round_to(dt, "acc"), "    ");
     c.flat_hints.pop_back();
+    ops += "  static constexpr int kParts = 1;\n";
+    ops += "  __device__ static int part(long long) { return 0; }\n";
+    ops += "  __device__ static long long part_begin(int) { return 0; }\n";
     ops += "  __device__ static void store(const KParams* p, long long r, long long n, float acc) {\n" +
            code + "  }\n";
+    ops += "  template <int P>\n  __device__ static void store_in(const KParams* p, long long r, long long n, float "
+           "acc) { store(p, r, n, acc); }\n";
   }
   ops += "};\n\n";
 

@@ -412,16 +412,18 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   if (m0 + BM <= R && n0 + BN <= N) {
     // A whole tile: no bounds checks, so no branches between the epilogue's loads (read-only,
     // jit/emit_context.h) and stores, and the compiler issues the loads together.
+    grape_tile_store<Ops>(n0, n0 + BN, [&](auto st) {
 #pragma unroll
-    for (int i = 0; i < MI; ++i)
+      for (int i = 0; i < MI; ++i)
 #pragma unroll
-      for (int j = 0; j < NI; ++j) {
-        const long long r = m0 + wm0 + i * 16 + (lane >> 2), n = n0 + wn0 + j * 8 + (lane & 3) * 2;
-        Ops::store(p, r, n, acc[i][j][0]);
-        Ops::store(p, r, n + 1, acc[i][j][1]);
-        Ops::store(p, r + 8, n, acc[i][j][2]);
-        Ops::store(p, r + 8, n + 1, acc[i][j][3]);
-      }
+        for (int j = 0; j < NI; ++j) {
+          const long long r = m0 + wm0 + i * 16 + (lane >> 2), n = n0 + wn0 + j * 8 + (lane & 3) * 2;
+          st(p, r, n, acc[i][j][0]);
+          st(p, r, n + 1, acc[i][j][1]);
+          st(p, r + 8, n, acc[i][j][2]);
+          st(p, r + 8, n + 1, acc[i][j][3]);
+        }
+    });
     return;
   }
 #pragma unroll

@@ -301,17 +301,19 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     grape_cluster_sync();
     const int splits = (int)p->splits, rows = BM / splits, rank = (int)grape_cluster_rank(), w = tid >> 5;
     const unsigned tsa = grape_smem_addr(ts);
-    for (int rr = rank * rows + w; rr < (rank + 1) * rows; rr += 8) {
-      if (m0 + rr >= R) break;
+    grape_tile_store<Ops>(n0, min(n0 + BN, N), [&](auto st) {
+      for (int rr = rank * rows + w; rr < (rank + 1) * rows; rr += 8) {
+        if (m0 + rr >= R) break;
 #pragma unroll
-      for (int c = 0; c < BN / 32; ++c) {
-        const int col = lane + 32 * c;
-        const unsigned at = tsa + (unsigned)(rr * LDT + col) * 4u;
-        float sum = 0.0f;
-        for (int q = 0; q < splits; ++q) sum += grape_ld_cluster(at, (unsigned)q);
-        if (n0 + col < N) Ops::store(p, m0 + rr, n0 + col, sum);
+        for (int c = 0; c < BN / 32; ++c) {
+          const int col = lane + 32 * c;
+          const unsigned at = tsa + (unsigned)(rr * LDT + col) * 4u;
+          float sum = 0.0f;
+          for (int q = 0; q < splits; ++q) sum += grape_ld_cluster(at, (unsigned)q);
+          if (n0 + col < N) st(p, m0 + rr, n0 + col, sum);
+        }
       }
-    }
+    });
     grape_cluster_sync();  // no block leaves (or reuses its stages) while another reads them
     return;
   }
@@ -340,10 +342,12 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   __syncthreads();
   const int w = tid >> 5;
   if (m0 + BM <= R && n0 + BN <= N) {
+    grape_tile_store<Ops>(n0, n0 + BN, [&](auto st) {
 #pragma unroll 4
-    for (int rr = w * 16; rr < w * 16 + 16; ++rr)
+      for (int rr = w * 16; rr < w * 16 + 16; ++rr)
 #pragma unroll
-      for (int c = 0; c < BN / 32; ++c) Ops::store(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
+        for (int c = 0; c < BN / 32; ++c) st(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
+    });
   } else {
     for (int rr = w * 16; rr < w * 16 + 16; ++rr) {
       if (m0 + rr >= R) break;

@@ -50,6 +50,40 @@ __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
 
 // Shared memory: A [MT][KCS] in A's dtype, KCS = p->kchunk rounded up to 64 (grape_gemv_kcs), then
 // floats: row statistics [MT][2] and the cross-warp sums [8][MT][64]. scheduler/launch.cpp mirrors it.
+// The epilogue of a tile whose columns are [c0, c1): f(st), st(p, r, col, v) storing column col
+// of the whole product. In a kernel of sibling products (Ops::kParts > 1: several linears of one
+// A, their columns one after another) st is the epilogue of the one part that holds all the
+// tile's columns, its branch taken once per tile instead of once per element; a tile across two
+// parts gets Ops::store, which finds the part of each element.
+template <class Ops, int P>
+struct GrapeStoreIn {
+  __device__ __forceinline__ void operator()(const KParams* p, long long r, long long col, float v) const {
+    Ops::template store_in<P>(p, r, col - Ops::part_begin(P), v);
+  }
+};
+template <class Ops>
+struct GrapeStoreAny {
+  __device__ __forceinline__ void operator()(const KParams* p, long long r, long long col, float v) const {
+    Ops::store(p, r, col, v);
+  }
+};
+template <class Ops, class F>
+__device__ __forceinline__ void grape_tile_store(long long c0, long long c1, F&& f) {
+  static_assert(Ops::kParts >= 1 && Ops::kParts <= 4, "at most four sibling products (scheduler/fusion.h)");
+  if constexpr (Ops::kParts > 1) {
+    const int a = Ops::part(c0);
+    if (a == Ops::part(c1 - 1)) {
+      if (a == 0) return f(GrapeStoreIn<Ops, 0>());
+      if (a == 1) return f(GrapeStoreIn<Ops, 1>());
+      if constexpr (Ops::kParts > 2)
+        if (a == 2) return f(GrapeStoreIn<Ops, 2>());
+      if constexpr (Ops::kParts > 3)
+        if (a == 3) return f(GrapeStoreIn<Ops, 3>());
+    }
+  }
+  f(GrapeStoreAny<Ops>());
+}
+
 __device__ __forceinline__ int grape_gemv_kcs(const KParams* p) { return ((int)p->kchunk + 63) & ~63; }
 template <class T>
 __device__ __forceinline__ float* grape_gemv_floats(unsigned char* smem, const KParams* p) {
@@ -402,15 +436,25 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 3, kl = lane & 7;
   const long long nb = n0 + w * 16 + g;  // this lane's columns: nb + 4 * j
   const bool vec = K % V == 0;
-  // This lane's JN weight rows from k0 (Ops::w_row: in a kernel of sibling products each row is
-  // in its own part's weight).
-  const W* wr[JN];
+  const W* wt = Ops::w(p) + k0;
+  // Row n of the weight from k0. In a kernel of sibling products (Ops::kParts > 1) each row is in
+  // its part's weight (Ops::w_row), found once per row; a single weight keeps the plain offset,
+  // which needs fewer registers than pointers held per row.
+  const W* wr[Ops::kParts > 1 ? JN : 1];
+  if constexpr (Ops::kParts > 1) {
 #pragma unroll
-  for (int j = 0; j < JN; ++j) wr[j] = Ops::w_row(p, nb + 4 * j < N ? nb + 4 * j : 0) + k0;
+    for (int j = 0; j < JN; ++j) wr[j] = Ops::w_row(p, nb + 4 * j < N ? nb + 4 * j : 0) + k0;
+  }
+  auto wrow = [&](int j) -> const W* {
+    if constexpr (Ops::kParts == 1)
+      return wt + (nb + 4 * j) * K;
+    else
+      return wr[j];
+  };
   // This lane's weights at k0 + kk: JN rows, V consecutive k each.
   auto load = [&](int kk, int j, uint4& u) {
     const long long n = nb + 4 * j;
-    u = n < N && vec && kk + V <= kn ? grape_ld_stream16(wr[j] + kk) : make_uint4(0, 0, 0, 0);
+    u = n < N && vec && kk + V <= kn ? grape_ld_stream16(wrow(j) + kk) : make_uint4(0, 0, 0, 0);
   };
   // The first GRAPE_GEMV_NK_PF steps' weights are requested before A is staged (see gemv_kn).
   uint4 pre[GRAPE_GEMV_NK_PF][JN];
@@ -435,7 +479,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
         } else {
 #pragma unroll
           for (int v = 0; v < V; ++v)
-            wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wr[j], kk + v) : 0.0f;
+            wv[j][v] = (n < N && kk + v < kn) ? GrapeVec<W>::one(wrow(j), kk + v) : 0.0f;
         }
       }
 #pragma unroll

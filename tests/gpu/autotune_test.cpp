@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 
 // Products of every path: GEMV (5 rows), 128 x 64 and 128 x 96 wgmma / 64 x 64 tiles (256 rows), 128 x 128
 // tiles (1024 rows with 2048 columns), W as [N][K] (linear, wgmma) and [K][N] (x @ w), a long K
-// (split along K on the small paths), epilogues (bias, GELU).
+// (split along K on the small paths), epilogues (bias, GELU). linear(x, w2) and linear(x, w1) are
+// sibling products (scheduler/fusion.h): one kernel of 2560 columns, whose tiles each take the
+// epilogue of one part, through every configuration.
 const char* kProducts = R"(
 weights {
   w1: f16[512, 512]

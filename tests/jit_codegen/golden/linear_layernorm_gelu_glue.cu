@@ -59,12 +59,17 @@ struct Ops {
 #pragma unroll
     for (int e = 0; e < 8; ++e) out[e] = grape_r_f16(((x[e] - s0) * s1 * g[e] + b[e]));
   }
+  static constexpr int kParts = 1;
+  __device__ static int part(long long) { return 0; }
+  __device__ static long long part_begin(int) { return 0; }
   __device__ static void store(const KParams* p, long long r, long long n, float acc) {
     const float v4 = grape_ldg_f16(p->buf[4], n);
     acc = acc + v4;
     const float v5 = grape_r_f16(grape_gelu(grape_r_f16(acc)));
     grape_st_f16(p->buf[5], (r * 256LL + n), v5);
   }
+  template <int P>
+  __device__ static void store_in(const KParams* p, long long r, long long n, float acc) { store(p, r, n, acc); }
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {

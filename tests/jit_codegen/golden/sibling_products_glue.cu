@@ -33,29 +33,38 @@ struct Ops {
 #pragma unroll
     for (int e = 0; e < 8; ++e) out[e] = x[e];
   }
-  __device__ static void store(const KParams* p, long long r, long long col, float acc) {
-    if (col < 64LL) {
-      const long long n = col - 0LL;
+  static constexpr int kParts = 3;
+  __device__ static int part(long long col) {
+    if (col < 64LL) return 0;
+    if (col < 264LL) return 1;
+    return 2;
+  }
+  __device__ static long long part_begin(int i) {
+    if (i == 0) return 0LL;
+    if (i == 1) return 64LL;
+    return 264LL;
+  }
+  template <int P>
+  __device__ static void store_in(const KParams* p, long long r, long long n, float acc) {
+    if constexpr (P == 0) {
       const float v1 = grape_ldg_f16(p->buf[2], n);
       acc = acc + v1;
       grape_st_f16(p->buf[7], (r * 64LL + n), grape_r_f16(acc));
-      return;
-    }
-    if (col < 264LL) {
-      const long long n = col - 64LL;
+    } else if constexpr (P == 1) {
       const float v2 = grape_r_f16(grape_gelu(grape_r_f16(acc)));
       grape_st_f16(p->buf[8], (r * 200LL + n), v2);
-      return;
-    }
-    {
-      const long long n = col - 264LL;
+    } else {
       const float v3 = grape_ldg_f16(p->buf[5], n);
       acc = acc + v3;
       const float v5 = grape_ldg_f16(p->buf[6], (r * 96LL + n));
       const float v4 = grape_r_f16((grape_r_f16(acc) + v5));
       grape_st_f16(p->buf[9], (r * 96LL + n), v4);
-      return;
     }
+  }
+  __device__ static void store(const KParams* p, long long r, long long col, float acc) {
+    if (col < 64LL) return store_in<0>(p, r, col - 0LL, acc);
+    if (col < 264LL) return store_in<1>(p, r, col - 64LL, acc);
+    store_in<2>(p, r, col - 264LL, acc);
   }
 };
 
