@@ -342,8 +342,10 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   __syncthreads();
   const int w = tid >> 5;
   if (m0 + BM <= R && n0 + BN <= N) {
+    // Every row of the warp's 16 unrolled: the epilogue's loads (bias, residual) of all of them
+    // are issued before the first store, one memory round trip per tile instead of four.
     grape_tile_store<Ops>(n0, n0 + BN, [&](auto st) {
-#pragma unroll 4
+#pragma unroll
       for (int rr = w * 16; rr < w * 16 + 16; ++rr)
 #pragma unroll
         for (int c = 0; c < BN / 32; ++c) st(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
