@@ -38,6 +38,12 @@ if [ "${GRAPE_BENCH_NO_KERNELS:-0}" != 1 ]; then
   python3 "$ROOT/bench/kernels/bench_kernels.py" "$G" "$D/kernels" | tee "$D/kernels.txt"
 fi
 
+# BERT-base forward at batch 1 and 16 beside PyTorch eager / graph / graph + SDPA, hidden states
+# compared (bench/bert/bench_bert.py; GRAPE_BENCH_NO_BERT=1 skips it).
+if [ "${GRAPE_BENCH_NO_BERT:-0}" != 1 ]; then
+  python3 "$ROOT/bench/bert/bench_bert.py" --grape "$G" --out "$D/bert"
+fi
+
 # Control flow and changing shapes (issue 8): GPT-2 beam_search against a PyTorch graphed step with
 # a Python beam loop (bench/beam), GPT-2 prefill at every length 1..1024 against one PyTorch graph
 # per length (bench/shapes). GRAPE_BENCH_NO_BEAM=1 / GRAPE_BENCH_NO_SHAPES=1 skip them.
