@@ -973,6 +973,34 @@ fn main(x: f16[B, 64], y: f16[B, 64], flag: bool[]) -> (f16[B, 32], f16[B, 32], 
     for (const auto& g : bp.groups) EXPECT_TRUE(g.parts.empty()) << ir::op_name(g.root->op);
 }
 
+// At most kMaxSiblingParts products in one kernel, and never more buffers than the parameter block
+// holds: six linears of one A with bias and residual epilogues (four buffers each) become kernels
+// of at most four parts and sixteen buffers that all compile.
+TEST(CodegenFusion, SiblingProductsStayWithinThePartAndBufferLimits) {
+  std::string w, body, outs, rets;
+  for (int i = 0; i < 6; ++i) {
+    const std::string n = std::to_string(i);
+    w += "  w" + n + ": f16[32, 64]\n  b" + n + ": f16[32]\n";
+    outs += std::string(i ? ", " : "") + "f16[B, 32]";
+    rets += std::string(i ? ", " : "") + "linear(x, w" + n + ", b" + n + ") + r" + n;
+    body += ", r" + n + ": f16[B, 32]";
+  }
+  auto c = compile_text("siblings_many.grp", "weights {\n" + w + "}\nfn main(x: f16[B, 64]" + body + ") -> (" + outs +
+                                                 ") {\n  return (" + rets + ")\n}\n");
+  const ir::Function* f = c->mod->find("main");
+  ASSERT_NE(f, nullptr);
+  const auto plan = scheduler::plan_fusion(*f);
+  size_t products = 0;
+  for (const auto& g : plan.blocks[0].groups) {
+    EXPECT_LE(g.parts.size(), scheduler::kMaxSiblingParts);
+    EXPECT_LE(g.inputs.size() + g.outputs.size(), scheduler::kMaxSiblingBuffers);
+    products += g.parts.empty() ? 1 : g.parts.size();
+  }
+  EXPECT_EQ(products, 6u);
+  EXPECT_LT(plan.num_kernels(), 6u);
+  expect_compiles(kernels_of(*c->mod, "main"));
+}
+
 // BERT's q, k and v projections: one kernel per layer.
 TEST(CodegenFusion, BertQkvProjectionsAreOneKernelPerLayer) {
   auto c = compile_file("examples/bert.grp");
