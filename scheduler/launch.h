@@ -156,23 +156,15 @@ unsigned gemm_wgmma_max_shared_bytes();
 // attribute is needed): head widths up to 256 fit, and the scores stay in it when they fit too.
 constexpr unsigned kAttentionMaxSharedBytes = 48 * 1024;
 
-// The most key tiles of 64 whose scores attention_mma.cuh keeps in shared memory (512 keys: 64 KB
-// for the block's 8 warps); beyond, its second pass scores the keys again.
-constexpr int64_t kAttentionMmaScoreTiles = 8;
-constexpr bool attention_mma_keeps_scores(int64_t kv) { return (kv + 63) / 64 <= kAttentionMmaScoreTiles; }
-
-// The dynamic shared memory of attention_mma.cuh for head widths dk, dv and kv keys (its layout
-// comment: q, k, v tiles, the statistics, the scores), and the most it asks for (widths up to
-// scheduler::kMaxFusedMmaHeadDim = 128, scores kept): the executor raises the limit of each
-// tensor-core attention kernel to this once, at load.
-constexpr unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv, int64_t kv) {
+// The dynamic shared memory of attention_mma.cuh for head widths dk, dv (its layout comment: q, k,
+// v tiles, the statistics), and the most it asks for (widths up to scheduler::kMaxFusedMmaHeadDim
+// = 128): the executor raises the limit of each tensor-core attention kernel to this once, at load.
+constexpr unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv) {
   const int64_t ldk = (dk + 15) / 16 * 16 + 8, ldv = (dv + 15) / 16 * 16 + 8;
   const int64_t stats = 4 * 2 * 16 * 2 * 4;
-  const int64_t scores = attention_mma_keeps_scores(kv) ? 8 * ((kv + 63) / 64) * 8 * 32 * 4 : 0;
-  return static_cast<unsigned>(2 * (64 * ldk + 2 * 64 * ldk + 2 * 64 * ldv) + stats + scores);
+  return static_cast<unsigned>(2 * (64 * ldk + 2 * 64 * ldk + 2 * 64 * ldv) + stats);
 }
-constexpr unsigned kAttentionMmaMaxSharedBytes =
-    attention_mma_shared_bytes(128, 128, 64 * kAttentionMmaScoreTiles);
+constexpr unsigned kAttentionMmaMaxSharedBytes = attention_mma_shared_bytes(128, 128);
 
 constexpr int64_t kMaxGrid = 65535;
 

@@ -6,22 +6,25 @@
 //   out[d] = Ops::store(b, i, d, sum_j p[j] * v[b][j][d])
 //
 // with q, k, v and p of one 16-bit type T (f16 or bf16; the code generator checks it), so that
-// both products run on mma.sync.m16n8k16 with fp32 accumulation, as the unfused matmuls do. The
-// roundings are those of the unfused ops: each score is rounded and put through the elementwise
-// chain (scale, mask) by Ops::score; each probability is normalised by the row's exact statistics
-// and rounded to T before it meets v. Hence two passes: the first computes every row's (max, sum
-// of exponentials), the second the probabilities and p * v. When the launch made room for them
-// (p->kchunk: up to scheduler::kAttentionMmaScoreTiles key tiles, scheduler/launch.h), the first pass
-// keeps the scores in shared memory as T (exact: they are values of the softmax's input), so the
-// keys are read, multiplied and scored once; otherwise the second pass recomputes them. Only the
-// order of the float sums differs from the unfused ops.
+// both products run on mma.sync.m16n8k16 with fp32 accumulation, as the unfused matmuls do. Each
+// score is rounded and put through the elementwise chain (scale, mask) by Ops::score, as the
+// unfused ops do. The softmax is computed online, in one pass over the keys (FlashAttention's
+// form): per key tile the row's running maximum, the exponentials against it rounded to T and
+// multiplied with v, the output and the sum rescaled when the maximum grows, and the output
+// divided by the sum at the end. The unfused softmax rounds each probability after dividing by
+// the sum; here the division comes after the product with v, so results differ from the unfused
+// ops by about one rounding of T (relative L2 about 1e-3, as PyTorch's fused attention differs
+// from its unfused form). A row whose scores are all -inf gives NaN, as the unfused softmax does.
+// (The first version kept the unfused roundings exactly with two passes — the row statistics,
+// then the probabilities — and took 20.5 us for BERT-base at batch 16: bench/RESULTS.md,
+// seventeenth session.)
 //
 // Work item: (b, a tile of 64 query rows), four row groups of 16 rows. The launch picks one or two
 // warps per row group (scheduler/launch.cpp), each its own entry point. With one (4 warps, 128 threads)
 // each warp scores its rows against every key; with two (8 warps, 256 threads) warp w takes the
 // rows of group w % 4 and the half w / 4 of every key tile's 64 keys, multiplies its probabilities
-// with those 32 rows of v, and the two warps of a row group merge their softmax statistics after
-// the first pass and add their partial outputs at the end (both through shared memory): a small
+// with those 32 rows of v, and at the end the two warps of a row group rescale their partial
+// outputs and sums to the larger of their maxima and add them (through shared memory): a small
 // batch's few items (BERT-base at batch 1: 24) then run on twice the warps, each with half the
 // dependent work. The block stages the q tile once and the keys in tiles of 64 (k and v rows,
 // double-buffered: the next tile's cp.async loads fly while the warps multiply the current one).
@@ -45,9 +48,8 @@
 //   static float score(p, b, i, j, float dot)
 //   static void store(p, b, i, d, float acc)
 // Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8] |
-// statistics, floats [4 row groups][2 key halves][16 rows][2] | with p->kchunk the scores, 32-bit
-// words [warps][key tiles][16 / warps per row group][32 lanes] (8 KB per key tile either way);
-// scheduler/launch.h computes the same size. Rows are padded by 16 bytes: ldmatrix without bank
+// statistics, floats [4 row groups][2 key halves][16 rows][2]; scheduler/launch.h computes the
+// same size. Rows are padded by 16 bytes: ldmatrix without bank
 // conflicts. With two warps per row group the v tiles hold the partial outputs at the end.
 #ifndef GRAPE_KERNELS_ATTENTION_MMA_CUH
 #define GRAPE_KERNELS_ATTENTION_MMA_CUH
@@ -165,42 +167,6 @@ __device__ __forceinline__ float grape_attn_exp(float x) {
   return r;
 }
 
-// The softmax statistics and the scores of the warp's keys of one key tile (j0 .. j0 + 8 * NB - 1)
-// for this lane's two rows (r0, r0 + 8): the scores through Ops::score, merged into (m, l); with
-// xs, the scores are also kept there as packed pairs of T, word 2 * n + h of row h (exact:
-// Ops::score's result is a value of the softmax's input, whose type is T). FULL: every one of the
-// keys is below KV, so no key is checked.
-template <class Ops, int NB, bool FULL>
-__device__ __forceinline__ void grape_attn_mma_stats(const KParams* p, long long b, long long r0, long long S,
-                                                     long long j0, long long KV, int lane, const float (&acc)[NB][4],
-                                                     float (&m)[2], float (&l)[2], unsigned* xs) {
-  const float neg_inf = -__int_as_float(0x7f800000);
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const long long i = r0 + 8 * h;
-    if (i >= S) continue;
-    float x[2 * NB];
-    float mx = neg_inf;
-#pragma unroll
-    for (int n = 0; n < NB; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
-        x[2 * n + e] = FULL || j < KV ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
-        mx = grape_fmax_nan(mx, x[2 * n + e]);
-      }
-    // Keys beyond KV and scores of -inf add exp(-inf) = 0, unless every score is -inf.
-    float s = 0.0f;
-    if (mx != neg_inf)
-#pragma unroll
-      for (int u = 0; u < 2 * NB; ++u) s += grape_attn_exp(x[u] - mx);
-    grape_attn_merge(m[h], l[h], mx, s);
-    if (xs)
-#pragma unroll
-      for (int n = 0; n < NB; ++n) xs[(2 * n + h) * 32 + lane] = GrapeMma<typename Ops::T>::pack(x[2 * n], x[2 * n + 1]);
-  }
-}
-
 // p @ v of the warp's keys of one key tile: a[kk] are the probabilities of its keys kk * 16 .. + 15
 // as mma A fragments, vt their first v row.
 template <class T, int DVP, int KSTEPS>
@@ -219,11 +185,6 @@ __device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[KSTEPS][4]
     }
 }
 
-// One probability from its score: exp(x - max) / sum as exp(x - max) * (1 / sum), both within an
-// ulp or two of the unfused softmax in fp32. The rounding to T (Ops::prob) is the packing into the
-// A fragment: the code generator made the softmax's result type T.
-__device__ __forceinline__ float grape_attn_mma_p(float x, float m, float inv) { return grape_attn_exp(x - m) * inv; }
-
 // One work item with KS warps per row group (KS = 1: 4 warps, each all keys of its rows; KS = 2:
 // 8 warps, each half of every key tile). The two are separate entry points (jit/emit_attention.cpp):
 // in one kernel both paths' code evicted each other's from the instruction cache between a model's
@@ -232,7 +193,7 @@ template <class Ops, int DKP, int DVP, int KS>
 __device__ void grape_attention_mma(const KParams* p, long long item, unsigned char* smem) {
   using T = typename Ops::T;
   constexpr int BQ = GRAPE_ATTN_MMA_ROWS, BKV = GRAPE_ATTN_MMA_KEYS, THREADS = 128 * KS;
-  constexpr int HALF = BKV / KS, NB = HALF / 8, WORDS = 2 * NB;  // keys, key blocks, score words per lane
+  constexpr int HALF = BKV / KS, NB = HALF / 8;  // the warp's keys of a tile, in blocks of 8
   static_assert(KS == 1 || KS == 2, "one or two warps per row group");
   constexpr int LDK = DKP + 8, LDV = DVP + 8;
   static_assert(DKP % 16 == 0 && DVP % 16 == 0, "head widths are padded to multiples of 16");
@@ -248,10 +209,6 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
   const bool live = wi < S;                            // warp-uniform, the same for both halves
   const long long r0 = wi + (lane >> 2), r1 = r0 + 8;  // this lane's two rows
   const float neg_inf = -__int_as_float(0x7f800000);
-  // The scores stay in shared memory when the launch made room for them (p->kchunk, computed with
-  // the shared memory size from the largest KV of the shape bucket): then the keys are read and
-  // scored once. Each lane keeps its own WORDS words per key tile (conflict-free: lane-consecutive).
-  unsigned* xs = p->kchunk ? reinterpret_cast<unsigned*>(stats + 4 * 2 * 16 * 2) + w * tiles * WORDS * 32 : nullptr;
 
   grape_attn_mma_stage<Ops, 0, BQ, DKP, THREADS>(p, b, i0, S, DK, qs);
   if (tiles > 0) {
@@ -260,59 +217,11 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
   }
   grape_cp_async_commit();
 
-  // Pass 1: each row's softmax statistics over the warp's keys, per lane, merged over the 4 lanes
-  // of the row, then with the other key half's; the scores kept when xs.
+  // One pass, online softmax: per key tile the row's running maximum m (the same in the row's 4
+  // lanes: a tile's maximum goes through two shuffles), the output and this lane's share l of the
+  // sum of exponentials rescaled when m grows, then exp(x - m), rounded to T, times v.
   unsigned qf[DKP / 16][4];
   float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};
-  for (long long t = 0; t < tiles; ++t) {
-    grape_cp_async_wait<0>();
-    __syncthreads();  // tile t is in; every warp is done with tile t - 1's buffer
-    if (t == 0 && live)
-#pragma unroll
-      for (int kk = 0; kk < DKP / 16; ++kk)
-        grape_ldmatrix_x4(qf[kk], qs + (g * 16 + (lane & 15)) * LDK + kk * 16 + (lane >> 4) * 8);
-    if (t + 1 < tiles)
-      grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
-    grape_cp_async_commit();
-    if (!live) continue;
-    float acc[NB][4];
-    grape_attn_mma_scores<T, DKP, NB>(qf, ks + (t & 1) * BKV * LDK + kh * HALF * LDK, lane, acc);
-    unsigned* xt = xs ? xs + t * WORDS * 32 : nullptr;
-    const long long j0 = t * BKV + kh * HALF;
-    if (j0 + HALF <= KV)
-      grape_attn_mma_stats<Ops, NB, true>(p, b, r0, S, j0, KV, lane, acc, m, l, xt);
-    else
-      grape_attn_mma_stats<Ops, NB, false>(p, b, r0, S, j0, KV, lane, acc, m, l, xt);
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int o = 1; o < 4; o <<= 1) {
-      const float mo = __shfl_xor_sync(0xffffffffu, m[h], o), lo = __shfl_xor_sync(0xffffffffu, l[h], o);
-      grape_attn_merge(m[h], l[h], mo, lo);
-    }
-    if (KS == 2 && (lane & 3) == 0) {
-      float* st = stats + ((g * 2 + kh) * 16 + (lane >> 2) + 8 * h) * 2;
-      st[0] = m[h];
-      st[1] = l[h];
-    }
-  }
-  __syncthreads();  // every warp is done with pass 1's key tiles; the statistics are in
-  // Both warps of a row group merge the same two (m, l) in the same order: identical statistics.
-  if constexpr (KS == 2)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float* s0 = stats + ((g * 2) * 16 + (lane >> 2) + 8 * h) * 2;
-      const float* s1 = s0 + 16 * 2;
-      m[h] = s0[0];
-      l[h] = s0[1];
-      grape_attn_merge(m[h], l[h], s1[0], s1[1]);
-    }
-
-  // Pass 2: probabilities times v, from the kept scores or from the keys scored again.
-  const float inv[2] = {1.0f / l[0], 1.0f / l[1]};
-  if (!xs && tiles > 0) grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, 0, KV, DK, ks);
-  grape_cp_async_commit();
   float o[DVP / 8][4];
 #pragma unroll
   for (int n = 0; n < DVP / 8; ++n)
@@ -320,54 +229,68 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
   for (long long t = 0; t < tiles; ++t) {
     grape_cp_async_wait<0>();
-    __syncthreads();
+    __syncthreads();  // tile t is in; every warp is done with tile t - 1's buffers
+    if (t == 0 && live)
+#pragma unroll
+      for (int kk = 0; kk < DKP / 16; ++kk)
+        grape_ldmatrix_x4(qf[kk], qs + (g * 16 + (lane & 15)) * LDK + kk * 16 + (lane >> 4) * 8);
     if (t + 1 < tiles) {
-      if (!xs)
-        grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
+      grape_attn_mma_stage<Ops, 1, BKV, DKP, THREADS>(p, b, (t + 1) * BKV, KV, DK, ks + ((t + 1) & 1) * BKV * LDK);
       grape_attn_mma_stage<Ops, 2, BKV, DVP, THREADS>(p, b, (t + 1) * BKV, KV, DV, vs + ((t + 1) & 1) * BKV * LDV);
     }
     grape_cp_async_commit();
     if (!live) continue;
+    float acc[NB][4];
+    grape_attn_mma_scores<T, DKP, NB>(qf, ks + (t & 1) * BKV * LDK + kh * HALF * LDK, lane, acc);
+    const long long j0 = t * BKV + kh * HALF;
+    const bool full = j0 + HALF <= KV;  // no key of the warp's half beyond KV: no key checks
     // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step: word
     // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1} of the warp's half.
     unsigned a[HALF / 16][4];
-    const long long j0 = t * BKV + kh * HALF;
-    const bool full = j0 + HALF <= KV;
-    if (xs) {
-      const unsigned* xt = xs + t * WORDS * 32;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long i = r0 + 8 * h;
+      float x[2 * NB];
+      float mx = neg_inf;
 #pragma unroll
       for (int n = 0; n < NB; ++n)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const long long i = r0 + 8 * h, j = j0 + n * 8 + (lane & 3) * 2;
-          float2 x = make_float2(0.0f, 0.0f);
-          if (i < S) {
-            x = GrapeMma<T>::unpack(xt[(2 * n + h) * 32 + lane]);
-            x.x = full || j < KV ? grape_attn_mma_p(x.x, m[h], inv[h]) : 0.0f;
-            x.y = full || j + 1 < KV ? grape_attn_mma_p(x.y, m[h], inv[h]) : 0.0f;
-          }
-          a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(x.x, x.y);
+        for (int e = 0; e < 2; ++e) {
+          const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
+          x[2 * n + e] = i < S && (full || j < KV) ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
+          mx = grape_fmax_nan(mx, x[2 * n + e]);
         }
-    } else {
-      float acc[NB][4];
-      grape_attn_mma_scores<T, DKP, NB>(qf, ks + (t & 1) * BKV * LDK + kh * HALF * LDK, lane, acc);
+      mx = grape_fmax_nan(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = grape_fmax_nan(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float mn = grape_fmax_nan(m[h], mx);
+      // While every score so far is -inf nothing was added (exp(-inf - -inf) would be NaN); a NaN
+      // maximum (a NaN score) makes the row NaN, as the unfused softmax does.
+      const float scale = m[h] == mn ? 1.0f : grape_attn_exp(m[h] - mn);
+      m[h] = mn;
+      l[h] *= scale;
 #pragma unroll
-      for (int n = 0; n < NB; ++n)
+      for (int n = 0; n < DVP / 8; ++n) {
+        o[n][2 * h] *= scale;
+        o[n][2 * h + 1] *= scale;
+      }
+      float pr[2 * NB];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int h = e >> 1;
-          const long long i = r0 + 8 * h, j = j0 + n * 8 + (lane & 3) * 2 + (e & 1);
-          acc[n][e] = (i < S && (full || j < KV)) ? grape_attn_mma_p(Ops::score(p, b, i, j, acc[n][e]), m[h], inv[h])
-                                                  : 0.0f;
-        }
+      for (int u = 0; u < 2 * NB; ++u) {
+        pr[u] = mn == neg_inf ? 0.0f : grape_attn_exp(x[u] - mn);
+        l[h] += pr[u];
+      }
 #pragma unroll
-      for (int n = 0; n < NB; ++n)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(acc[n][2 * h], acc[n][2 * h + 1]);
+      for (int n = 0; n < NB; ++n) a[n >> 1][(n & 1) * 2 + h] = GrapeMma<T>::pack(pr[2 * n], pr[2 * n + 1]);
     }
     grape_attn_mma_pv<T, DVP, HALF / 16>(a, vs + (t & 1) * BKV * LDV + kh * HALF * LDV, lane, o);
   }
   grape_cp_async_wait<0>();
+  // The row's sum: each of its 4 lanes summed its own keys against the same maximum.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+  }
   if constexpr (KS == 1) {
     if (live)
 #pragma unroll
@@ -375,12 +298,33 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
-          if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e]);
+          if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e] / l[e >> 1]);
         }
   } else {
-    __syncthreads();  // every warp is done with the v tiles: they take the partial outputs
-    // The two key halves' partial outputs are added: key half kh stores the column blocks
-    // [kh * CB, kh * CB + CB) and gets the other half's partial sums for them through shared memory.
+    // The two key halves of a row group meet: each half's (m, l) through shared memory, each
+    // rescaled to the larger maximum (both halves compute the same factors and the same sum),
+    // then half kh stores the column blocks [kh * CB, kh * CB + CB) and gets the other half's
+    // rescaled partial outputs for them through the v tiles.
+    __syncthreads();  // every warp is done with the v tiles
+    if (live && (lane & 3) == 0)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float* st = stats + ((g * 2 + kh) * 16 + (lane >> 2) + 8 * h) * 2;
+        st[0] = m[h];
+        st[1] = l[h];
+      }
+    __syncthreads();
+    float f[2], inv[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float* so = stats + ((g * 2 + (1 - kh)) * 16 + (lane >> 2) + 8 * h) * 2;
+      const float mo = so[0], lo = so[1];
+      const float mn = grape_fmax_nan(m[h], mo);
+      f[h] = m[h] == mn ? 1.0f : grape_attn_exp(m[h] - mn);
+      const float fo = mo == mn ? 1.0f : grape_attn_exp(mo - mn);
+      // The same sum in both halves: kh 0 adds (its, other's), kh 1 (other's, its).
+      inv[h] = 1.0f / (kh ? lo * fo + l[h] * f[h] : l[h] * f[h] + lo * fo);
+    }
     constexpr int CB = DVP / 16;
     float* ox = reinterpret_cast<float*>(vs);  // [4 row groups][2 halves][CB * 4][32 lanes]
     if (live)
@@ -388,7 +332,7 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
       for (int u = 0; u < CB; ++u)
 #pragma unroll
         for (int e = 0; e < 4; ++e)  // selects, not o[runtime index]: o stays in registers
-          ox[((g * 2 + (1 - kh)) * CB * 4 + u * 4 + e) * 32 + lane] = kh ? o[u][e] : o[CB + u][e];
+          ox[((g * 2 + (1 - kh)) * CB * 4 + u * 4 + e) * 32 + lane] = (kh ? o[u][e] : o[CB + u][e]) * f[e >> 1];
     __syncthreads();
     if (live) {
 #pragma unroll
@@ -397,8 +341,10 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
         for (int e = 0; e < 4; ++e) {
           const int n = kh * CB + u;
           const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
-          const float sum = (kh ? o[CB + u][e] : o[u][e]) + ox[((g * 2 + kh) * CB * 4 + u * 4 + e) * 32 + lane];
-          if (i < S && d < DV) Ops::store(p, b, i, d, sum);
+          const float mine = (kh ? o[CB + u][e] : o[u][e]) * f[e >> 1];
+          const float other = ox[((g * 2 + kh) * CB * 4 + u * 4 + e) * 32 + lane];
+          const float sum = kh ? other + mine : mine + other;
+          if (i < S && d < DV) Ops::store(p, b, i, d, sum * inv[e >> 1]);
         }
     }
   }

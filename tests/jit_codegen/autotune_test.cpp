@@ -158,8 +158,7 @@ TEST(LaunchCandidates, TensorCoreAttentionSplitsTheKeysWhenItemsAreFew) {
   EXPECT_EQ(c[1].dims.block, 128u);
   for (const auto& x : c) {
     EXPECT_EQ(x.dims.grid, 24u);
-    EXPECT_EQ(x.dims.kchunk, 1);
-    EXPECT_EQ(x.dims.shared_bytes, scheduler::attention_mma_shared_bytes(64, 64, 128));
+    EXPECT_EQ(x.dims.shared_bytes, scheduler::attention_mma_shared_bytes(64, 64));
   }
   // Batch 16: 384 items, more than one block of 8 warps per multiprocessor: one warp each.
   a.items[0] = ir::Dim(16 * 12);
