@@ -60,6 +60,21 @@ def time_cuda(torch, fn, iters, warmup):
             "mean_ms": float(t.mean())}
 
 
+def cuda_graph_replay(torch, fn):
+    """fn captured in a CUDA graph (after three warm-up calls on a side stream, as PyTorch's docs
+    ask); returns the graph's replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
 def count_kernels(torch, fn):
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])
-from common import count_kernels, read_safetensors, time_cuda  # noqa: E402
+from common import count_kernels, cuda_graph_replay, read_safetensors, time_cuda  # noqa: E402
 
 L, H, NH = 12, 768, 12
 HD = H // NH
@@ -52,25 +52,13 @@ def main():
                              g(p + "output.LayerNorm.bias"), 1e-12)
         return x
 
-    def graphed(fn):
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(s)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn()
-        return graph.replay
-
     res = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "batch": B}
     with torch.no_grad():
         np.save(out_hidden, forward(False).float().cpu().numpy())
         res["kernels_eager"] = count_kernels(torch, lambda: forward(False))
         res["eager"] = time_cuda(torch, lambda: forward(False), 100, 10)
-        res["graph"] = time_cuda(torch, graphed(lambda: forward(False)), 200, 20)
-        res["graph_sdpa"] = time_cuda(torch, graphed(lambda: forward(True)), 200, 20)
+        res["graph"] = time_cuda(torch, cuda_graph_replay(torch, lambda: forward(False)), 200, 20)
+        res["graph_sdpa"] = time_cuda(torch, cuda_graph_replay(torch, lambda: forward(True)), 200, 20)
     json.dump(res, open(out_json, "w"), indent=1)
     print(json.dumps({k: (v["median_ms"] if isinstance(v, dict) else v) for k, v in res.items()}))
 
