@@ -293,36 +293,44 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // Sibling products: store_in<P> is part P's epilogue at its own column n, and store finds the
   // part of a column of the whole; the tiles (grape_tile_store, gemv.cuh) take the branch once
   // per tile where one part holds all its columns, not once per element.
+  // The statements storing `acc` at row r, column n of the output of `core` (cols columns, `cols_c`
+  // as C) through the epilogue of `part` (null: the group's own).
+  auto epilogue = [&](const ir::Operation& core, const ir::Dim& cols, const std::string& cols_c,
+                      const scheduler::FusionGroup* part, const std::string& ind) {
+    std::string code;
+    Idx oidx = c.unravel("r", lead, code, ind);
+    oidx.push_back("n");
+    std::vector<ir::Dim> odims = lead;
+    odims.push_back(cols);
+    c.flat_hints.push_back({odims, oidx, "(r * " + cols_c + " + n)"});
+    if (core.op == Op::Linear && core.operands.size() > 2) {
+      std::string bias = c.value(core.operands[2], {"n"}, code, ind);
+      code += ind + "acc = acc + " + bias + ";\n";
+    }
+    code += c.emit_output(oidx, round_to(dt, "acc"), ind, part);
+    c.flat_hints.pop_back();
+    return code;
+  };
   if (!parts.empty()) {
-    std::string in = "  template <int P>\n  __device__ static void store_in(const KParams* p, long long r, long long n, "
-                     "float acc) {\n";
+    std::string in =
+        "  template <int P>\n  __device__ static void store_in(const KParams* p, long long r, long long n, "
+        "float acc) {\n";
     std::string dispatch, part_of, begin;
     int64_t off = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
-      const ir::Operation& core = *parts[i].core;
-      const std::string width = std::to_string(part_cols[i]) + "LL";
-      std::string branch;
-      Idx oidx = c.unravel("r", lead, branch, "      ");
-      oidx.push_back("n");
-      std::vector<ir::Dim> odims = lead;
-      odims.push_back(part_cols[i]);
-      c.flat_hints.push_back({odims, oidx, "(r * " + width + " + n)"});
-      if (core.operands.size() > 2) {
-        std::string bias = c.value(core.operands[2], {"n"}, branch, "      ");
-        branch += "      acc = acc + " + bias + ";\n";
-      }
-      branch += c.emit_output(oidx, round_to(dt, "acc"), "      ", &parts[i]);
-      c.flat_hints.pop_back();
+      const std::string branch =
+          epilogue(*parts[i].core, part_cols[i], std::to_string(part_cols[i]) + "LL", &parts[i], "      ");
       const std::string idx = std::to_string(i), first = std::to_string(off) + "LL";
       const bool last = i + 1 == parts.size();
       in += std::string(i == 0 ? "    if constexpr (P == 0) {\n"
-                                : last ? "    } else {\n"
-                                       : "    } else if constexpr (P == " + idx + ") {\n") +
+                        : last ? "    } else {\n"
+                               : "    } else if constexpr (P == " + idx + ") {\n") +
             branch;
       off += part_cols[i];
       const std::string end = std::to_string(off) + "LL";
-      dispatch += last ? "    store_in<" + idx + ">(p, r, col - " + first + ", acc);\n"
-                       : "    if (col < " + end + ") return store_in<" + idx + ">(p, r, col - " + first + ", acc);\n";
+      dispatch +=
+          last ? "    store_in<" + idx + ">(p, r, col - " + first + ", acc);\n"
+               : "    if (col < " + end + ") return store_in<" + idx + ">(p, r, col - " + first + ", acc);\n";
       part_of += last ? "    return " + idx + ";\n" : "    if (col < " + end + ") return " + idx + ";\n";
       begin += last ? "    return " + first + ";\n" : "    if (i == " + idx + ") return " + first + ";\n";
     }
@@ -334,25 +342,16 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     ops += "  __device__ static void store(const KParams* p, long long r, long long col, float acc) {\n" +
            dispatch + "  }\n";
   } else {
-    std::string code;
-    Idx oidx = c.unravel("r", lead, code, "    ");
-    oidx.push_back("n");
-    std::vector<ir::Dim> odims = lead;
-    odims.push_back(n_dim);
-    c.flat_hints.push_back({odims, oidx, "(r * " + N + " + n)"});
-    if (linear && op.operands.size() > 2) {
-      std::string bias = c.value(op.operands[2], {"n"}, code, "    ");
-      code += "    acc = acc + " + bias + ";\n";
-    }
-    code += c.emit_output(oidx, round_to(dt, "acc"), "    ");
-    c.flat_hints.pop_back();
+    const std::string code = epilogue(op, n_dim, N, nullptr, "    ");
     ops += "  static constexpr int kParts = 1;\n";
     ops += "  __device__ static int part(long long) { return 0; }\n";
     ops += "  __device__ static long long part_begin(int) { return 0; }\n";
     ops += "  __device__ static void store(const KParams* p, long long r, long long n, float acc) {\n" +
            code + "  }\n";
-    ops += "  template <int P>\n  __device__ static void store_in(const KParams* p, long long r, long long n, float "
-           "acc) { store(p, r, n, acc); }\n";
+    ops +=
+        "  template <int P>\n  __device__ static void store_in(const KParams* p, long long r, long long n, "
+        "float "
+        "acc) { store(p, r, n, acc); }\n";
   }
   ops += "};\n\n";
 

@@ -28,8 +28,9 @@ const char* role_name(OpRole r) {
 
 bool is_pointwise(Op op) {
   switch (ir::fusion_pattern(op)) {
-    case ir::FusionPattern::kPointwise: case ir::FusionPattern::kView: case ir::FusionPattern::kCreator:
-      return true;
+    case ir::FusionPattern::kPointwise:
+    case ir::FusionPattern::kView:
+    case ir::FusionPattern::kCreator: return true;
     default: return false;
   }
 }
@@ -42,8 +43,9 @@ bool is_free_creator(Op op) { return ir::fusion_pattern(op) == ir::FusionPattern
 
 bool can_be_core(Op op) {
   switch (ir::fusion_pattern(op)) {
-    case ir::FusionPattern::kReduce: case ir::FusionPattern::kRow: case ir::FusionPattern::kContraction:
-      return true;
+    case ir::FusionPattern::kReduce:
+    case ir::FusionPattern::kRow:
+    case ir::FusionPattern::kContraction: return true;
     default: return false;
   }
 }
@@ -96,7 +98,8 @@ void merge_siblings(const ir::Function& f, const std::map<ValueId, const Operati
     const size_t at = pos.at(groups[i].root);
     for (size_t j = i + 1; j < groups.size() && merged.parts.size() < kMaxSiblingParts; ++j) {
       const FusionGroup& g = groups[j];
-      if (absorbed[j] || g.pred != merged.pred || !sibling_candidate(f, producer, g) || g.core->operands[0] != a)
+      if (absorbed[j] || g.pred != merged.pred || !sibling_candidate(f, producer, g) ||
+          g.core->operands[0] != a)
         continue;
       // The kernel runs at the first part's place: what g reads must exist there (a weight always
       // does; a value of an enclosing block or a parameter too).
@@ -213,7 +216,11 @@ FusionPlan plan_fusion(const ir::Function& f) {
     bool product_a = (u.op->op == Op::MatMul || u.op->op == Op::Linear) && u.slot == 0;
     if (!product_a) return true;
     switch (op->op) {
-      case Op::Permute: case Op::Expand: case Op::Slice: case Op::Cast: case Op::Concat: return true;
+      case Op::Permute:
+      case Op::Expand:
+      case Op::Slice:
+      case Op::Cast:
+      case Op::Concat: return true;
       default: return false;
     }
   };
@@ -283,8 +290,9 @@ FusionPlan plan_fusion(const ir::Function& f) {
     for (size_t d = 0; d + 1 < st.rank(); ++d)
       if (ot.shape[d] != st.shape[d]) return false;
     for (const Operation* cur = user; cur != g.row_prologue;) {
-      if (!ir::is_elementwise(cur->op) || cur->results.size() != 1 || f.type(cur->results[0]).shape != st.shape ||
-          cur->pred != op->pred || escapes.count(cur->results[0]))
+      if (!ir::is_elementwise(cur->op) || cur->results.size() != 1 ||
+          f.type(cur->results[0]).shape != st.shape || cur->pred != op->pred ||
+          escapes.count(cur->results[0]))
         return false;
       const auto& cu = uses[cur->results[0]];
       if (cu.size() != 1) return false;
@@ -371,7 +379,10 @@ FusionPlan plan_fusion(const ir::Function& f) {
             ok = ir::is_elementwise(cur->op) && f.type(cur->results[0]).shape == vt.shape;
             if (cur == g.root) break;
             const auto& cu = uses[cur->results[0]];
-            if (cu.size() != 1) { ok = false; break; }
+            if (cu.size() != 1) {
+              ok = false;
+              break;
+            }
             cur = cu[0].op;
           }
           if (ok) {
@@ -407,7 +418,8 @@ FusionPlan plan_fusion(const ir::Function& f) {
       for (int gi : gs) groups[static_cast<size_t>(gi)].ops.push_back(op);
     }
     for (auto& g : groups) {
-      std::sort(g.ops.begin(), g.ops.end(), [&](const Operation* a, const Operation* b) { return pos[a] < pos[b]; });
+      std::sort(g.ops.begin(), g.ops.end(),
+                [&](const Operation* a, const Operation* b) { return pos[a] < pos[b]; });
       std::set<const Operation*> members(g.ops.begin(), g.ops.end());
       for (const Operation* op : g.ops) {
         if (op != g.root) {
@@ -416,7 +428,8 @@ FusionPlan plan_fusion(const ir::Function& f) {
         for (ValueId u : op->operands) {
           auto it = producer.find(u);
           bool internal = it != producer.end() && members.count(it->second) && it->second != g.root;
-          if (!internal && std::find(g.inputs.begin(), g.inputs.end(), u) == g.inputs.end()) g.inputs.push_back(u);
+          if (!internal && std::find(g.inputs.begin(), g.inputs.end(), u) == g.inputs.end())
+            g.inputs.push_back(u);
         }
       }
       g.outputs = g.root->results;

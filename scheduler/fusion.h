@@ -53,14 +53,14 @@
 namespace grape::scheduler {
 
 enum class OpRole {
-  Executor,     // handled by the executor (see jit/kernel_spec.h)
-  Alias,        // the result is the operand's bytes
-  Root,         // writes its group's output(s)
-  Inlined,      // computed inside the kernel(s) of its consumer(s), never materialised
-  Core,         // the heavy op of a group whose root is its elementwise epilogue
-  RowPrologue,  // a row normalisation computed inside a matmul group
+  Executor,         // handled by the executor (see jit/kernel_spec.h)
+  Alias,            // the result is the operand's bytes
+  Root,             // writes its group's output(s)
+  Inlined,          // computed inside the kernel(s) of its consumer(s), never materialised
+  Core,             // the heavy op of a group whose root is its elementwise epilogue
+  RowPrologue,      // a row normalisation computed inside a matmul group
   AttentionScores,  // the q @ k^T product of a fused attention group
-  PartRoot,     // writes its output from the kernel of a sibling product before it (parts)
+  PartRoot,         // writes its output from the kernel of a sibling product before it (parts)
 };
 const char* role_name(OpRole r);
 

@@ -223,13 +223,13 @@ void attention(int64_t S, int64_t KV, int64_t DK, int64_t rows, LaunchDims& d, i
 
 // Mirrors jit/kernels/attention_mma.cuh: 64 query rows per block, 4 warps (`keys1`: each warp all
 // keys of its 16 rows) or 8 (`keys2`: two warps per 16 rows, a key half each); q, two k and two v
-// tiles of 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more. Two warps per row group when the items fit
-// on the GPU at one block of 8 warps per multiprocessor (registers allow no more): few items
-// then run on twice the warps (BERT-base at batch 1: 24 items, 8.8 instead of 10.7 us); more items
+// tiles of 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more. Two warps per row
+// group when the items fit on the GPU at one block of 8 warps per multiprocessor (registers allow no more):
+// few items then run on twice the warps (BERT-base at batch 1: 24 items, 8.8 instead of 10.7 us); more items
 // have warps enough, and the split's merging costs instructions (batch 16: 384 items, 20.5 instead
 // of 18.7 us, measured with the two-pass kernel).
-void attention_mma(int64_t S, int64_t DK, int64_t DV, int64_t batch, int sm_count,
-                   bool alternatives, std::vector<LaunchCandidate>& out) {
+void attention_mma(int64_t S, int64_t DK, int64_t DV, int64_t batch, int sm_count, bool alternatives,
+                   std::vector<LaunchCandidate>& out) {
   LaunchDims d;
   d.shared_bytes = attention_mma_shared_bytes(DK, DV);
   const int64_t items = batch * ceil_div(S, 64);

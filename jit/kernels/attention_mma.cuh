@@ -292,13 +292,14 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
   }
   if constexpr (KS == 1) {
+    const float inv[2] = {1.0f / l[0], 1.0f / l[1]};  // once per row, not per element
     if (live)
 #pragma unroll
       for (int n = 0; n < DVP / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
-          if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e] / l[e >> 1]);
+          if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e] * inv[e >> 1]);
         }
   } else {
     // The two key halves of a row group meet: each half's (m, l) through shared memory, each

@@ -48,8 +48,6 @@ __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
 // host); gemv_nk's is fixed (mirrored in scheduler/launch.cpp).
 #define GRAPE_GEMV_NK_TILE 128
 
-// Shared memory: A [MT][KCS] in A's dtype, KCS = p->kchunk rounded up to 64 (grape_gemv_kcs), then
-// floats: row statistics [MT][2] and the cross-warp sums [8][MT][64]. scheduler/launch.cpp mirrors it.
 // The epilogue of a tile whose columns are [c0, c1): f(st), st(p, r, col, v) storing column col
 // of the whole product. In a kernel of sibling products (Ops::kParts > 1: several linears of one
 // A, their columns one after another) st is the epilogue of the one part that holds all the
@@ -84,6 +82,8 @@ __device__ __forceinline__ void grape_tile_store(long long c0, long long c1, F&&
   f(GrapeStoreAny<Ops>());
 }
 
+// Shared memory: A [MT][KCS] in A's dtype, KCS = p->kchunk rounded up to 64 (grape_gemv_kcs), then
+// floats: row statistics [MT][2] and the cross-warp sums [8][MT][64]. scheduler/launch.cpp mirrors it.
 __device__ __forceinline__ int grape_gemv_kcs(const KParams* p) { return ((int)p->kchunk + 63) & ~63; }
 template <class T>
 __device__ __forceinline__ float* grape_gemv_floats(unsigned char* smem, const KParams* p) {

@@ -982,8 +982,8 @@ TEST(CodegenFusion, SiblingProductsStayWithinThePartAndBufferLimits) {
     rets += std::string(i ? ", " : "") + "linear(x, w" + n + ", b" + n + ") + r" + n;
     body += ", r" + n + ": f16[B, 32]";
   }
-  auto c = compile_text("siblings_many.grp", "weights {\n" + w + "}\nfn main(x: f16[B, 64]" + body + ") -> (" + outs +
-                                                 ") {\n  return (" + rets + ")\n}\n");
+  auto c = compile_text("siblings_many.grp", "weights {\n" + w + "}\nfn main(x: f16[B, 64]" + body +
+                                                 ") -> (" + outs + ") {\n  return (" + rets + ")\n}\n");
   const ir::Function* f = c->mod->find("main");
   ASSERT_NE(f, nullptr);
   const auto plan = scheduler::plan_fusion(*f);
