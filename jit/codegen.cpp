@@ -21,12 +21,15 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
   for (const auto& bp : plan.blocks) {
     for (const auto& g : bp.groups) {
       KernelSpec k;
-      k.name = pre + "_k" + std::to_string(out.size()) + "_" + ir::op_name(g.root->op);
+      // Named after the op that gives the kernel its loops (an attention that stores through a
+      // permute is still a matmul).
+      const ir::Op named = g.core && g.root->op == ir::Op::Permute ? g.core->op : g.root->op;
+      k.name = pre + "_k" + std::to_string(out.size()) + "_" + ir::op_name(named);
       detail::Ctx c(f, g);
       bool in_place = false;
       std::string body = detail::emit_kernel_body(c, kKernelSymbol, k.launch, in_place);
       body = detail::prune_unused_unravels(std::move(body), c.unravels);
-      k.source = assemble_kernel_source(c.templates, "// " + std::string(ir::op_name(g.root->op)) + ", " +
+      k.source = assemble_kernel_source(c.templates, "// " + std::string(ir::op_name(named)) + ", " +
                                                          std::to_string(g.ops.size()) + " op(s)\n" + body);
       k.buffers = c.buffers;
       k.num_inputs = c.num_inputs;

@@ -412,6 +412,32 @@ FusionPlan plan_fusion(const ir::Function& f) {
       new_group();
     }
 
+    // Stores through a permute (rules in fusion.h): the permute moves from its user's group, where
+    // it was a view of the attention's output, to the attention's group as its root.
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      FusionGroup& g = groups[gi];
+      if (!g.attention_scores || g.root != g.core || g.core->results.size() != 1) continue;
+      const ValueId o = g.core->results[0];
+      if (escapes.count(o) || uses[o].size() != 1) continue;
+      const Operation* perm = uses[o][0].op;
+      if (perm->op != Op::Permute || perm->pred != g.pred || op_block[perm] != blk) continue;
+      auto role = roles.find(perm);
+      auto in = groups_of.find(perm);
+      if (role == roles.end() || role->second != OpRole::Inlined || in == groups_of.end() ||
+          in->second.size() != 1)
+        continue;
+      roles[g.core] = OpRole::Core;
+      roles[perm] = OpRole::Root;
+      in->second = {static_cast<int>(gi)};
+      g.root = perm;
+      // A reshape of the now materialised permute (the merged heads' [B, S, H * D]) is its bytes.
+      const auto& pu = uses[perm->results[0]];
+      if (pu.size() == 1 && pu[0].op->op == Op::Reshape && roles[pu[0].op] == OpRole::Inlined) {
+        roles[pu[0].op] = OpRole::Alias;
+        groups_of.erase(pu[0].op);
+      }
+    }
+
     // Members, inputs and outputs of each group.
     for (auto& [op, gs] : groups_of) {
       if (op_block[op] != blk) continue;

@@ -34,6 +34,11 @@
 //    jit/kernels/attention.cuh, any float type; with more or a runtime number of rows (prefill,
 //    encoders) it is jit/kernels/attention_mma.cuh on the tensor cores, which needs q, k, v and
 //    the softmax in one 16-bit type (f16, bf16) and head widths <= kMaxFusedMmaHeadDim.
+//  - Stores through a permute: when a fused attention's output (with no epilogue) is used only by a
+//    permute of the same predicate (BERT's merge of the heads, [B, H, S, D] -> [B, S, H, D]), that
+//    permute becomes the group's root and the kernel stores each element at its permuted place.
+//    The product that reads the merged heads then reads a plain buffer (rows contiguous, no index
+//    arithmetic per element) instead of a view, and no copy kernel materialises the permute.
 //  - Everything else (reductions, norms, matmul, topk, cumsum, slice_update, and pointwise ops that
 //    must be materialised) is the Root of its own kernel.
 //  - Sibling products (horizontal fusion): linear groups of one block and predicate that read the

@@ -247,19 +247,30 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step: word
     // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1} of the warp's half.
     unsigned a[HALF / 16][4];
+    // Every score of the tile goes through Ops::score unconditionally, at indices clamped into
+    // range (a row beyond S or a key beyond KV reads row S - 1 or key KV - 1, then gets -inf), so
+    // the loads of the chain (a mask) are issued together and shared by the lane's two rows when
+    // they do not depend on the row. Behind a condition each load was waited for before the next
+    // was issued: 32 L2 latencies in a row per tile (bench/RESULTS.md, eighteenth session).
+    const long long jlast = KV - 1;
+    float x[2][2 * NB];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const long long i = r0 + 8 * h;
-      float x[2 * NB];
-      float mx = neg_inf;
+      const long long i = r0 + 8 * h, ic = i < S ? i : S - 1;
 #pragma unroll
       for (int n = 0; n < NB; ++n)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
-          x[2 * n + e] = i < S && (full || j < KV) ? Ops::score(p, b, i, j, acc[n][2 * h + e]) : neg_inf;
-          mx = grape_fmax_nan(mx, x[2 * n + e]);
+          const float s = Ops::score(p, b, ic, full || j < KV ? j : jlast, acc[n][2 * h + e]);
+          x[h][2 * n + e] = i < S && (full || j < KV) ? s : neg_inf;
         }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = neg_inf;
+#pragma unroll
+      for (int u = 0; u < 2 * NB; ++u) mx = grape_fmax_nan(mx, x[h][u]);
       mx = grape_fmax_nan(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = grape_fmax_nan(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float mn = grape_fmax_nan(m[h], mx);
@@ -276,7 +287,7 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
       float pr[2 * NB];
 #pragma unroll
       for (int u = 0; u < 2 * NB; ++u) {
-        pr[u] = mn == neg_inf ? 0.0f : grape_attn_exp(x[u] - mn);
+        pr[u] = mn == neg_inf ? 0.0f : grape_attn_exp(x[h][u] - mn);
         l[h] += pr[u];
       }
 #pragma unroll

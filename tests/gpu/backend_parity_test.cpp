@@ -520,6 +520,35 @@ TEST(GpuParity, SiblingProductsEveryPath) {
   }
 }
 
+// An attention that stores through the merge of the heads (scheduler/fusion.h): the output
+// projection reads the merged heads as a plain buffer. Decode (attention.cuh, one query row) and
+// many query rows (attention_mma.cuh, 64-row tiles with a ragged last one); eager and graph.
+TEST(GpuParity, AttentionStoredThroughTheMergeOfHeads) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(
+weights { w: f16[96, 96] }
+fn main(q: f16[B, 3, S, 32], k: f16[B, 3, T, 32], v: f16[B, 3, T, 32]) -> f16[B, S, 96] {
+  let o = softmax((q @ transpose(k, 2, 3)) * 0.17, axis=-1) @ v
+  return linear(reshape(transpose(o, 1, 2), (B, S, 96)), w)
+}
+)",
+                              "merge.grp");
+  m->set_random_weights(23);
+  for (int64_t s : {1, 70}) {
+    const Inputs in = {{"q", sample(DType::F16, {2, 3, s, 32}, 51)},
+                       {"k", sample(DType::F16, {2, 3, 45, 32}, 52)},
+                       {"v", sample(DType::F16, {2, 3, 45, 32}, 53)}};
+    Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+    const auto want = cpu.run(in);
+    for (const char* executor : {"eager", "graph"}) {
+      Session gpu(m, SessionOptions{"main", "cuda", executor, 0});
+      const auto got = gpu.run(in);
+      ASSERT_EQ(got.size(), 1u);
+      expect_close(want[0], got[0], "merged heads S " + std::to_string(s) + " " + executor);
+    }
+  }
+}
+
 // Fused attention (jit/kernels/attention.cuh) against the unfused CPU ops: decode (one query row,
 // a position mask), encoder (a broadcast padding mask), causal prefill, keys too many to cache,
 // head widths that are not multiples of 32 or differ between k and v, a k shared across the batch,

@@ -778,6 +778,55 @@ void expect_compiles(const std::vector<jit::KernelSpec>& ks) {
   }
 }
 
+// An attention whose output is read only through BERT's merge of the heads stores each element at
+// its merged place (scheduler/fusion.h, "Stores through a permute"): the permute is the attention
+// group's root, the reshape after it an alias, and the next product reads a plain buffer (kADirect).
+// Both attention kernels (decode's attention.cuh, the tensor-core one); an attention output that is
+// also returned stays where it is and the product keeps its view.
+TEST(CodegenFusion, AttentionStoresThroughTheMergeOfHeads) {
+  auto c = compile_text("merge.grp", R"(
+weights { w: f16[768, 768] }
+fn enc(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64]) -> f16[B, S, 768] {
+  let o = softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v
+  return linear(reshape(transpose(o, 1, 2), (B, S, 768)), w)
+}
+fn dec(q: f16[B, 12, 1, 64], k: f16[B, 12, T, 64], v: f16[B, 12, T, 64]) -> f16[B, 1, 768] {
+  let o = softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v
+  return linear(reshape(transpose(o, 1, 2), (B, 1, 768)), w)
+}
+fn kept(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64]) -> (f16[B, 12, S, 64], f16[B, S, 768]) {
+  let o = softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v
+  return (o, linear(reshape(transpose(o, 1, 2), (B, S, 768)), w))
+}
+)");
+  for (const char* entry : {"enc", "dec", "kept"}) {
+    SCOPED_TRACE(entry);
+    const bool moved = std::string(entry) != "kept";
+    const ir::Function* f = c->mod->find(entry);
+    ASSERT_NE(f, nullptr);
+    const auto plan = scheduler::plan_fusion(*f);
+    ASSERT_EQ(plan.num_kernels(), 2u);
+    const auto& att = plan.blocks[0].groups[0];
+    ASSERT_NE(att.attention_scores, nullptr);
+    EXPECT_EQ(att.root->op, moved ? ir::Op::Permute : ir::Op::MatMul);
+    EXPECT_EQ(att.core->op, ir::Op::MatMul);
+    auto ks = kernels_of(*c->mod, entry);
+    ASSERT_EQ(ks.size(), 2u);
+    EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::Attention);
+    EXPECT_NE(ks[0].name.find("_matmul"), std::string::npos) << ks[0].name;
+    EXPECT_EQ(ks[1].source.find("kADirect = true") != std::string::npos, moved);
+    if (moved) {
+      // Ops::store writes at [b / 12][i][b % 12][d] of the [B, S, 12, 64] result.
+      const std::string& s = ks[0].source;
+      const size_t at = s.find("__device__ static void store(");
+      ASSERT_NE(at, std::string::npos);
+      check_golden(std::string("attention_store_merged_heads_") + entry,
+                   s.substr(at, s.find("\n  }\n", at) - at));
+    }
+    expect_compiles(ks);
+  }
+}
+
 // Reductions and arg-reductions (jit/kernels/reduce.cuh) over rows of a runtime length, of every
 // accumulator type, to a scalar, and along a leading axis: one block of 256 threads per row.
 TEST(CodegenTemplates, ReductionsTakeReduceCuh) {
