@@ -247,24 +247,37 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step: word
     // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1} of the warp's half.
     unsigned a[HALF / 16][4];
-    // Every score of the tile goes through Ops::score unconditionally, at indices clamped into
-    // range (a row beyond S or a key beyond KV reads row S - 1 or key KV - 1, then gets -inf), so
-    // the loads of the chain (a mask) are issued together and shared by the lane's two rows when
-    // they do not depend on the row. Behind a condition each load was waited for before the next
-    // was issued: 32 L2 latencies in a row per tile (bench/RESULTS.md, eighteenth session).
-    const long long jlast = KV - 1;
+    // Every score of the tile goes through Ops::score unconditionally, so the loads of the chain
+    // (a mask) are issued together and shared by the lane's two rows when they do not depend on
+    // the row. Behind a condition each load was waited for before the next was issued: 32 L2
+    // latencies in a row per tile (bench/RESULTS.md, eighteenth session). A tile whose keys and
+    // the warp's rows are all in range (every tile of BERT) takes no checks at all; at the edges
+    // the indices are clamped into range (a row beyond S reads row S - 1, a key beyond KV key
+    // KV - 1) and those scores are then -inf.
     float x[2][2 * NB];
+    const long long jl = j0 + (lane & 3) * 2;
+    if (full && wi + 16 <= S) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long i = r0 + 8 * h, ic = i < S ? i : S - 1;
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int n = 0; n < NB; ++n)
+        for (int n = 0; n < NB; ++n)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const long long j = j0 + n * 8 + (lane & 3) * 2 + e;
-          const float s = Ops::score(p, b, ic, full || j < KV ? j : jlast, acc[n][2 * h + e]);
-          x[h][2 * n + e] = i < S && (full || j < KV) ? s : neg_inf;
-        }
+          for (int e = 0; e < 2; ++e) x[h][2 * n + e] = Ops::score(p, b, r0 + 8 * h, jl + n * 8 + e, acc[n][2 * h + e]);
+    } else {
+      // This lane's keys n * 8 + e < left exist (at most HALF: no overflow for long rows).
+      const int left = (int)(KV - jl < HALF ? KV - jl : HALF);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long i = r0 + 8 * h, ic = i < S ? i : S - 1;
+#pragma unroll
+        for (int n = 0; n < NB; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int c = n * 8 + e;
+            const float sc = Ops::score(p, b, ic, jl + (c < left ? c : left - 1), acc[n][2 * h + e]);
+            x[h][2 * n + e] = i < S && c < left ? sc : neg_inf;
+          }
+      }
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
