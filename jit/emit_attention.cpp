@@ -5,6 +5,7 @@
 #include "jit/emit_context.h"
 #include "jit/kernel_source.h"
 #include "scheduler/fusion.h"
+#include "scheduler/launch.h"
 
 namespace grape::jit::detail {
 
@@ -136,14 +137,19 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   if (mma) {
     // Two entry points: one warp per 16 query rows (128 threads), and two, each half of the keys
     // (256 threads; kTensorCoreSuffix, LaunchDims::tensor_cores). scheduler/launch.cpp picks.
+    // The second one: 32 rows, four warps per 16 rows, where the head widths allow
+    // (scheduler::attention_mma_split_rows, which the launch asks too), else 64 rows and two.
     auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };
-    for (int ks : {1, 2}) {
-      s += kernel_header(ks == 1 ? name : name + kTensorCoreSuffix, ks == 1 ? "128" : "256");
+    const int64_t split_rows = scheduler::attention_mma_split_rows(dk_dim.const_value(), dv_dim.const_value());
+    for (int entry : {1, 2}) {
+      const int64_t rows = entry == 1 ? 64 : split_rows;
+      const std::string shape = entry == 1 ? "4, 1" : rows == 32 ? "2, 4" : "4, 2";
+      s += kernel_header(entry == 1 ? name : name + kTensorCoreSuffix, entry == 1 ? "128" : "256");
       s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-      s += "  const long long items = " + c.numel(batch) +
-           " * ((Ops::S(p) + GRAPE_ATTN_MMA_ROWS - 1) / GRAPE_ATTN_MMA_ROWS);\n";
+      s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + " + std::to_string(rows - 1) + ") / " +
+           std::to_string(rows) + ");\n";
       s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention_mma<Ops, " +
-           pad16(dk_dim) + ", " + pad16(dv_dim) + ", " + std::to_string(ks) + ">(p, item, grape_smem);\n}\n";
+           pad16(dk_dim) + ", " + pad16(dv_dim) + ", " + shape + ">(p, item, grape_smem);\n}\n";
     }
     c.templates = {"attention.cuh", "gemm_mma.cuh", "attention_mma.cuh"};
   } else {

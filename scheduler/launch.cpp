@@ -222,24 +222,27 @@ void attention(int64_t S, int64_t KV, int64_t DK, int64_t rows, LaunchDims& d, i
 }
 
 // Mirrors jit/kernels/attention_mma.cuh: 64 query rows per block, 4 warps (`keys1`: each warp all
-// keys of its 16 rows) or 8 (`keys2`: two warps per 16 rows, a key half each); q, two k and two v
-// tiles of 16-bit elements in shared memory, head widths padded to 16 and rows by 8 more. Two warps per row
-// group when the items fit on the GPU at one block of 8 warps per multiprocessor (registers allow no more):
-// few items then run on twice the warps (BERT-base at batch 1: 24 items, 8.8 instead of 10.7 us); more items
-// have warps enough, and the split's merging costs instructions (batch 16: 384 items, 20.5 instead
-// of 18.7 us, measured with the two-pass kernel).
+// keys of its 16 rows), or 8 warps: 32 rows, four warps per 16 rows, each a quarter of every key
+// tile (`keys4`), or where the head widths do not allow that (attention_mma_quarter_keys) 64 rows,
+// two warps per 16 rows, a key half each (`keys2`); q, two k and two v tiles of 16-bit elements in
+// shared memory, head widths padded to 16 and rows by 8 more. The 8-warp entry when the 64-row
+// items fit on the GPU at one block per multiprocessor (registers allow no more): few items then
+// run on more warps (BERT-base at batch 1: 24 items, 8.8 instead of 10.7 us with two warps per
+// row group); more items have warps enough, and the split's merging costs instructions (batch 16:
+// 384 items, 20.5 instead of 18.7 us, measured with the two-pass kernel).
 void attention_mma(int64_t S, int64_t DK, int64_t DV, int64_t batch, int sm_count, bool alternatives,
                    std::vector<LaunchCandidate>& out) {
   LaunchDims d;
   d.shared_bytes = attention_mma_shared_bytes(DK, DV);
   const int64_t items = batch * ceil_div(S, 64);
-  d.grid = static_cast<unsigned>(std::clamp<int64_t>(items, 1, kMaxGrid));
   const int first = items <= sm_count ? 2 : 1;
   for (int keys : {first, 3 - first}) {
     if (keys != first && !alternatives) break;
     d.block = 128u * static_cast<unsigned>(keys);
     d.tensor_cores = keys == 2;  // the kernel's second entry point
-    out.push_back({"keys" + std::to_string(keys), d});
+    const int64_t rows = keys == 2 ? attention_mma_split_rows(DK, DV) : 64;
+    d.grid = static_cast<unsigned>(std::clamp<int64_t>(batch * ceil_div(S, rows), 1, kMaxGrid));
+    out.push_back({keys == 2 && rows == 32 ? std::string("keys4") : "keys" + std::to_string(keys), d});
   }
 }
 

@@ -166,6 +166,19 @@ constexpr unsigned attention_mma_shared_bytes(int64_t dk, int64_t dv) {
 }
 constexpr unsigned kAttentionMmaMaxSharedBytes = attention_mma_shared_bytes(128, 128);
 
+// The second entry point of attention_mma.cuh (8 warps): 32 query rows per block, four warps per
+// 16 rows, each a quarter of every key tile, where the head widths allow it (the output's column
+// blocks split four ways, the partial outputs fit in the k and v tiles); else 64 rows, two warps
+// per 16 rows. Small batches then run on twice the blocks (BERT-base at batch 1: 48, not 24).
+// The code generator and the launch both ask this.
+constexpr bool attention_mma_quarter_keys(int64_t dk, int64_t dv) {
+  const int64_t dkp = (dk + 15) / 16 * 16, dvp = (dv + 15) / 16 * 16;
+  return dvp % 32 == 0 && 2 * 3 * dvp * 64 <= 256 * (dkp + 8) + 256 * (dvp + 8);
+}
+constexpr int64_t attention_mma_split_rows(int64_t dk, int64_t dv) {
+  return attention_mma_quarter_keys(dk, dv) ? 32 : 64;
+}
+
 constexpr int64_t kMaxGrid = 65535;
 
 // GEMV (jit/kernels/gemv.cuh): the longest K range of one block (GRAPE_GEMV_KC), and the number of

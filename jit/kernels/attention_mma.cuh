@@ -19,15 +19,17 @@
 // then the probabilities — and took 20.5 us for BERT-base at batch 16: bench/RESULTS.md,
 // seventeenth session.)
 //
-// Work item: (b, a tile of 64 query rows), four row groups of 16 rows. The launch picks one or two
-// warps per row group (scheduler/launch.cpp), each its own entry point. With one (4 warps, 128 threads)
-// each warp scores its rows against every key; with two (8 warps, 256 threads) warp w takes the
-// rows of group w % 4 and the half w / 4 of every key tile's 64 keys, multiplies its probabilities
-// with those 32 rows of v, and at the end the two warps of a row group rescale their partial
-// outputs and sums to the larger of their maxima and add them (through shared memory): a small
-// batch's few items (BERT-base at batch 1: 24) then run on twice the warps, each with half the
-// dependent work. The block stages the q tile once and the keys in tiles of 64 (k and v rows,
-// double-buffered: the next tile's cp.async loads fly while the warps multiply the current one).
+// Work item: (b, a tile of 16 * RG query rows), RG row groups of 16 rows, KS warps per row group;
+// the launch picks (scheduler/launch.cpp), each form its own entry point. 4 x 1 (4 warps, 128
+// threads, 64 rows): each warp scores its rows against every key. 2 x 4 (8 warps, 32 rows; 4 x 2
+// where the head widths do not allow it, scheduler::attention_mma_quarter_keys): warp w takes the
+// rows of group w % RG and share w / RG of every key tile's 64 keys, multiplies its probabilities
+// with those rows of v, and at the end the warps of a row group rescale their partial outputs and
+// sums to the largest of their maxima and add them (through shared memory): a small batch's few
+// items (BERT-base at batch 1: 48 of 32 rows) then run on more blocks and warps, each with a
+// quarter of the dependent work. The block stages the q tile once and the keys in tiles of 64 (k
+// and v rows, double-buffered: the next tile's cp.async loads fly while the warps multiply the
+// current one).
 // Rows beyond S are zeros and are neither scored nor stored; keys beyond KV are zeros and get no
 // probability (a warp's keys of a tile wholly below KV skip those checks). Warps whose rows all lie
 // beyond S only help with the loads.
@@ -48,9 +50,9 @@
 //   static float score(p, b, i, j, float dot)
 //   static void store(p, b, i, d, float acc)
 // Shared memory (T elements): q [64][DKP + 8] | k [2][64][DKP + 8] | v [2][64][DVP + 8] |
-// statistics, floats [4 row groups][2 key halves][16 rows][2]; scheduler/launch.h computes the
-// same size. Rows are padded by 16 bytes: ldmatrix without bank
-// conflicts. With two warps per row group the v tiles hold the partial outputs at the end.
+// statistics, floats [RG][KS][16 rows][2] (at most 256); scheduler/launch.h computes the same
+// size. Rows are padded by 16 bytes: ldmatrix without bank conflicts. With several warps per row
+// group the k and v tiles hold the partial outputs at the end.
 #ifndef GRAPE_KERNELS_ATTENTION_MMA_CUH
 #define GRAPE_KERNELS_ATTENTION_MMA_CUH
 
@@ -185,28 +187,30 @@ __device__ __forceinline__ void grape_attn_mma_pv(const unsigned (&a)[KSTEPS][4]
     }
 }
 
-// One work item with KS warps per row group (KS = 1: 4 warps, each all keys of its rows; KS = 2:
-// 8 warps, each half of every key tile). The two are separate entry points (jit/emit_attention.cpp):
-// in one kernel both paths' code evicted each other's from the instruction cache between a model's
-// kernels (BERT's attention with KS = 2 took 16 us instead of 9).
-template <class Ops, int DKP, int DVP, int KS>
+// One work item: RG row groups of 16 query rows, KS warps per row group (4 x 1: each warp all keys
+// of its rows; 4 x 2: each warp half of every key tile; 2 x 4: a quarter). The 4-warp and the
+// 8-warp forms are separate entry points (jit/emit_attention.cpp): in one kernel both paths' code
+// evicted each other's from the instruction cache between a model's kernels (BERT's attention with
+// KS = 2 took 16 us instead of 9).
+template <class Ops, int DKP, int DVP, int RG, int KS>
 __device__ void grape_attention_mma(const KParams* p, long long item, unsigned char* smem) {
   using T = typename Ops::T;
-  constexpr int BQ = GRAPE_ATTN_MMA_ROWS, BKV = GRAPE_ATTN_MMA_KEYS, THREADS = 128 * KS;
+  constexpr int BQ = 16 * RG, BKV = GRAPE_ATTN_MMA_KEYS, THREADS = 32 * RG * KS;
   constexpr int HALF = BKV / KS, NB = HALF / 8;  // the warp's keys of a tile, in blocks of 8
-  static_assert(KS == 1 || KS == 2, "one or two warps per row group");
+  static_assert((RG == 4 && (KS == 1 || KS == 2)) || (RG == 2 && KS == 4), "4 x 1, 4 x 2 or 2 x 4 warps");
+  static_assert(KS == 1 || (DVP / 8) % KS == 0, "the output's column blocks split among a row group's warps");
   constexpr int LDK = DKP + 8, LDV = DVP + 8;
   static_assert(DKP % 16 == 0 && DVP % 16 == 0, "head widths are padded to multiples of 16");
   const long long S = Ops::S(p), KV = Ops::KV(p), DK = Ops::DK(p), DV = Ops::DV(p);
   const long long qtiles = (S + BQ - 1) / BQ, b = item / qtiles, i0 = (item % qtiles) * BQ;
   const long long tiles = (KV + BKV - 1) / BKV;
   T* qs = reinterpret_cast<T*>(smem);
-  T* ks = qs + BQ * LDK;       // [2][BKV][LDK]
-  T* vs = ks + 2 * BKV * LDK;  // [2][BKV][LDV]
-  float* stats = reinterpret_cast<float*>(vs + 2 * BKV * LDV);  // [4][2][16][2]
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = w & 3, kh = KS == 2 ? w >> 2 : 0;
+  T* ks = qs + GRAPE_ATTN_MMA_ROWS * LDK;  // [2][BKV][LDK]
+  T* vs = ks + 2 * BKV * LDK;              // [2][BKV][LDV]
+  float* stats = reinterpret_cast<float*>(vs + 2 * BKV * LDV);  // [RG][KS][16][2]
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = w % RG, kh = w / RG;
   const long long wi = i0 + g * 16;                    // the warp's first row
-  const bool live = wi < S;                            // warp-uniform, the same for both halves
+  const bool live = wi < S;                            // warp-uniform, the same for a row group
   const long long r0 = wi + (lane >> 2), r1 = r0 + 8;  // this lane's two rows
   const float neg_inf = -__int_as_float(0x7f800000);
 
@@ -326,15 +330,15 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
           if (i < S && d < DV) Ops::store(p, b, i, d, o[n][e] * inv[e >> 1]);
         }
   } else {
-    // The two key halves of a row group meet: each half's (m, l) through shared memory, each
-    // rescaled to the larger maximum (both halves compute the same factors and the same sum),
-    // then half kh stores the column blocks [kh * CB, kh * CB + CB) and gets the other half's
-    // rescaled partial outputs for them through the v tiles.
-    __syncthreads();  // every warp is done with the v tiles
+    // The KS warps of a row group meet: each one's (m, l) through shared memory, each rescaled to
+    // the largest maximum (every warp computes the same factors and the same sum, in warp order),
+    // then warp kh stores the column blocks [kh * CB, kh * CB + CB) and gets the others' rescaled
+    // partial outputs for them through the k and v tiles.
+    __syncthreads();  // every warp is done with the k and v tiles
     if (live && (lane & 3) == 0)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        float* st = stats + ((g * 2 + kh) * 16 + (lane >> 2) + 8 * h) * 2;
+        float* st = stats + ((g * KS + kh) * 16 + (lane >> 2) + 8 * h) * 2;
         st[0] = m[h];
         st[1] = l[h];
       }
@@ -342,33 +346,53 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     float f[2], inv[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float* so = stats + ((g * 2 + (1 - kh)) * 16 + (lane >> 2) + 8 * h) * 2;
-      const float mo = so[0], lo = so[1];
-      const float mn = grape_fmax_nan(m[h], mo);
-      f[h] = m[h] == mn ? 1.0f : grape_attn_exp(m[h] - mn);
-      const float fo = mo == mn ? 1.0f : grape_attn_exp(mo - mn);
-      // The same sum in both halves: kh 0 adds (its, other's), kh 1 (other's, its).
-      inv[h] = 1.0f / (kh ? lo * fo + l[h] * f[h] : l[h] * f[h] + lo * fo);
+      const float* so = stats + (g * KS * 16 + (lane >> 2) + 8 * h) * 2;  // warp q's at so + 32 q
+      float mn = so[0];
+#pragma unroll
+      for (int q = 1; q < KS; ++q) mn = grape_fmax_nan(mn, so[32 * q]);
+      float sum = 0.0f;
+      f[h] = 1.0f;
+#pragma unroll
+      for (int q = 0; q < KS; ++q) {
+        const float mq = so[32 * q], fq = mq == mn ? 1.0f : grape_attn_exp(mq - mn);
+        sum += so[32 * q + 1] * fq;
+        if (q == kh) f[h] = fq;
+      }
+      inv[h] = 1.0f / sum;
     }
-    constexpr int CB = DVP / 16;
-    float* ox = reinterpret_cast<float*>(vs);  // [4 row groups][2 halves][CB * 4][32 lanes]
+    constexpr int CB = DVP / 8 / KS;
+    // [RG][KS owners][KS - 1 senders][CB][4][32 lanes] floats (scheduler/launch.h checks they fit).
+    float* ox = reinterpret_cast<float*>(ks);
+    auto slot = [&](int owner, int sender, int u, int e) {
+      return ((((g * KS + owner) * (KS - 1) + (sender < owner ? sender : sender - 1)) * CB + u) * 4 + e) * 32 + lane;
+    };
     if (live)
 #pragma unroll
-      for (int u = 0; u < CB; ++u)
+      for (int q = 0; q < KS; ++q) {
+        if (q == kh) continue;
 #pragma unroll
-        for (int e = 0; e < 4; ++e)  // selects, not o[runtime index]: o stays in registers
-          ox[((g * 2 + (1 - kh)) * CB * 4 + u * 4 + e) * 32 + lane] = (kh ? o[u][e] : o[CB + u][e]) * f[e >> 1];
+        for (int u = 0; u < CB; ++u)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) ox[slot(q, kh, u, e)] = o[q * CB + u][e] * f[e >> 1];
+      }
     __syncthreads();
     if (live) {
 #pragma unroll
       for (int u = 0; u < CB; ++u)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
+          float mine = 0.0f;  // o[kh * CB + u][e] by selects: o stays in registers
+#pragma unroll
+          for (int q = 0; q < KS; ++q)
+            if (q == kh) mine = o[q * CB + u][e];
+          float sum = 0.0f;
+#pragma unroll
+          for (int q = 0; q < KS; ++q) {
+            if (q == kh) sum += mine * f[e >> 1];
+            else sum += ox[slot(kh, q, u, e)];
+          }
           const int n = kh * CB + u;
           const long long i = (e >> 1) ? r1 : r0, d = n * 8 + (lane & 3) * 2 + (e & 1);
-          const float mine = (kh ? o[CB + u][e] : o[u][e]) * f[e >> 1];
-          const float other = ox[((g * 2 + kh) * CB * 4 + u * 4 + e) * 32 + lane];
-          const float sum = kh ? other + mine : mine + other;
           if (i < S && d < DV) Ops::store(p, b, i, d, sum * inv[e >> 1]);
         }
     }

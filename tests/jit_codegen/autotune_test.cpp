@@ -150,22 +150,45 @@ TEST(LaunchCandidates, TensorCoreAttentionSplitsTheKeysWhenItemsAreFew) {
   a.kind = LaunchRule::Attention;
   a.attention_mma = true;
   a.threads = 256;
-  // BERT-base at batch 1 (12 x 128 rows: 24 items of 64 rows): two warps per row group first.
+  // BERT-base at batch 1 (12 x 128 rows: 24 items of 64 rows): the 8-warp entry first, there 32
+  // rows per block, four warps per 16 rows (48 blocks), then the 64-row items of one warp each.
   a.items = {ir::Dim(12), ir::Dim(128), ir::Dim(128), ir::Dim(64), ir::Dim(64)};
   auto c = scheduler::launch_candidates(a, {}, 132, true);
-  ASSERT_EQ(names(c), (std::vector<std::string>{"keys2", "keys1"}));
+  ASSERT_EQ(names(c), (std::vector<std::string>{"keys4", "keys1"}));
   EXPECT_EQ(c[0].dims.block, 256u);
+  EXPECT_TRUE(c[0].dims.tensor_cores);  // the kernel's second entry point
+  EXPECT_EQ(c[0].dims.grid, 48u);
   EXPECT_EQ(c[1].dims.block, 128u);
-  for (const auto& x : c) {
-    EXPECT_EQ(x.dims.grid, 24u);
-    EXPECT_EQ(x.dims.shared_bytes, scheduler::attention_mma_shared_bytes(64, 64));
-  }
+  EXPECT_EQ(c[1].dims.grid, 24u);
+  for (const auto& x : c) EXPECT_EQ(x.dims.shared_bytes, scheduler::attention_mma_shared_bytes(64, 64));
+  // Head widths of 16: the output's two column blocks do not split four ways, so the 8-warp entry
+  // keeps 64 rows, two warps per 16 rows.
+  a.items[3] = a.items[4] = ir::Dim(16);
+  c = scheduler::launch_candidates(a, {}, 132, true);
+  ASSERT_EQ(names(c), (std::vector<std::string>{"keys2", "keys1"}));
+  EXPECT_EQ(c[0].dims.grid, 24u);
+  a.items[3] = a.items[4] = ir::Dim(64);
   // Batch 16: 384 items, more than one block of 8 warps per multiprocessor: one warp each.
   a.items[0] = ir::Dim(16 * 12);
   c = scheduler::launch_candidates(a, {}, 132, true);
-  ASSERT_EQ(names(c), (std::vector<std::string>{"keys1", "keys2"}));
+  ASSERT_EQ(names(c), (std::vector<std::string>{"keys1", "keys4"}));
   EXPECT_EQ(c[0].dims.block, 128u);
+  EXPECT_EQ(c[1].dims.grid, 16u * 12u * 4u);
   EXPECT_EQ(scheduler::launch_dims(a, {}, 132).block, 128u);
+}
+
+// Which head widths take four warps per 16 rows: the output's column blocks of 8 split four ways
+// and the partial outputs of three warps fit in the k and v tiles (the kernel's own static_assert
+// covers the first; this the second, at the widest heads).
+TEST(LaunchCandidates, TensorCoreAttentionQuarterKeysWhereTheWidthsAllow) {
+  EXPECT_TRUE(scheduler::attention_mma_quarter_keys(64, 64));
+  EXPECT_TRUE(scheduler::attention_mma_quarter_keys(128, 128));
+  EXPECT_TRUE(scheduler::attention_mma_quarter_keys(40, 24));   // padded to 48, 32
+  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(64, 16));  // two column blocks
+  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(64, 48));  // six
+  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(16, 128));  // 3 x 128 x 128 bytes > the tiles
+  EXPECT_EQ(scheduler::attention_mma_split_rows(64, 64), 32);
+  EXPECT_EQ(scheduler::attention_mma_split_rows(64, 16), 64);
 }
 
 TEST(LaunchCandidates, AMeasurementSwitchLeavesOnlyItsChoice) {

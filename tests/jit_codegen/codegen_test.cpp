@@ -669,9 +669,10 @@ fn wide(q: f16[2, 32, 160], k: f16[2, 8, 160], v: f16[2, 8, 160]) -> f16[2, 32, 
   ASSERT_EQ(enc.size(), 1u);
   EXPECT_EQ(enc[0].launch.kind, jit::LaunchRule::Attention);
   EXPECT_TRUE(enc[0].launch.attention_mma);
-  // Two entry points: one warp per row group, and two (each half of the keys).
-  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64, 1>"), std::string::npos);
-  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64, 2>"), std::string::npos);
+  // Two entry points: 64 rows, one warp per row group; and 32 rows, four warps per row group
+  // (each a quarter of the keys).
+  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64, 4, 1>"), std::string::npos);
+  EXPECT_NE(enc[0].source.find("grape_attention_mma<Ops, 64, 64, 2, 4>"), std::string::npos);
   EXPECT_NE(enc[0].source.find(std::string("void __launch_bounds__(256) ") + jit::kKernelSymbol +
                                jit::kTensorCoreSuffix),
             std::string::npos);
@@ -686,14 +687,15 @@ fn wide(q: f16[2, 32, 160], k: f16[2, 8, 160], v: f16[2, 8, 160]) -> f16[2, 32, 
   EXPECT_EQ(d.shared_bytes, tiles + stats);
   EXPECT_LE(d.shared_bytes, scheduler::kAttentionMmaMaxSharedBytes);
   d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 300}}, 132);
-  EXPECT_EQ(d.grid, 12u * 5u);
-  EXPECT_EQ(d.block, 256u);  // 60 items: two warps per row group (keys2)
+  EXPECT_EQ(d.grid, 12u * 10u);  // 60 items of 64 rows fit: the 8-warp entry, 32 rows per block
+  EXPECT_EQ(d.block, 256u);      // (keys4: four warps per row group)
   EXPECT_EQ(d.shared_bytes, tiles + stats);
   d = scheduler::launch_dims(enc[0].launch, {{"B", 1}, {"S", 513}}, 132);
   EXPECT_EQ(d.shared_bytes, tiles + stats);
   auto rows = kernels_of(*c->mod, "rows");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32, 1>"), std::string::npos);
+  EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32, 4, 1>"), std::string::npos);
+  EXPECT_NE(rows[0].source.find("grape_attention_mma<Ops, 48, 32, 2, 4>"), std::string::npos);
   EXPECT_EQ(kernels_of(*c->mod, "wide").size(), 2u);
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
