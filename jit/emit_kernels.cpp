@@ -324,8 +324,6 @@ constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
 // useful rate (a beam search's 5 rows of 50257: 72 us with 256 threads and three passes).
 constexpr int64_t kRowNormWideBlockMinCols = 8192;
 constexpr int kRowNormWarps = 4;
-// Rows with at least this many values per lane may be split over a block's warps (row_norm.cuh).
-constexpr int64_t kRowNormSplitMinPerLane = 8;
 
 // The Ops of jit/kernels/row_norm.cuh (both kernels): the kind and epsilon, the row (row_ops,
 // `cnt` the row length's C expression) and out(row, j, y): gamma and beta, the rounding and the
@@ -375,17 +373,7 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
     c.readonly_inputs = true;
     std::string s =
         norm_ops(c, r, std::to_string(cols) + "LL") + kernel_header(name, std::to_string(32 * kRowNormWarps));
-    const int64_t per_lane = (cols + 31) / 32;
-    // Rows of 8 values per lane or more may be split over the block's warps (LaunchRule::row_split;
-    // the launch passes the warps per row in p->splits).
-    L.row_split = per_lane >= kRowNormSplitMinPerLane;
-    if (L.row_split)
-      s += "  if (p->splits == " + std::to_string(kRowNormWarps) + ") grape_row_norm<Ops, " +
-           std::to_string((per_lane + kRowNormWarps - 1) / kRowNormWarps) + ", " +
-           std::to_string(kRowNormWarps) + ">(p);\n  else grape_row_norm<Ops, " + std::to_string(per_lane) +
-           ", 1>(p);\n}\n";
-    else
-      s += "  grape_row_norm<Ops, " + std::to_string(per_lane) + ", 1>(p);\n}\n";
+    s += "  grape_row_norm<Ops, " + std::to_string((cols + 31) / 32) + ">(p);\n}\n";
     L.rows_per_block = kRowNormWarps;
     L.threads = 32 * kRowNormWarps;
     return s;

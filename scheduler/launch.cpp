@@ -367,21 +367,6 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
       int64_t n = 1;
       for (size_t i = 0; i < rule.items.size(); ++i) n *= item(i);
       blocks = ceil_div(n, std::max(1, rule.rows_per_block));
-      if (rule.row_split) {
-        // A row per warp while the rows give each multiprocessor four warps; fewer rows (BERT's
-        // 128 at batch 1: 32 blocks of 4 warps, each warp a chain of 800 dependent instructions)
-        // are split over the block's warps, which meet through shared memory.
-        const bool split = n < 4 * int64_t{sm_count};
-        for (int64_t warps : {split ? 4 : 1, split ? 1 : 4}) {
-          if (warps != (split ? 4 : 1) && !alternatives) break;
-          LaunchDims r = d;
-          r.splits = warps;
-          r.grid = static_cast<unsigned>(
-              std::clamp<int64_t>(ceil_div(n, warps == 4 ? 1 : rule.rows_per_block), 1, kMaxGrid));
-          out.push_back({warps == 4 ? "row-split" : "row-warp", r});
-        }
-        break;
-      }
       if (rule.topk_k > 0 && n > 0) {
         // One block per row is issue-bound on a long row (a beam search's 251k candidates: 145 us
         // on one H100 SM); spread a row over blocks until the rows fill the GPU twice.

@@ -28,10 +28,6 @@ struct LaunchRule {
   int work = -1;               // the output buffer the launch covers (informational)
   std::vector<ir::Dim> items;  // see Kind
   int rows_per_block = 1;      // Rows: 4 for jit/kernels/row_norm.cuh (a warp per row)
-  // Rows, jit/kernels/row_norm.cuh's warp kernel with rows of at least 8 values per lane: a row
-  // may be split over the block's 4 warps (LaunchDims::splits = 4: one row per block) when the rows
-  // are too few to give every multiprocessor several warps.
-  bool row_split = false;
   // Rows, jit/kernels/topk.cuh on float rows: k (0 for other kernels) and the row length. A long
   // row is split over several blocks (LaunchDims::splits per row), which meet in the scratch area.
   int topk_k = 0;

@@ -12,9 +12,6 @@
 // grape_row_norm_warp: rows of at most 32 * PER_LANE elements, one warp per row, four rows per
 // block of 128 threads: each lane reads its PER_LANE elements (j = lane + 32 t, coalesced) once
 // into registers and the statistics are warp shuffles, so there is no barrier and x is read once.
-// Too few rows to give the GPU enough warps (BERT's 128 at batch 1: 32 blocks, each warp a chain
-// of ~800 dependent instructions) are split over the block's four warps (WPR = 4, one row per
-// block, the launch's choice: p->splits), whose partial statistics meet in shared memory.
 //
 // grape_row_norm_block: rows of any length (longer ones, or a runtime length), one block per row.
 // It reads x once per pass (a softmax's maximum and sum in one pass) and synchronises the block
@@ -35,38 +32,18 @@
 
 constexpr int kGrapeSoftmax = 0, kGrapeLogSoftmax = 1, kGrapeLayerNorm = 2, kGrapeRmsNorm = 3;
 
-// Whether a row's statistic is split over WPR warps: their partial values meet through `red`
-// (one slot per warp of the block), added in warp order.
-template <int WPR, class F>
-__device__ __forceinline__ float grape_row_combine(float v, F f, float* red) {
-  if constexpr (WPR == 1) {
-    return v;
-  } else {
-    const int w = threadIdx.x >> 5, first = w - w % WPR;
-    if ((threadIdx.x & 31) == 0) red[w] = v;
-    __syncthreads();
-    float r = red[first];
-#pragma unroll
-    for (int k = 1; k < WPR; ++k) r = f(r, red[first + k]);
-    return r;
-  }
-}
-
-// One row per WPR warps: warp k of the row takes its values j = 32 * (k * PER_LANE + t) + lane,
-// t < PER_LANE (PER_LANE per lane), into registers; the statistics are warp shuffles, then, with
-// WPR > 1, a round through shared memory per statistic (`red`: two statistics, one slot per warp
-// each). `active`: the row exists (a block's last rows may not; their warps still meet the others
-// at the barriers).
-template <class Ops, int PER_LANE, int WPR>
-__device__ void grape_row_norm_warp(const KParams* p, long long row_index, bool active, float (*red)[GRAPE_ROW_NORM_WARPS]) {
-  const int lane = threadIdx.x & 31, part = (threadIdx.x >> 5) % WPR;
-  const long long cnt = active ? Ops::cnt(p) : 0;
-  const typename Ops::Row row = Ops::row(p, active ? row_index : 0);
-  auto col = [&](int t) { return 32LL * (part * PER_LANE + t) + lane; };
-  auto in = [&](int t) { return col(t) < cnt; };
+template <class Ops, int PER_LANE>
+__device__ void grape_row_norm_warp(const KParams* p, long long row_index) {
+  const int lane = threadIdx.x & 31;
+  const long long cnt = Ops::cnt(p);
+  const typename Ops::Row row = Ops::row(p, row_index);
   float v[PER_LANE];
 #pragma unroll
-  for (int t = 0; t < PER_LANE; ++t) v[t] = in(t) ? Ops::x(p, row, col(t)) : 0.0f;
+  for (int t = 0; t < PER_LANE; ++t) {
+    const long long j = lane + 32LL * t;
+    v[t] = j < cnt ? Ops::x(p, row, j) : 0.0f;
+  }
+  auto in = [&](int t) { return lane + 32LL * t < cnt; };
   float a = 0.0f, b = 0.0f;  // softmax: max, sum of exp; norms: mean, inv
   if constexpr (Ops::kKind == kGrapeSoftmax || Ops::kKind == kGrapeLogSoftmax) {
     float mx = -__int_as_float(0x7f800000);
@@ -75,20 +52,19 @@ __device__ void grape_row_norm_warp(const KParams* p, long long row_index, bool 
       if (in(t)) mx = grape_fmax_nan(mx, v[t]);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) mx = grape_fmax_nan(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    mx = grape_row_combine<WPR>(mx, GrapeMax(), red[0]);
     float sum = 0.0f;
 #pragma unroll
     for (int t = 0; t < PER_LANE; ++t)
       if (in(t)) sum += expf(v[t] - mx);
     a = mx;
-    b = grape_row_combine<WPR>(grape_warp_sum(sum), GrapeAdd(), red[1]);
+    b = grape_warp_sum(sum);
   } else {
     float mean = 0.0f;
     if constexpr (Ops::kKind == kGrapeLayerNorm) {
 #pragma unroll
       for (int t = 0; t < PER_LANE; ++t)
         if (in(t)) mean += v[t];
-      mean = grape_row_combine<WPR>(grape_warp_sum(mean), GrapeAdd(), red[0]) / (float)cnt;
+      mean = grape_warp_sum(mean) / (float)cnt;
     }
     float sq = 0.0f;
 #pragma unroll
@@ -97,7 +73,7 @@ __device__ void grape_row_norm_warp(const KParams* p, long long row_index, bool 
         const float d = v[t] - mean;
         sq += d * d;
       }
-    sq = grape_row_combine<WPR>(grape_warp_sum(sq), GrapeAdd(), red[1]);
+    sq = grape_warp_sum(sq);
     a = mean;
     b = 1.0f / sqrtf(sq / (float)cnt + Ops::kEps);
   }
@@ -108,26 +84,17 @@ __device__ void grape_row_norm_warp(const KParams* p, long long row_index, bool 
     if constexpr (Ops::kKind == kGrapeSoftmax) y = expf(v[t] - a) / b;
     else if constexpr (Ops::kKind == kGrapeLogSoftmax) y = (v[t] - a) - logf(b);
     else y = (v[t] - a) * b;
-    Ops::out(p, row, col(t), y);
+    Ops::out(p, row, lane + 32LL * t, y);
   }
 }
 
-// GRAPE_ROW_NORM_WARPS / WPR rows per block, grid-stride; every warp of a block goes round the
-// loop the same number of times (the barriers of WPR > 1).
-template <class Ops, int PER_LANE, int WPR>
+// Rows [GRAPE_ROW_NORM_WARPS * blockIdx.x + warp, ...), grid-stride.
+template <class Ops, int PER_LANE>
 __device__ void grape_row_norm(const KParams* p) {
-  static_assert(GRAPE_ROW_NORM_WARPS % WPR == 0, "whole rows per block");
-  constexpr int RPB = GRAPE_ROW_NORM_WARPS / WPR;
-  __shared__ float red[2][GRAPE_ROW_NORM_WARPS];
   const long long rows = Ops::rows(p);
-  for (long long first = (long long)blockIdx.x * RPB; first < rows; first += (long long)gridDim.x * RPB) {
-    const long long row = first + (threadIdx.x >> 5) / WPR;
-    if (WPR == 1 && row >= rows) break;
-    grape_row_norm_warp<Ops, PER_LANE, WPR>(p, row, WPR == 1 || row < rows, red);
-    // No warp writes a slot of the next row's first statistic while another still reads this
-    // row's (rms_norm has one statistic per row, so consecutive rows share its slots).
-    if constexpr (WPR > 1) __syncthreads();
-  }
+  for (long long row = (long long)blockIdx.x * GRAPE_ROW_NORM_WARPS + (threadIdx.x >> 5); row < rows;
+       row += (long long)gridDim.x * GRAPE_ROW_NORM_WARPS)
+    grape_row_norm_warp<Ops, PER_LANE>(p, row);
 }
 
 // One row per block of blockDim.x threads (a multiple of 32; the glue gives rows of known length

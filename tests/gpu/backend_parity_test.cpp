@@ -270,49 +270,6 @@ fn main(x: f32[R, C], h: f16[R, C], y: f32[R, N]) -> (f32[R, C], f32[R, C], f32[
   compare(m, "main", calls, "long softmax rows");
 }
 
-// Row normalisations with few rows (jit/kernels/row_norm.cuh): fewer rows than four per
-// multiprocessor split each row over a block's 4 warps (p->splits = 4), which meet in shared
-// memory; 700 rows keep a warp per row. Widths 768 (6 values per lane and warp) and 300 (3, the
-// last warp's share partly beyond the row); softmax rows with -inf, only -inf, a NaN; a single
-// row; a runtime number of rows in one graph (5, then 130).
-TEST(GpuParity, RowNormsSplitOverWarps) {
-  REQUIRE_GPU();
-  const char* src = R"(
-weights { g: f16[768]
-          b: f16[768] }
-fn main(x: f32[R, 768], h: f16[R, 768], y: f32[R, 300]) -> (f32[R, 768], f32[R, 768], f16[R, 768], f16[R, 768], f32[R, 300], f32[R, 300]) {
-  return (softmax(x, axis=-1), log_softmax(x, axis=-1), layer_norm(h + h, g, b), rms_norm(h, g, eps=1e-5),
-          layer_norm(y, y[0], y[1]), softmax(y * 2.0, axis=-1))
-}
-)";
-  auto m = Model::load_source(src, "split_rows.grp");
-  m->set_random_weights(31);
-  const float inf = std::numeric_limits<float>::infinity();
-  auto call = [&](int64_t r, uint32_t seed) {
-    Tensor x = sample(DType::F32, {r, 768}, seed);
-    if (r >= 4) {
-      for (int64_t j = 0; j < 768; j += 3) x.set(1 * 768 + j, -inf);  // row 1: a third -inf
-      for (int64_t j = 0; j < 768; ++j) x.set(2 * 768 + j, -inf);     // row 2: only -inf
-      x.set(3 * 768 + 500, std::numeric_limits<float>::quiet_NaN());  // row 3: one NaN
-    }
-    return Inputs{{"x", x},
-                  {"h", sample(DType::F16, {r, 768}, seed + 1)},
-                  {"y", sample(DType::F32, {r, 300}, seed + 2)}};
-  };
-  std::vector<Inputs> calls;
-  for (int64_t r : {1, 5, 130, 700}) calls.push_back(call(r, static_cast<uint32_t>(r)));
-  compare(m, "main", calls, "split rows");
-  Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
-  Session graph(m, SessionOptions{"main", "cuda", "graph", 0});
-  for (int64_t r : {5, 130}) {
-    const Inputs in = call(r, 90 + static_cast<uint32_t>(r));
-    const auto want = cpu.run(in), got = graph.run(in);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i)
-      expect_close(want[i], got[i], "split rows graph R " + std::to_string(r) + " out" + std::to_string(i));
-  }
-}
-
 // The 16-byte copy kernels (jit/emit_kernels.cpp, copy_kernel) against the CPU: takes along a
 // leading axis with wrapping and clamped indices, through a slice whose offset is not 16-byte
 // aligned (element-by-element fallback at run time), of bf16, i32 and bool rows, and a runtime dim.

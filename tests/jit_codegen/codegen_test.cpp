@@ -88,27 +88,14 @@ fn long_rows(x: f32[B, 2000]) -> f32[B, 2000] {
   auto long_rows = kernels_of(*c->mod, "long_rows");
   ASSERT_EQ(short_rows.size(), 1u);
   ASSERT_EQ(long_rows.size(), 1u);
-  // 24 values per lane: a warp per row, or the row split over the block's 4 warps (6 each).
-  EXPECT_NE(short_rows[0].source.find("if (p->splits == 4) grape_row_norm<Ops, 6, 4>(p);"),
-            std::string::npos);
-  EXPECT_NE(short_rows[0].source.find("else grape_row_norm<Ops, 24, 1>(p);"), std::string::npos);
+  EXPECT_NE(short_rows[0].source.find("grape_row_norm<Ops, 24>(p);"), std::string::npos);
   EXPECT_NE(short_rows[0].source.find("static constexpr float kEps = 1.0f;"), std::string::npos);
   EXPECT_EQ(long_rows[0].source.find("grape_row_norm<"), std::string::npos);
   EXPECT_NE(long_rows[0].source.find("grape_row_norm_block<Ops>(p, row);"), std::string::npos);
   EXPECT_NE(long_rows[0].source.find("static constexpr float kEps = 2.0f;"), std::string::npos);
-  // 600 rows (at least 4 per multiprocessor), 4 per block of 128 threads, a warp each; 300 rows
-  // (fewer), one per block, split over its 4 warps. The block-per-row kernel: one block per row.
-  auto rows = [&](int64_t b) { return scheduler::launch_dims(short_rows[0].launch, {{"B", b}}, 132); };
-  EXPECT_EQ(rows(600).grid, 150u);
-  EXPECT_EQ(rows(600).splits, 1);
-  EXPECT_EQ(rows(300).grid, 300u);
-  EXPECT_EQ(rows(300).splits, 4);
-  EXPECT_EQ(rows(300).block, 128u);
-  auto both = scheduler::launch_candidates(short_rows[0].launch, {{"B", 300}}, 132, true);
-  ASSERT_EQ(both.size(), 2u);
-  EXPECT_EQ(both[0].name, "row-split");
-  EXPECT_EQ(both[1].name, "row-warp");
-  EXPECT_EQ(both[1].dims.grid, 75u);
+  // 300 rows, 4 per block of 128 threads; the block-per-row kernel one block per row.
+  EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).grid, 75u);
+  EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).block, 128u);
   EXPECT_EQ(scheduler::launch_dims(long_rows[0].launch, {{"B", 300}}, 132).grid, 300u);
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;

@@ -27,5 +27,5 @@ extern "C" __global__ void __launch_bounds__(128) grape_kernel(const __grid_cons
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
-  grape_row_norm<Ops, 4, 1>(p);
+  grape_row_norm<Ops, 4>(p);
 }
