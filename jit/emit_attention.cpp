@@ -140,14 +140,15 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     // The second one: 32 rows, four warps per 16 rows, where the head widths allow
     // (scheduler::attention_mma_split_rows, which the launch asks too), else 64 rows and two.
     auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };
-    const int64_t split_rows = scheduler::attention_mma_split_rows(dk_dim.const_value(), dv_dim.const_value());
+    const int64_t split_rows =
+        scheduler::attention_mma_split_rows(dk_dim.const_value(), dv_dim.const_value());
     for (int entry : {1, 2}) {
       const int64_t rows = entry == 1 ? 64 : split_rows;
       const std::string shape = entry == 1 ? "4, 1" : rows == 32 ? "2, 4" : "4, 2";
       s += kernel_header(entry == 1 ? name : name + kTensorCoreSuffix, entry == 1 ? "128" : "256");
       s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-      s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + " + std::to_string(rows - 1) + ") / " +
-           std::to_string(rows) + ");\n";
+      s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + " + std::to_string(rows - 1) +
+           ") / " + std::to_string(rows) + ");\n";
       s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention_mma<Ops, " +
            pad16(dk_dim) + ", " + pad16(dv_dim) + ", " + shape + ">(p, item, grape_smem);\n}\n";
     }

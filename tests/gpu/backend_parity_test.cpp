@@ -270,6 +270,50 @@ fn main(x: f32[R, C], h: f16[R, C], y: f32[R, N]) -> (f32[R, C], f32[R, C], f32[
   compare(m, "main", calls, "long softmax rows");
 }
 
+// Row normalisations by the warp-per-row kernel (jit/kernels/row_norm.cuh) at BERT's width and a
+// width that is not a multiple of 32 (300: the last of a lane's values partly beyond the row), a
+// single row, a block's last rows missing (5, 130), 700 rows; softmax rows with -inf, only -inf,
+// a NaN; a runtime number of rows in one graph (5, then 130).
+TEST(GpuParity, RowNormsOfFewAndManyRows) {
+  REQUIRE_GPU();
+  const char* src = R"(
+weights { g: f16[768]
+          b: f16[768]
+          g3: f32[300]
+          b3: f32[300] }
+fn main(x: f32[R, 768], h: f16[R, 768], y: f32[R, 300]) -> (f32[R, 768], f32[R, 768], f16[R, 768], f16[R, 768], f32[R, 300], f32[R, 300]) {
+  return (softmax(x, axis=-1), log_softmax(x, axis=-1), layer_norm(h + h, g, b), rms_norm(h, g, eps=1e-5),
+          layer_norm(y, g3, b3), softmax(y * 2.0, axis=-1))
+}
+)";
+  auto m = Model::load_source(src, "few_rows.grp");
+  m->set_random_weights(31);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto call = [&](int64_t r, uint32_t seed) {
+    Tensor x = sample(DType::F32, {r, 768}, seed);
+    if (r >= 4) {
+      for (int64_t j = 0; j < 768; j += 3) x.set(1 * 768 + j, -inf);  // row 1: a third -inf
+      for (int64_t j = 0; j < 768; ++j) x.set(2 * 768 + j, -inf);     // row 2: only -inf
+      x.set(3 * 768 + 500, std::numeric_limits<float>::quiet_NaN());  // row 3: one NaN
+    }
+    return Inputs{{"x", x},
+                  {"h", sample(DType::F16, {r, 768}, seed + 1)},
+                  {"y", sample(DType::F32, {r, 300}, seed + 2)}};
+  };
+  std::vector<Inputs> calls;
+  for (int64_t r : {1, 5, 130, 700}) calls.push_back(call(r, static_cast<uint32_t>(r)));
+  compare(m, "main", calls, "row norms");
+  Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+  Session graph(m, SessionOptions{"main", "cuda", "graph", 0});
+  for (int64_t r : {5, 130}) {
+    const Inputs in = call(r, 90 + static_cast<uint32_t>(r));
+    const auto want = cpu.run(in), got = graph.run(in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      expect_close(want[i], got[i], "row norms graph R " + std::to_string(r) + " out" + std::to_string(i));
+  }
+}
+
 // The 16-byte copy kernels (jit/emit_kernels.cpp, copy_kernel) against the CPU: takes along a
 // leading axis with wrapping and clamped indices, through a slice whose offset is not 16-byte
 // aligned (element-by-element fallback at run time), of bf16, i32 and bool rows, and a runtime dim.

@@ -183,9 +183,9 @@ TEST(LaunchCandidates, TensorCoreAttentionSplitsTheKeysWhenItemsAreFew) {
 TEST(LaunchCandidates, TensorCoreAttentionQuarterKeysWhereTheWidthsAllow) {
   EXPECT_TRUE(scheduler::attention_mma_quarter_keys(64, 64));
   EXPECT_TRUE(scheduler::attention_mma_quarter_keys(128, 128));
-  EXPECT_TRUE(scheduler::attention_mma_quarter_keys(40, 24));   // padded to 48, 32
-  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(64, 16));  // two column blocks
-  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(64, 48));  // six
+  EXPECT_TRUE(scheduler::attention_mma_quarter_keys(40, 24));    // padded to 48, 32
+  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(64, 16));   // two column blocks
+  EXPECT_FALSE(scheduler::attention_mma_quarter_keys(64, 48));   // six
   EXPECT_FALSE(scheduler::attention_mma_quarter_keys(16, 128));  // 3 x 128 x 128 bytes > the tiles
   EXPECT_EQ(scheduler::attention_mma_split_rows(64, 64), 32);
   EXPECT_EQ(scheduler::attention_mma_split_rows(64, 16), 64);
