@@ -99,10 +99,10 @@ LaunchDims wgmma96_dims(int64_t R, int64_t N, int64_t K, bool two_blocks) {
 // (fewer when K is short), the partial sums added by the last split of each tile (gemv.cuh's
 // grape_splitk_finish). BERT at batch 1 has 12 tiles of 128 x 64 for a 768-wide product: without
 // splits 12 of 132 multiprocessors work.
-// `deep`: kGemmWgmma64DeepStages stages where the blocks fit one per multiprocessor (launch.h).
-LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K, int sm_count, int64_t splits = 1, bool deep = true) {
+LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K, int64_t splits = 1) {
   LaunchDims d;
   d.tensor_cores = d.wide = d.narrow = true;  // the wide variant's (sm_90a) second entry point
+  d.shared_bytes = gemm_wgmma64_shared_bytes();
   const int64_t tiles = ceil_div(R, 128) * ceil_div(N, 64);
   if (splits > 1)
     split_k(K, tiles, tiles * splits, splits, 64, d, 128);
@@ -110,8 +110,6 @@ LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K, int sm_count, int64_t s
     d.kchunk = std::max<int64_t>(K, 1);
   d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
   d.grid = static_cast<unsigned>(std::min(tiles * d.splits, kMaxGrid));
-  const bool one_per_sm = static_cast<int64_t>(d.grid) <= sm_count;
-  d.shared_bytes = gemm_wgmma64_shared_bytes(deep && one_per_sm ? kGemmWgmma64DeepStages : 4);
   return d;
 }
 
@@ -177,7 +175,7 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     else
       add(!wgmma ? "mma128" : two_blocks ? "wgmma128x2" : "wgmma128", wide_dims(R, N, K, wgmma, two_blocks));
   } else if (wgmma64_ok && (K <= kGemmWgmma64MaxK || ceil_div(R, 128) * ceil_div(N, 64) * 2 >= sm_count))
-    add("wgmma64", wgmma64_dims(R, N, K, sm_count));
+    add("wgmma64", wgmma64_dims(R, N, K));
   else
     add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
   if (!alternatives) return;
@@ -188,8 +186,7 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
   if (wgmma64_ok) {
     add("wgmma96", wgmma96_dims(R, N, K, false));
     add("wgmma96x2", wgmma96_dims(R, N, K, true));
-    add("wgmma64", wgmma64_dims(R, N, K, sm_count));
-    add("wgmma64-s4", wgmma64_dims(R, N, K, sm_count, 1, false));  // the same with 4 stages
+    add("wgmma64", wgmma64_dims(R, N, K));
     // K splits while the tiles leave most multiprocessors idle (BERT b=1: 12 or 48 tiles); "-k"
     // adds the partial tiles through global memory (the last split of a tile), "-c" runs a
     // tile's splits as one thread-block cluster that adds them through distributed shared memory
@@ -198,7 +195,7 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     if (tiles64 * 2 <= sm_count)
       for (int64_t splits : {2, 4, 8}) {
         if (K < splits * 128) continue;
-        const LaunchDims k = wgmma64_dims(R, N, K, sm_count, splits);
+        const LaunchDims k = wgmma64_dims(R, N, K, splits);
         add(("wgmma64-k" + std::to_string(splits)).c_str(), k);
         if (k.splits != splits || k.grid != static_cast<unsigned>(tiles64 * splits)) continue;
         LaunchDims c = k;
@@ -328,14 +325,11 @@ bool gemm_wgmma64_enabled() {
   return on;
 }
 
-unsigned gemm_wgmma64_shared_bytes(int stages) { return wgmma_shared_bytes(stages, 64); }
+unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(4, 64); }
 
 unsigned gemm_wgmma96_shared_bytes(int stages) { return wgmma_shared_bytes(stages, 96); }
 
-unsigned gemm_wgmma_max_shared_bytes() {
-  return std::max(gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())),
-                  gemm_wgmma64_shared_bytes(kGemmWgmma64DeepStages));
-}
+unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }
 
 bool gemv_uses_tensor_cores() {
   static const bool on = env_knob("GRAPE_GEMV_TC", 0, 1, 0) == 1;

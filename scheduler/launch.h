@@ -137,14 +137,10 @@ constexpr int64_t kGemmWgmmaTwoBlocksMinK = 2048;
 // at batch 1) take 128 x 64 wgmma tiles without K splits, unless GRAPE_GEMM_WGMMA64=0 (then the
 // 64 x 64 mma.sync tiles with K splits), when K % 8 == 0 and either K is at most
 // kGemmWgmma64MaxK or the tiles fill half the multiprocessors (a long K over a handful of tiles
-// is the split-K path's case). Dynamic shared memory: stages of (128 + 64) x 128 bytes, 4, or
-// kGemmWgmma64DeepStages when the blocks (tiles times K splits) fit one per multiprocessor: the
-// loads then run 4 stages ahead of the tensor cores instead of 2 (a small product's K loop waits
-// on L2 latency, not bandwidth: BERT b=1's output projection, 12 blocks of 12 K steps, 8.8 us).
+// is the split-K path's case). Dynamic shared memory: 4 stages of (128 + 64) x 128 bytes.
 constexpr int64_t kGemmWgmma64MaxK = 4096;
-constexpr int kGemmWgmma64DeepStages = 6;
 bool gemm_wgmma64_enabled();
-unsigned gemm_wgmma64_shared_bytes(int stages);
+unsigned gemm_wgmma64_shared_bytes();
 // The 128 x 96 wgmma tiles' dynamic shared memory: 4 stages (one block per multiprocessor) or 3
 // (two). The heuristic takes "wgmma96" when 128 x 128 tiles make less than one wave and 128 x 96
 // tiles more of one (scheduler/launch.cpp); "wgmma96x2" is only a tuning candidate.

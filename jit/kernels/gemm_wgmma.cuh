@@ -362,8 +362,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
 }
 
 // One work item (a 128 x BN tile) with the launch's pipeline depth: 3 stages (two blocks per
-// multiprocessor), 4, or 6 for 128 x 64 tiles that fit one block per multiprocessor
-// (scheduler::kGemmWgmma64DeepStages: the loads run four stages ahead).
+// multiprocessor) or 4.
 // Launched in clusters (LaunchDims::cluster > 1), one block per item: the cluster of blocks
 // c * splits .. c * splits + splits - 1 is tile c, block rank r its K split r.
 template <class Ops, int BN>
@@ -376,7 +375,6 @@ __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char
   }
   const int stages = grape_wgmma_stages_given(GRAPE_WGMMA_STAGE_BYTES(BN));
   if (stages == 3) grape_gemm_wgmma_tile<Ops, BN, 3>(p, item, smem);
-  else if (BN == 64 && stages >= 6) grape_gemm_wgmma_tile<Ops, BN, BN == 64 ? 6 : 4>(p, item, smem);
   else if (stages >= 4) grape_gemm_wgmma_tile<Ops, BN, 4>(p, item, smem);
   else __trap();  // scheduler::gemm_wgmma_shared_bytes never gives less than 3 stages
 }

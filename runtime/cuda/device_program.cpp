@@ -135,11 +135,9 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
       if (wgmma && specs_[k].launch.wgmma) {
         CUfunction f64 =
             modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWgmma64Suffix).c_str());
-        jit::check(
-            jit::driver().cuFuncSetAttribute(
-                f64, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                static_cast<int>(scheduler::gemm_wgmma64_shared_bytes(scheduler::kGemmWgmma64DeepStages))),
-            "cuFuncSetAttribute", "kernel " + jobs[i].name);
+        jit::check(jit::driver().cuFuncSetAttribute(f64, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                    static_cast<int>(scheduler::gemm_wgmma64_shared_bytes())),
+                   "cuFuncSetAttribute", "kernel " + jobs[i].name);
         wgmma64_funcs_[k] = f64;
         CUfunction f96 =
             modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWgmma96Suffix).c_str());
