@@ -1,6 +1,7 @@
 #include "jit/cuda_driver.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <utility>
@@ -427,10 +428,32 @@ void Module::release() noexcept {
   }
 }
 
+// Every kernel's preferred split of each multiprocessor's L1 and shared memory, GRAPE_SMEM_CARVEOUT:
+// -1 (the default) leaves it to the driver, 0-100 is the shared memory's percentage for all of
+// them. A measurement switch: consecutive kernels asking for different splits make a
+// multiprocessor reconfigure between them.
+// (A typo must not silently measure the default: hence the error, as scheduler::env_knob does.)
+int smem_carveout() {
+  static const int v = [] {
+    const char* e = std::getenv("GRAPE_SMEM_CARVEOUT");
+    if (!e || !*e) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(e, &end, 10);
+    if (*end != '\0' || n < -1 || n > 100)
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string("GRAPE_SMEM_CARVEOUT must be an integer from -1 to 100, got '") + e + "'");
+    return static_cast<int>(n);
+  }();
+  return v;
+}
+
 CUfunction Module::function(const char* name) const {
   CUfunction f = nullptr;
   check(driver().cuModuleGetFunction(&f, module_, name), "cuModuleGetFunction",
         "kernel " + std::string(name) + " in " + what_);
+  if (const int c = smem_carveout(); c >= 0)
+    check(driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, c),
+          "cuFuncSetAttribute (carveout)", "kernel " + std::string(name) + " in " + what_);
   return f;
 }
 
