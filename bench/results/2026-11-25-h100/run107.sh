@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# GPU run 107 (the head): the whole GPU suite, then bench/run.sh without the kernel, beam and
+# shape benchmarks (decode and overhead with their peers, BERT with its peer, everything checked
+# first).
+cd "$(dirname "$0")/../../.."
+export GRAPE_SOURCE_DIR=$PWD
+B=build-carry; R=/tmp/r107; mkdir -p $R $OUT
+t0=$(date +%s)
+for i in 0 1 2 3; do
+  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gc107-$i timeout 300 $B/grape_gpu_tests --gtest_color=no > $R/gt$i.log 2>&1 &
+done
+wait
+cat $R/gt*.log > $R/gpu-tests.log
+echo "suite $(( $(date +%s) - t0 )) s"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" $R/gpu-tests.log
+grep -B2 -A12 "Failure" $R/gpu-tests.log | head -30
+GRAPE_BENCH_NO_KERNELS=1 GRAPE_BENCH_NO_BEAM=1 GRAPE_BENCH_NO_SHAPES=1 GRAPE_BENCH_NO_COMPILE=1 \
+  bench/run.sh $PWD/$B/grape /tmp/b107 2>&1 | grep -v -i warn | tail -30
+cp /tmp/b107/report.txt $OUT/run107-report.txt 2>/dev/null; cp /tmp/b107/bert/bert_results.md $OUT/run107-bert_results.md 2>/dev/null
+echo "total $(( $(date +%s) - t0 )) s"
