@@ -1,5 +1,6 @@
 #include "jit/cuda_driver.h"
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -428,24 +429,23 @@ void Module::release() noexcept {
   }
 }
 
-// Every kernel's preferred split of each multiprocessor's L1 and shared memory, GRAPE_SMEM_CARVEOUT:
-// -1 (the default) leaves it to the driver, 0-100 is the shared memory's percentage for all of
-// them. A measurement switch: consecutive kernels asking for different splits make a
-// multiprocessor reconfigure between them.
-// (A typo must not silently measure the default: hence the error, as scheduler::env_knob does.)
+int parse_smem_carveout(const char* value) {
+  if (!value || !*value) return -1;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(value, &end, 10);
+  if (*end != '\0' || errno != 0 || n < -1 || n > 100)
+    throw Error(ErrorCode::InvalidArgument,
+                std::string("GRAPE_SMEM_CARVEOUT must be an integer from -1 to 100, got '") + value + "'");
+  return static_cast<int>(n);
+}
+
+namespace {
 int smem_carveout() {
-  static const int v = [] {
-    const char* e = std::getenv("GRAPE_SMEM_CARVEOUT");
-    if (!e || !*e) return -1;
-    char* end = nullptr;
-    const long n = std::strtol(e, &end, 10);
-    if (*end != '\0' || n < -1 || n > 100)
-      throw Error(ErrorCode::InvalidArgument,
-                  std::string("GRAPE_SMEM_CARVEOUT must be an integer from -1 to 100, got '") + e + "'");
-    return static_cast<int>(n);
-  }();
+  static const int v = parse_smem_carveout(std::getenv("GRAPE_SMEM_CARVEOUT"));
   return v;
 }
+}  // namespace
 
 CUfunction Module::function(const char* name) const {
   CUfunction f = nullptr;

@@ -224,6 +224,14 @@ class PinnedBuffer {
   CUcontext context_ = nullptr;
 };
 
+// GRAPE_SMEM_CARVEOUT, a measurement switch: every kernel's preferred shared-memory share of each
+// multiprocessor's L1 (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, set as Module::function
+// looks the kernel up). Unset, empty or -1: the driver decides (the default); 0-100: that share.
+// Anything else is an InvalidArgument error naming the variable (a typo must not silently measure
+// the default). Consecutive kernels asking for different splits make a multiprocessor reconfigure
+// between them; all-shared cost decode_step 17% (bench/RESULTS.md, eighteenth session).
+int parse_smem_carveout(const char* value);
+
 // A loaded cubin or PTX image and the kernels in it.
 class Module {
  public:

@@ -29,17 +29,41 @@ TEST(CudaDriver, AvailabilityAgreesWithDriver) {
 TEST(CudaDriver, WithoutLibcudaSaysNoCudaDriverFound) {
   std::string why;
   if (driver_available(&why)) GTEST_SKIP() << "this machine has a CUDA driver";
-  if (why.find("libcuda.so.1") == std::string::npos) GTEST_SKIP() << "libcuda.so.1 loads but is unusable: " << why;
+  if (why.find("libcuda.so.1") == std::string::npos)
+    GTEST_SKIP() << "libcuda.so.1 loads but is unusable: " << why;
   EXPECT_EQ(why.rfind("no CUDA driver found (", 0), 0u) << why;
   try {
     driver();
     FAIL() << "driver() returned without a driver";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::NoDevice);
-    EXPECT_NE(std::string(e.what()).find("no CUDA driver found (libcuda.so.1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no CUDA driver found (libcuda.so.1"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(Device(0), Error);
   EXPECT_THROW(Device::count(), Error);
+}
+
+// GRAPE_SMEM_CARVEOUT's values: unset, empty and -1 leave the split to the driver; 0-100 are
+// percentages; anything else names the variable and the value.
+TEST(CudaDriver, SharedMemoryCarveoutSwitchTakesOnlyPercentages) {
+  EXPECT_EQ(parse_smem_carveout(nullptr), -1);
+  EXPECT_EQ(parse_smem_carveout(""), -1);
+  EXPECT_EQ(parse_smem_carveout("-1"), -1);
+  EXPECT_EQ(parse_smem_carveout("0"), 0);
+  EXPECT_EQ(parse_smem_carveout("100"), 100);
+  for (const char* bad : {"101", "-2", "50%", "abc", "1e2", "99999999999999999999"}) {
+    try {
+      parse_smem_carveout(bad);
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << bad;
+      EXPECT_NE(std::string(e.what()).find(
+                    std::string("GRAPE_SMEM_CARVEOUT must be an integer from -1 to 100, got '") + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(CudaDriver, CheckNamesTheCallAndWhatItWasFor) {
