@@ -135,10 +135,10 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
 
   std::string s = ops;
   if (mma) {
-    // Two entry points: one warp per 16 query rows (128 threads), and two, each half of the keys
-    // (256 threads; kTensorCoreSuffix, LaunchDims::tensor_cores). scheduler/launch.cpp picks.
-    // The second one: 32 rows, four warps per 16 rows, where the head widths allow
-    // (scheduler::attention_mma_split_rows, which the launch asks too), else 64 rows and two.
+    // Two entry points (scheduler/launch.cpp picks): 64 rows, one warp per 16 query rows (128
+    // threads); and 8 warps (256 threads; kTensorCoreSuffix, LaunchDims::tensor_cores): 32 rows,
+    // four warps per 16 rows where the head widths allow (scheduler::attention_mma_split_rows,
+    // which the launch asks too), else 64 rows and two.
     auto pad16 = [](const ir::Dim& d) { return std::to_string((d.const_value() + 15) / 16 * 16); };
     const int64_t split_rows =
         scheduler::attention_mma_split_rows(dk_dim.const_value(), dv_dim.const_value());

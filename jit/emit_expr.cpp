@@ -820,21 +820,20 @@ std::string Ctx::emit_output(const Idx& idx, const std::string& core_val, const 
                              const scheduler::FusionGroup* part) {
   const scheduler::FusionGroup& pg = part ? *part : g;
   std::string code;
-  if (pg.core && pg.root != pg.core && pg.root->op == ir::Op::Permute) {
+  if (pg.core && pg.root != pg.core) {
+    leaf = pg.core->results[0];
+    leaf_expr = core_val;
     // A store through a permute (scheduler/fusion.h): the value at the core's index, stored where
     // the permute puts it (result axis i is operand axis axes[i]).
-    leaf = pg.core->results[0];
-    leaf_expr = core_val;
-    std::string v = value(pg.root->operands[0], idx, code, ind);
-    Idx at;
-    for (int64_t axis : pg.root->attrs.axes) at.push_back(idx.at(static_cast<size_t>(axis)));
+    const bool permuted = pg.root->op == ir::Op::Permute;
+    std::string v =
+        permuted ? value(pg.root->operands[0], idx, code, ind) : compute(*pg.root, idx, code, ind);
+    Idx at = idx;
+    if (permuted) {
+      at.clear();
+      for (int64_t axis : pg.root->attrs.axes) at.push_back(idx.at(static_cast<size_t>(axis)));
+    }
     code += ind + store(pg.root->results[0], at, v) + "\n";
-    leaf = ir::kNoValue;
-  } else if (pg.core && pg.root != pg.core) {
-    leaf = pg.core->results[0];
-    leaf_expr = core_val;
-    std::string v = compute(*pg.root, idx, code, ind);
-    code += ind + store(pg.root->results[0], idx, v) + "\n";
     leaf = ir::kNoValue;
   } else {
     code += ind + store(pg.root->results[0], idx, core_val) + "\n";

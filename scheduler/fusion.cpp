@@ -432,8 +432,9 @@ FusionPlan plan_fusion(const ir::Function& f) {
       g.root = perm;
       // A reshape of the now materialised permute (the merged heads' [B, S, H * D]) is its bytes.
       const auto& pu = uses[perm->results[0]];
-      if (pu.size() == 1 && pu[0].op->op == Op::Reshape && roles[pu[0].op] == OpRole::Inlined) {
-        roles[pu[0].op] = OpRole::Alias;
+      auto reshape = pu.size() == 1 && pu[0].op->op == Op::Reshape ? roles.find(pu[0].op) : roles.end();
+      if (reshape != roles.end() && reshape->second == OpRole::Inlined) {
+        reshape->second = OpRole::Alias;
         groups_of.erase(pu[0].op);
       }
     }

@@ -31,7 +31,7 @@
 // and v rows, double-buffered: the next tile's cp.async loads fly while the warps multiply the
 // current one).
 // Rows beyond S are zeros and are neither scored nor stored; keys beyond KV are zeros and get no
-// probability (a warp's keys of a tile wholly below KV skip those checks). Warps whose rows all lie
+// probability (a tile whose keys and the warp's rows all exist skips those checks). Warps whose rows all lie
 // beyond S only help with the loads.
 //
 // Operands are staged in 16-byte chunks (8 elements along the head width): by cp.async when
@@ -249,7 +249,7 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     const long long j0 = t * BKV + kh * HALF;
     const bool full = j0 + HALF <= KV;  // no key of the warp's half beyond KV: no key checks
     // The C fragments of two adjacent key blocks of 8 are the A fragment of a 16-key step: word
-    // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1} of the warp's half.
+    // (2 * n + h) holds row h's keys n * 8 + (lane & 3) * 2 + {0, 1} of the warp's share.
     unsigned a[HALF / 16][4];
     // Every score of the tile goes through Ops::score unconditionally, so the loads of the chain
     // (a mask) are issued together and shared by the lane's two rows when they do not depend on
