@@ -413,28 +413,37 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
        std::to_string(scheduler::gemm_wide_stages()) + ">(p, item, grape_smem);\n";
   s += "}\n";
   if (wgmma) {
-    // 128 x BN wgmma tiles (sm_90a only): BN = 64 for products that 128 x 128 tiles would leave
-    // the GPU idle on (BERT at batch 1: 128 rows), BN = 96 a candidate the autotuner measures.
-    // Both need K % 8 == 0; otherwise the 128 x 64 mma.sync tiles, with their own item count.
-    auto narrow_entry = [&](const char* suffix, int bn) {
+    // BM x BN wgmma tiles (sm_90a only): 128 x 64 for products that 128 x 128 tiles would leave
+    // the GPU idle on (BERT at batch 1: 128 rows), 128 x 96 and 64 x 64 candidates the autotuner
+    // measures. They need K % 8 == 0 (scheduler/launch.cpp offers them only then); otherwise the
+    // 128-row entries run 128 x 64 mma.sync tiles, with their own item count.
+    auto narrow_entry = [&](const char* suffix, int bm, int bn, int stages) {
       const std::string n_tiles =
           "((Ops::N(p) + " + std::to_string(bn - 1) + ") / " + std::to_string(bn) + ")";
+      const std::string m_tiles =
+          "((Ops::R(p) + " + std::to_string(bm - 1) + ") / " + std::to_string(bm) + ")";
       s += kernel_header(name + suffix, "256, 2", true);
       s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
-      s += "  if (Ops::K(p) % 8 == 0) {\n";
-      s += "    const long long items = ((Ops::R(p) + 127) / 128) * " + n_tiles + " * p->splits;\n";
+      s += bm == 128 ? "  if (Ops::K(p) % 8 == 0) {\n" : "  {\n    if (Ops::K(p) % 8 != 0) __trap();\n";
+      s += "    const long long items = " + m_tiles + " * " + n_tiles + " * p->splits;\n";
       s += "    for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
            "      grape_gemm_wgmma<Ops, " +
-           std::to_string(bn) + ">(p, item, grape_smem);\n";
+           std::to_string(bn) + (stages || bm != 128 ? ", " + std::to_string(stages) : std::string()) +
+           (bm != 128 ? ", " + std::to_string(bm) : std::string()) + ">(p, item, grape_smem);\n";
       s += "    return;\n  }\n";
-      s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
-      s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
-           "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
+      if (bm == 128) {
+        s += "  const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
+        s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x)\n"
+             "    grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);\n";
+      }
       s += "}\n";
     };
     s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n";
-    narrow_entry(kWgmma64Suffix, 64);
-    narrow_entry(kWgmma96Suffix, 96);
+    // The 128 x 64 and 64 x 64 tiles always get scheduler::kGemmWgmma64Stages; the 128 x 96 ones
+    // 3 or 4 (0: the launch's).
+    narrow_entry(kWgmma64Suffix, 128, 64, scheduler::kGemmWgmma64Stages);
+    narrow_entry(kWgmma96Suffix, 128, 96, 0);
+    narrow_entry(kWgmmaM64Suffix, 64, 64, scheduler::kGemmWgmma64Stages);
     s += "#endif\n";
   }
   s += "#endif\n";

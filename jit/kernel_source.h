@@ -35,6 +35,9 @@ constexpr const char* kWideDefine = "GRAPE_GEMM_WIDE";
 constexpr const char* kWgmma64Suffix = "_wgmma64";
 // ... and its 128 x 96 wgmma entry (a tuning candidate only; scheduler::LaunchDims::n96).
 constexpr const char* kWgmma96Suffix = "_wgmma96";
+// ... and its 64 x 64 wgmma entry, two warpgroups of 64 x 32 (a tuning candidate only, for the
+// products whose 128-row tiles leave most of the GPU idle; scheduler::LaunchDims::m64).
+constexpr const char* kWgmmaM64Suffix = "_wgmma_m64";
 // The source of a matrix product's wide variant: `source` with kWideDefine defined.
 std::string wide_variant_source(const std::string& source);
 

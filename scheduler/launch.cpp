@@ -113,6 +113,24 @@ LaunchDims wgmma64_dims(int64_t R, int64_t N, int64_t K, int64_t splits = 1) {
   return d;
 }
 
+// 64 x 64 wgmma tiles (two warpgroups of 64 x 32): twice the blocks of 128 x 64 tiles for the
+// products those leave most multiprocessors idle on; `splits` > 1 as for wgmma64_dims, the splits
+// of a tile one cluster (the only way this entry splits K).
+LaunchDims wgmma_m64_dims(int64_t R, int64_t N, int64_t K, int64_t splits = 1) {
+  LaunchDims d;
+  d.tensor_cores = d.wide = d.m64 = true;  // the wide variant's (sm_90a) fourth entry point
+  d.shared_bytes = gemm_wgmma_m64_shared_bytes();
+  const int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
+  if (splits > 1) {
+    split_k(K, tiles, tiles * splits, splits, 64, d, 128);
+    d.cluster = static_cast<int>(splits);
+  } else {
+    d.kchunk = std::max<int64_t>(K, 1);
+  }
+  d.grid = static_cast<unsigned>(std::min(tiles * d.splits, kMaxGrid));
+  return d;
+}
+
 // 64 x 64 tiles, split along K into ranges of at least `min_split_k` when they would leave
 // multiprocessors idle (0: never split).
 LaunchDims tiles64_dims(int64_t R, int64_t N, int64_t K, int sm_count, int64_t min_split_k) {
@@ -202,6 +220,17 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
         c.cluster = static_cast<int>(splits);
         add(("wgmma64-c" + std::to_string(splits)).c_str(), c);
       }
+  }
+  if (wgmma64_ok && ceil_div(R, 128) * ceil_div(N, 64) * 2 <= sm_count) {
+    const int64_t tiles = ceil_div(R, 64) * ceil_div(N, 64);
+    add("wgmma-m64", wgmma_m64_dims(R, N, K));
+    for (int64_t splits : {2, 4}) {
+      if (K < splits * 128 || tiles * splits > sm_count) continue;
+      const LaunchDims c = wgmma_m64_dims(R, N, K, splits);
+      // A cluster must hold every split of its tile, and the kernel checks the grid against it.
+      if (c.splits == splits && c.grid == static_cast<unsigned>(tiles * splits))
+        add(("wgmma-m64-c" + std::to_string(splits)).c_str(), c);
+    }
   }
   add("mma64", tiles64_dims(R, N, K, sm_count, gemm_min_split_k()));
   add("mma64-nosplit", tiles64_dims(R, N, K, sm_count, 0));
@@ -325,9 +354,13 @@ bool gemm_wgmma64_enabled() {
   return on;
 }
 
-unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(4, 64); }
+unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(kGemmWgmma64Stages, 64); }
 
 unsigned gemm_wgmma96_shared_bytes(int stages) { return wgmma_shared_bytes(stages, 96); }
+
+unsigned gemm_wgmma_m64_shared_bytes() {
+  return static_cast<unsigned>(kGemmWgmma64Stages * (64 + 64) * 128 + 1024);
+}
 
 unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }
 
@@ -426,7 +459,7 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
 bool same_launch(const LaunchDims& a, const LaunchDims& b) {
   return a.grid == b.grid && a.block == b.block && a.shared_bytes == b.shared_bytes && a.splits == b.splits &&
          a.kchunk == b.kchunk && a.tensor_cores == b.tensor_cores && a.wide == b.wide &&
-         a.narrow == b.narrow && a.n96 == b.n96 && a.scratch_bytes == b.scratch_bytes &&
+         a.narrow == b.narrow && a.n96 == b.n96 && a.m64 == b.m64 && a.scratch_bytes == b.scratch_bytes &&
          a.cluster == b.cluster;
 }
 

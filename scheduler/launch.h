@@ -19,6 +19,7 @@ struct LaunchDims {
   bool wide = false;          // ... its 128 x 128 tile variant (jit::kWideSuffix), tensor_cores too
   bool narrow = false;        // ... that variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix), wide too
   bool n96 = false;  // ... its 128 x 96 wgmma entry (jit::kWgmma96Suffix; a tuning candidate), wide too
+  bool m64 = false;  // ... its 64 x 64 wgmma entry (jit::kWgmmaM64Suffix; a tuning candidate), wide too
   size_t scratch_bytes = 0;
   // Blocks per thread-block cluster (sm_90): > 1 only for a split product whose K splits meet in
   // distributed shared memory (gemm_wgmma.cuh, "wgmma64-c*"): then cluster == splits and the grid
@@ -139,12 +140,16 @@ constexpr int64_t kGemmWgmmaTwoBlocksMinK = 2048;
 // kGemmWgmma64MaxK or the tiles fill half the multiprocessors (a long K over a handful of tiles
 // is the split-K path's case). Dynamic shared memory: 4 stages of (128 + 64) x 128 bytes.
 constexpr int64_t kGemmWgmma64MaxK = 4096;
+// Always this many stages, so the entry point holds one main loop (jit/emit_matmul.cpp).
+constexpr int kGemmWgmma64Stages = 4;
 bool gemm_wgmma64_enabled();
 unsigned gemm_wgmma64_shared_bytes();
 // The 128 x 96 wgmma tiles' dynamic shared memory: 4 stages (one block per multiprocessor) or 3
 // (two). The heuristic takes "wgmma96" when 128 x 128 tiles make less than one wave and 128 x 96
 // tiles more of one (scheduler/launch.cpp); "wgmma96x2" is only a tuning candidate.
 unsigned gemm_wgmma96_shared_bytes(int stages);
+// The 64 x 64 wgmma tiles' (kGemmWgmma64Stages of (64 + 64) x 128 bytes).
+unsigned gemm_wgmma_m64_shared_bytes();
 constexpr int kGemmWgmmaStages = 4;
 int gemm_wgmma_stages();
 int gemm_wgmma_blocks_override();  // 0 auto, 1, 2

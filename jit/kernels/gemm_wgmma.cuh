@@ -23,8 +23,10 @@
 
 #define GRAPE_WGMMA_BM 128
 #define GRAPE_WGMMA_BK 64
-// One pipeline stage of 128 x BN tiles: A's 128 rows and W's BN rows of 64 elements (128 bytes).
+// One pipeline stage of 128 x BN tiles: A's 128 rows and W's BN rows of 64 elements (128 bytes);
+// of BM x BN tiles (BM = 64: gemm_wgmma.cuh's 64-row tiles), A's BM rows and W's BN.
 #define GRAPE_WGMMA_STAGE_BYTES(BN) ((128 + (BN)) * 128)
+#define GRAPE_WGMMA_STAGE_BYTES_M(BM, BN) (((BM) + (BN)) * 128)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -54,6 +56,12 @@
   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 
+// The 16 accumulator registers of one m64n32k16 instruction.
+#define GRAPE_WGMMA_D16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define GRAPE_WGMMA_D16_OUT \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+
 // The 48 accumulator registers of one m64n96k16 instruction.
 #define GRAPE_WGMMA_D48 \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -79,6 +87,13 @@
                : GRAPE_WGMMA_D32_OUT                                                                  \
                : "l"(a), "l"(b), "r"(1))
 
+#define GRAPE_WGMMA_M64N32K16(TY)                                                                     \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                           \
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " {" GRAPE_WGMMA_D16           \
+               "}, %16, %17, p, 1, 1, 0, 0;\n}\n"                                                     \
+               : GRAPE_WGMMA_D16_OUT                                                                  \
+               : "l"(a), "l"(b), "r"(1))
+
 #define GRAPE_WGMMA_M64N96K16(TY)                                                                     \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"                                           \
                "wgmma.mma_async.sync.aligned.m64n96k16.f32." TY "." TY " {" GRAPE_WGMMA_D48           \
@@ -98,6 +113,12 @@ template <> struct GrapeWgmma<__half, 96> {
 };
 template <> struct GrapeWgmma<__nv_bfloat16, 96> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N96K16("bf16"); }
+};
+template <> struct GrapeWgmma<__half, 32> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N32K16("f16"); }
+};
+template <> struct GrapeWgmma<__nv_bfloat16, 32> {
+  __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N32K16("bf16"); }
 };
 template <> struct GrapeWgmma<__half, 64> {
   __device__ static void mma(float* d, unsigned long long a, unsigned long long b) { GRAPE_WGMMA_M64N64K16("f16"); }
@@ -160,40 +181,35 @@ __device__ __forceinline__ void grape_opaque(unsigned& x) { asm volatile("" : "+
 
 // The pipeline depth is the launch's: as many 32 KB stages as the dynamic shared memory holds
 // after the 1024 bytes of alignment (scheduler/launch.cpp gives 3 for two blocks per
-// multiprocessor, 4 for one), so one kernel serves both; each depth is its own instantiation.
+// multiprocessor, 4 for one), so one kernel serves both; each depth is its own main loop.
 __device__ __forceinline__ int grape_wgmma_stages_given(unsigned stage_bytes) {
   unsigned bytes;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
   return (int)min((bytes - 1024u) / stage_bytes, 6u);
 }
-template <class Ops, int BN, int S>
-__device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned char* smem_raw) {
+// The main loop with S stages: the tile's sums into acc (NACC per thread, zero on entry). BM = 128:
+// warpgroup g computes rows 64 g .. 64 g + 63, all BN columns; BM = 64: all 64 rows, columns
+// g BN / 2 .. (g + 1) BN / 2 - 1 (WN columns per warpgroup).
+template <class Ops, int BM, int BN, int S>
+__device__ __forceinline__ void grape_wgmma_mainloop(const KParams* p, long long m0, long long n0,
+                                                     long long kbeg, long long kend, unsigned base,
+                                                     unsigned char* smem, float* acc) {
   using T = typename Ops::T;
-  constexpr int BM = GRAPE_WGMMA_BM, BK = GRAPE_WGMMA_BK;
-  // A stage: A's 128 rows of 128 bytes, then W's BN rows.
-  constexpr unsigned kStageA = GRAPE_WGMMA_BM * 128, kStage = GRAPE_WGMMA_STAGE_BYTES(BN);
-  constexpr int WCH = BN / 32, NACC = BN / 2;  // W chunks per thread, accumulators per thread
-  static_assert(BN == 64 || BN == 96 || BN == 128, "m64n64k16, m64n96k16 or m64n128k16");
+  constexpr int BK = GRAPE_WGMMA_BK, WN = BM == 128 ? BN : BN / 2;
+  constexpr unsigned kStageA = BM * 128, kStage = GRAPE_WGMMA_STAGE_BYTES_M(BM, BN);
+  // W and A chunks per thread, accumulators per thread
+  constexpr int WCH = BN / 32, ACH = BM / 32, NACC = WN / 2;
   static_assert(S >= 3, "the refilled stage is the one read two iterations before");
-  static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewSplit), "K-major operands only");
   const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
-  const long long tn = (N + BN - 1) / BN, tiles = ((R + BM - 1) / BM) * tn;
-  const long long tile = item % tiles, split = item / tiles;
-  const long long m0 = (tile / tn) * BM, n0 = (tile % tn) * BN;
-  const long long kbeg = split * p->kchunk, kend = min(K, kbeg + p->kchunk);
-  // The swizzle is on address bits 4-9, so every stage starts at a multiple of 1024 bytes (the
-  // launch asks for 1024 bytes more than the stages need).
-  const unsigned raw = grape_smem_addr(smem_raw), base = (raw + 1023u) & ~1023u;
-  unsigned char* const smem = smem_raw + (base - raw);
-  const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+  const int tid = threadIdx.x, wg = tid >> 7;
 
-  // This thread's 16-byte chunks: rows (tid / 8) + 32 i of A (4) and of W (BN / 32), chunk tid % 8
+  // This thread's 16-byte chunks: rows (tid / 8) + 32 i of A (BM / 32) and of W (BN / 32), chunk tid % 8
   // of each 64-element row; its swizzled position is the same for all (rows 32 apart). Sources
   // are computed once per tile (a row past the end reads its tile's first row with size 0, so
   // every address stays valid); a K step adds the same byte offset to all.
   const int crow = tid >> 3, cchunk = tid & 7;
   unsigned cdst = (unsigned)(crow * 128 + ((cchunk ^ (crow & 7)) << 4));
-  const char* src[8];  // W chunks 0..WCH-1, then A chunks 0-3 at 4.. (direct A: the chunk; a
+  const char* src[8];  // W chunks 0..WCH-1, then A chunks 0..ACH-1 at 4.. (direct A: the chunk; a
                        // separable view: its row part, a_addr(p, r, 0))
   unsigned rows_ok = 0;  // bit i: chunk i's row exists
 #pragma unroll
@@ -205,6 +221,10 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     } else {
       src[i] = nullptr;
     }
+    if (i >= ACH) {
+      src[4 + i] = nullptr;
+      continue;
+    }
     rows_ok |= (r < R ? 1u : 0u) << (4 + i);
     if constexpr (Ops::kADirect)
       src[4 + i] = reinterpret_cast<const char*>(Ops::a_ptr(p) + (r < R ? r : m0) * K + cchunk * 8);
@@ -215,7 +235,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   // each K step (about 150 instructions a step, as many issue slots as the tensor work).
 #pragma unroll
   for (int i = 0; i < 8; ++i)
-    if (i < WCH || i >= 4) grape_opaque(src[i]);
+    if (i < WCH || (i >= 4 && i < 4 + ACH)) grape_opaque(src[i]);
   grape_opaque(rows_ok);
   grape_opaque(cdst);
   auto load_stage = [&](int stage, long long k0) {
@@ -231,7 +251,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
       koff = reinterpret_cast<const char*>(Ops::a_addr(p, 0, k0 + cchunk * 8)) -
              reinterpret_cast<const char*>(Ops::a_addr(p, 0, 0));
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < ACH; ++i) {
       if constexpr (Ops::kADirect) {
         grape_cp_async16_s(sa + i * 32 * 128, src[4 + i] + off, (live >> (4 + i)) & 1 ? 16 : 0);
       } else {
@@ -247,18 +267,16 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     }
   };
 
-  float acc[NACC];
-#pragma unroll
-  for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
   const int KT = (int)max(0LL, (kend - kbeg + BK - 1) / BK);
 #pragma unroll
   for (int s = 0; s < S - 2; ++s) {
     if (s < KT) load_stage(s, kbeg + (long long)s * BK);
     grape_cp_async_commit();
   }
-  // Descriptors of stage 0 (this warpgroup's 64 rows of A, all BN rows of W); a stage and a k16
+  // Descriptors of stage 0 (this warpgroup's 64 rows of A and WN rows of W); a stage and a k16
   // step add to the start address field (16-byte units; it cannot carry out of its 14 bits).
-  const unsigned long long da0 = grape_wgmma_desc(base + wg * 64 * 128), dw0 = grape_wgmma_desc(base + kStageA);
+  const unsigned long long da0 = grape_wgmma_desc(base + (BM == 128 ? wg * 64 * 128 : 0)),
+                           dw0 = grape_wgmma_desc(base + kStageA + (BM == 128 ? 0 : wg * WN * 128));
   int cur = 0, nxt = S - 2;  // the stage read now, the stage loaded now
   for (int kt = 0; kt < KT; ++kt) {
     grape_cp_async_wait<S - 3>();
@@ -272,7 +290,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     grape_wgmma_pin<NACC>(acc);
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)  // k16 steps: 32 bytes further along the swizzled lines
-      GrapeWgmma<T, BN>::mma(acc, da0 + step + 2 * kk, dw0 + step + 2 * kk);
+      GrapeWgmma<T, WN>::mma(acc, da0 + step + 2 * kk, dw0 + step + 2 * kk);
     grape_wgmma_commit();
     grape_wgmma_wait<1>();
     grape_wgmma_pin<NACC>(acc);
@@ -282,11 +300,47 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   grape_wgmma_wait<0>();
   grape_wgmma_pin<NACC>(acc);
   grape_cp_async_wait<0>();
+}
+
+// One work item: a BM x BN output tile (BM = 128, or 64 for products whose 128-row tiles are too
+// few to fill the GPU), its main loop with S stages (S = 0: as many as the
+// launch's shared memory holds, 3 or 4, each depth its own main loop), then one epilogue for all
+// depths: the code of a kernel that runs once per multiprocessor is fetched cold, and every
+// instantiation beside the one that runs measured slower (docs/kernels.md, run 109).
+template <class Ops, int BN, int S, int BM>
+__device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned char* smem_raw) {
+  constexpr int WN = BM == 128 ? BN : BN / 2, NACC = WN / 2;  // a warpgroup's columns, accumulators per thread
+  static_assert(BM == 128 ? BN == 64 || BN == 96 || BN == 128 : BM == 64 && BN == 64,
+                "m64n64k16, m64n96k16 or m64n128k16 per warpgroup; or 64 x 64 tiles of two m64n32k16");
+  static_assert(!Ops::kWKN && (Ops::kADirect || Ops::kAViewSplit), "K-major operands only");
+  const long long R = Ops::R(p), N = Ops::N(p), K = Ops::K(p);
+  const long long tn = (N + BN - 1) / BN, tiles = ((R + BM - 1) / BM) * tn;
+  const long long tile = item % tiles, split = item / tiles;
+  const long long m0 = (tile / tn) * BM, n0 = (tile % tn) * BN;
+  const long long kbeg = split * p->kchunk, kend = min(K, kbeg + p->kchunk);
+  // The swizzle is on address bits 4-9, so every stage starts at a multiple of 1024 bytes (the
+  // launch asks for 1024 bytes more than the stages need).
+  const unsigned raw = grape_smem_addr(smem_raw), base = (raw + 1023u) & ~1023u;
+  unsigned char* const smem = smem_raw + (base - raw);
+  const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+  float acc[NACC];
+#pragma unroll
+  for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
+  if constexpr (S != 0) {
+    grape_wgmma_mainloop<Ops, BM, BN, S>(p, m0, n0, kbeg, kend, base, smem, acc);
+  } else {
+    const int stages = grape_wgmma_stages_given(GRAPE_WGMMA_STAGE_BYTES_M(BM, BN));
+    if (stages == 3) grape_wgmma_mainloop<Ops, BM, BN, 3>(p, m0, n0, kbeg, kend, base, smem, acc);
+    else if (stages >= 4) grape_wgmma_mainloop<Ops, BM, BN, 4>(p, m0, n0, kbeg, kend, base, smem, acc);
+    else __trap();  // scheduler::gemm_wgmma_shared_bytes never gives less than 3 stages
+  }
   __syncthreads();  // every warpgroup is done with the stages: the tile goes through them below
 
-  // Accumulator j * 4 + e: row wg * 64 + warp * 16 + lane / 4 (+ 8 for e >= 2), column
-  // 8 j + 2 (lane % 4) (+ 1 for odd e), the mma.sync m16n8 layout repeated along n.
-  const int trow = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2), tcol = (lane & 3) * 2;
+  // Accumulator j * 4 + e: row (BM = 128: wg * 64 +) warp * 16 + lane / 4 (+ 8 for e >= 2), column
+  // (BM = 64: wg * WN +) 8 j + 2 (lane % 4) (+ 1 for odd e), the mma.sync m16n8 layout repeated
+  // along n.
+  const int trow = (BM == 128 ? wg * 64 : 0) + ((tid >> 5) & 3) * 16 + (lane >> 2),
+            tcol = (BM == 128 ? 0 : wg * WN) + (lane & 3) * 2;
   constexpr int LDT = BN + 8;  // the staged tile's row stride in floats (see the epilogue below)
   float* const ts = reinterpret_cast<float*>(smem);
   if (p->splits > 1 && grape_cluster_size() > 1) {
@@ -294,7 +348,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
     // partial tile in its shared memory, then block `rank` adds rows [rank, rank + 1) * BM / splits
     // of all of them in rank order (deterministic) and stores them through the epilogue.
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
+    for (int j = 0; j < WN / 8; ++j) {
       *reinterpret_cast<float2*>(ts + trow * LDT + tcol + j * 8) = make_float2(acc[j * 4], acc[j * 4 + 1]);
       *reinterpret_cast<float2*>(ts + (trow + 8) * LDT + tcol + j * 8) = make_float2(acc[j * 4 + 2], acc[j * 4 + 3]);
     }
@@ -320,7 +374,7 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   if (p->splits > 1) {
     float* part = reinterpret_cast<float*>(static_cast<char*>(p->scratch) + grape_gemv_partials_offset(tiles));
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
+    for (int j = 0; j < WN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const long long r = m0 + trow + (e >> 1) * 8, n = n0 + tcol + j * 8 + (e & 1);
@@ -335,23 +389,24 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   // padded to BN + 8 floats (8 banks apart): the float2 writes of a half-warp hit 16 distinct
   // bank pairs.
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
+  for (int j = 0; j < WN / 8; ++j) {
     *reinterpret_cast<float2*>(ts + trow * LDT + tcol + j * 8) = make_float2(acc[j * 4], acc[j * 4 + 1]);
     *reinterpret_cast<float2*>(ts + (trow + 8) * LDT + tcol + j * 8) = make_float2(acc[j * 4 + 2], acc[j * 4 + 3]);
   }
   __syncthreads();
   const int w = tid >> 5;
+  constexpr int WR = BM / 8;  // rows per warp
   if (m0 + BM <= R && n0 + BN <= N) {
-    // Every row of the warp's 16 unrolled: the epilogue's loads (bias, residual) of all of them
+    // Every row of the warp's WR unrolled: the epilogue's loads (bias, residual) of all of them
     // are issued before the first store, one memory round trip per tile instead of four.
     grape_tile_store<Ops>(n0, n0 + BN, [&](auto st) {
 #pragma unroll
-      for (int rr = w * 16; rr < w * 16 + 16; ++rr)
+      for (int rr = w * WR; rr < w * WR + WR; ++rr)
 #pragma unroll
         for (int c = 0; c < BN / 32; ++c) st(p, m0 + rr, n0 + lane + 32 * c, ts[rr * LDT + lane + 32 * c]);
     });
   } else {
-    for (int rr = w * 16; rr < w * 16 + 16; ++rr) {
+    for (int rr = w * WR; rr < w * WR + WR; ++rr) {
       if (m0 + rr >= R) break;
 #pragma unroll
       for (int c = 0; c < BN / 32; ++c)
@@ -361,22 +416,22 @@ __device__ void grape_gemm_wgmma_tile(const KParams* p, long long item, unsigned
   __syncthreads();  // the next item's first loads overwrite the tile
 }
 
-// One work item (a 128 x BN tile) with the launch's pipeline depth: 3 stages (two blocks per
-// multiprocessor) or 4.
+// One work item (a 128 x BN tile) with the launch's pipeline depth (S = 0: 3 stages for two blocks
+// per multiprocessor, 4 for one) or with S stages, when the entry point's launch always gives S.
 // Launched in clusters (LaunchDims::cluster > 1), one block per item: the cluster of blocks
 // c * splits .. c * splits + splits - 1 is tile c, block rank r its K split r.
-template <class Ops, int BN>
+template <class Ops, int BN, int S = 0, int BM = GRAPE_WGMMA_BM>
 __device__ void grape_gemm_wgmma(const KParams* p, long long item, unsigned char* smem) {
   if (const unsigned c = grape_cluster_size(); c > 1) {
-    const long long tiles = ((Ops::R(p) + GRAPE_WGMMA_BM - 1) / GRAPE_WGMMA_BM) * ((Ops::N(p) + BN - 1) / BN);
+    const long long tiles = ((Ops::R(p) + BM - 1) / BM) * ((Ops::N(p) + BN - 1) / BN);
     // The launch and the kernel must agree, or sums would be lost: a loud failure instead.
     if ((long long)c != p->splits || (long long)gridDim.x != tiles * c) __trap();
     item = (long long)grape_cluster_rank() * tiles + item / c;
   }
-  const int stages = grape_wgmma_stages_given(GRAPE_WGMMA_STAGE_BYTES(BN));
-  if (stages == 3) grape_gemm_wgmma_tile<Ops, BN, 3>(p, item, smem);
-  else if (stages >= 4) grape_gemm_wgmma_tile<Ops, BN, 4>(p, item, smem);
-  else __trap();  // scheduler::gemm_wgmma_shared_bytes never gives less than 3 stages
+  if constexpr (S != 0) {
+    if (grape_wgmma_stages_given(GRAPE_WGMMA_STAGE_BYTES_M(BM, BN)) < S) __trap();  // the launch's shared memory
+  }
+  grape_gemm_wgmma_tile<Ops, BN, S, BM>(p, item, smem);
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL

@@ -82,6 +82,7 @@ void DeviceProgram::compile() {
     wide_funcs_.push_back(nullptr);
     wgmma64_funcs_.push_back(nullptr);
     wgmma96_funcs_.push_back(nullptr);
+    wgmma_m64_funcs_.push_back(nullptr);
     wide_failed_.push_back(false);
     // A second entry point (kTensorCoreSuffix): matrix products' tensor-core path, tensor-core
     // attention's key split over two warps (attention_mma.cuh); both entries may use the most
@@ -146,6 +147,13 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
                                              static_cast<int>(scheduler::gemm_wgmma96_shared_bytes(4))),
             "cuFuncSetAttribute", "kernel " + jobs[i].name);
         wgmma96_funcs_[k] = f96;
+        CUfunction fm64 =
+            modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWgmmaM64Suffix).c_str());
+        jit::check(
+            jit::driver().cuFuncSetAttribute(fm64, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(scheduler::gemm_wgmma_m64_shared_bytes())),
+            "cuFuncSetAttribute", "kernel " + jobs[i].name);
+        wgmma_m64_funcs_[k] = fm64;
       }
       wide_funcs_[k] = fn;
     } catch (const std::exception& e) {
@@ -264,6 +272,7 @@ bool DeviceProgram::upload_blocks() {
 
 CUfunction DeviceProgram::function_for(size_t k, const scheduler::LaunchDims& ld) const {
   if (ld.n96) return wgmma96_funcs_[k];
+  if (ld.m64) return wgmma_m64_funcs_[k];
   return ld.narrow         ? wgmma64_funcs_[k]
          : ld.wide         ? wide_funcs_[k]
          : ld.tensor_cores ? tc_funcs_[k]

@@ -158,7 +158,8 @@ class DeviceProgram {
   // The wide variant's 128 x 64 wgmma entry (jit::kWgmma64Suffix) of kernels with
   // LaunchRule::wgmma, when built for sm_90a; else null.
   std::vector<CUfunction> wgmma64_funcs_;
-  std::vector<CUfunction> wgmma96_funcs_;  // its 128 x 96 entry (jit::kWgmma96Suffix), likewise
+  std::vector<CUfunction> wgmma96_funcs_;    // its 128 x 96 entry (jit::kWgmma96Suffix), likewise
+  std::vector<CUfunction> wgmma_m64_funcs_;  // its 64 x 64 entry (jit::kWgmmaM64Suffix), likewise
   std::vector<bool> wide_failed_;
   // Per kernel: the kernel whose weight it prefetches into L2 (-1: none), and per kernel the size
   // of its weight when it is a prefetch target (plan_prefetches).

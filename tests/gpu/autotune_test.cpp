@@ -90,10 +90,11 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
   auto m = Model::load_source(kProducts, "products.grp");
   m->set_random_weights(5);
   auto attn = Model::load_source(kAttention, "attention.grp");
-  const std::vector<std::string> choices = {"gemv-fill",  "gemv-nosplit",  "wgmma128",   "wgmma128x2",
-                                            "wgmma96",    "wgmma96x2",     "wgmma64",    "mma128",
-                                            "mma64",      "mma64-nosplit", "wgmma64-k2", "wgmma64-k4",
-                                            "wgmma64-k8", "wgmma64-c2",    "wgmma64-c4", "wgmma64-c8"};
+  const std::vector<std::string> choices = {"gemv-fill",  "gemv-nosplit",  "wgmma128",    "wgmma128x2",
+                                            "wgmma96",    "wgmma96x2",     "wgmma64",     "mma128",
+                                            "mma64",      "mma64-nosplit", "wgmma64-k2",  "wgmma64-k4",
+                                            "wgmma64-k8", "wgmma64-c2",    "wgmma64-c4",  "wgmma64-c8",
+                                            "wgmma-m64",  "wgmma-m64-c2",  "wgmma-m64-c4"};
   for (int64_t rows : {5, 256, 1024}) {
     const Inputs in = {{"x", sample(DType::F16, {rows, 512}, 11)}};
     Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
@@ -140,7 +141,8 @@ TEST(Autotune, EveryConfigurationMatchesTheCpu) {
 
 // K splits as thread-block clusters (gemm_wgmma.cuh, LaunchDims::cluster) under both executors:
 // the graph executor sets the cluster size on the kernel node, the eager one at the launch. A
-// ragged product (R = 200: the second row tile half empty) and a layer as BERT b=1 has it.
+// ragged product (R = 200: the second row tile half empty) and a layer as BERT b=1 has it; the
+// same for the 64 x 64 tiles (R = 200: the fourth row tile ragged), unsplit too.
 TEST(Autotune, ClusterSplitsMatchTheCpuEagerAndInAGraph) {
   REQUIRE_GPU();
   auto m = Model::load_source(kProducts, "products.grp");
@@ -149,7 +151,8 @@ TEST(Autotune, ClusterSplitsMatchTheCpuEagerAndInAGraph) {
     const Inputs in = {{"x", sample(DType::F16, {rows, 512}, 13)}};
     Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
     const auto want = cpu.run(in);
-    for (const char* choice : {"wgmma64-c2", "wgmma64-c4", "wgmma64-c8"}) {
+    for (const char* choice :
+         {"wgmma64-c2", "wgmma64-c4", "wgmma64-c8", "wgmma-m64", "wgmma-m64-c2", "wgmma-m64-c4"}) {
       ScopedEnv force("GRAPE_TUNE_FORCE", choice);
       for (const char* executor : {"eager", "graph"}) {
         RunStats st;

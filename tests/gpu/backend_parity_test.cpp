@@ -564,6 +564,34 @@ TEST(GpuParity, SiblingProductsEveryPath) {
   }
 }
 
+// Sibling products of 96 + 32 + 64 columns, so one 64- or 128-wide tile holds columns of two
+// parts; K = 200 (the last 64-wide k step runs past the end); one session whose row count changes
+// from call to call (GEMV, 128 x 64 and 128 x 128 tiles), eager and graph. (Written for the TMA
+// loads tried in run 110, which loaded each part's weight rows from its own tensor map.)
+TEST(GpuParity, SiblingTilesAcrossPartsAndRowCounts) {
+  REQUIRE_GPU();
+  const std::string src =
+      "weights {\n  wq: f16[96, 200]\n  bq: f16[96]\n  wk: f16[32, 200]\n  wv: f16[64, 200]\n}\n"
+      "fn main(x: f16[M, 200], r: f16[M, 64]) -> (f16[M, 96], f16[M, 32], f16[M, 64]) {\n"
+      "  return (linear(x, wq, bq), gelu(linear(x, wk)), linear(x, wv) + r)\n}\n";
+  auto m = Model::load_source(src, "siblings_rows.grp");
+  m->set_random_weights(23);
+  Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+  for (const char* executor : {"eager", "graph"}) {
+    Session gpu(m, SessionOptions{"main", "cuda", executor, 0});
+    for (int64_t rows : {128, 300, 2048, 1, 128}) {
+      const Inputs in = {{"x", sample(DType::F16, {rows, 200}, 51 + static_cast<uint32_t>(rows))},
+                         {"r", sample(DType::F16, {rows, 64}, 52)}};
+      const auto want = cpu.run(in);
+      const auto got = gpu.run(in);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        expect_close(want[i], got[i],
+                     std::string(executor) + " rows " + std::to_string(rows) + " out" + std::to_string(i));
+    }
+  }
+}
+
 // An attention that stores through the merge of the heads (scheduler/fusion.h): the output
 // projection reads the merged heads as a plain buffer. Decode (attention.cuh, one query row) and
 // many query rows (attention_mma.cuh, 64-row tiles with a ragged last one); eager and graph.

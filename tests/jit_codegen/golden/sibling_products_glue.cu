@@ -114,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wgmma64(const 
   if (Ops::K(p) % 8 == 0) {
     const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;
     for (long long item = blockIdx.x; item < items; item += gridDim.x)
-      grape_gemm_wgmma<Ops, 64>(p, item, grape_smem);
+      grape_gemm_wgmma<Ops, 64, 4>(p, item, grape_smem);
     return;
   }
   const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 63) / 64) * p->splits;
