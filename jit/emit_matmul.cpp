@@ -439,11 +439,11 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
       s += "}\n";
     };
     s += "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n";
-    // The 128 x 64 and 64 x 64 tiles always get scheduler::kGemmWgmma64Stages; the 128 x 96 ones
-    // 3 or 4 (0: the launch's).
-    narrow_entry(kWgmma64Suffix, 128, 64, scheduler::kGemmWgmma64Stages);
+    // The 128 x 64 and 64 x 64 tiles always get their one depth (scheduler::gemm_wgmma64_stages,
+    // gemm_wgmma_m64_stages); the 128 x 96 ones 3 or 4 (0: the launch's).
+    narrow_entry(kWgmma64Suffix, 128, 64, scheduler::gemm_wgmma64_stages());
     narrow_entry(kWgmma96Suffix, 128, 96, 0);
-    narrow_entry(kWgmmaM64Suffix, 64, 64, scheduler::kGemmWgmma64Stages);
+    narrow_entry(kWgmmaM64Suffix, 64, 64, scheduler::gemm_wgmma_m64_stages());
     s += "#endif\n";
   }
   s += "#endif\n";

@@ -354,12 +354,22 @@ bool gemm_wgmma64_enabled() {
   return on;
 }
 
-unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(kGemmWgmma64Stages, 64); }
+int gemm_wgmma64_stages() {
+  static const int s = env_knob("GRAPE_GEMM_WGMMA64_STAGES", 3, 8, kGemmWgmma64Stages);
+  return s;
+}
+
+int gemm_wgmma_m64_stages() {
+  static const int s = env_knob("GRAPE_GEMM_WGMMA_M64_STAGES", 3, 8, kGemmWgmmaM64Stages);
+  return s;
+}
+
+unsigned gemm_wgmma64_shared_bytes() { return wgmma_shared_bytes(gemm_wgmma64_stages(), 64); }
 
 unsigned gemm_wgmma96_shared_bytes(int stages) { return wgmma_shared_bytes(stages, 96); }
 
 unsigned gemm_wgmma_m64_shared_bytes() {
-  return static_cast<unsigned>(kGemmWgmma64Stages * (64 + 64) * 128 + 1024);
+  return static_cast<unsigned>(gemm_wgmma_m64_stages() * (64 + 64) * 128 + 1024);
 }
 
 unsigned gemm_wgmma_max_shared_bytes() { return gemm_wgmma_shared_bytes(std::max(3, gemm_wgmma_stages())); }

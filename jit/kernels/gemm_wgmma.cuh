@@ -185,7 +185,7 @@ __device__ __forceinline__ void grape_opaque(unsigned& x) { asm volatile("" : "+
 __device__ __forceinline__ int grape_wgmma_stages_given(unsigned stage_bytes) {
   unsigned bytes;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
-  return (int)min((bytes - 1024u) / stage_bytes, 6u);
+  return (int)min((bytes - 1024u) / stage_bytes, 8u);
 }
 // The main loop with S stages: the tile's sums into acc (NACC per thread, zero on entry). BM = 128:
 // warpgroup g computes rows 64 g .. 64 g + 63, all BN columns; BM = 64: all 64 rows, columns

@@ -334,10 +334,13 @@ fn main(x: f16[B, 12, S, 64]) -> f16[B, S, 768] {
   EXPECT_GT(d.splits, 1);
   // On Hopper (wgmma_device) the same wide tiles run gemm_wgmma.cuh: its larger shared memory.
   EXPECT_NE(src.find("grape_gemm_wgmma<Ops, 128>"), std::string::npos);
-  // The 128 x 64 entry always gets scheduler::kGemmWgmma64Stages: one main loop, not one per depth.
+  // The 128 x 64 entry always gets scheduler::kGemmWgmma64Stages (one main loop, not one per
+  // depth), the 64 x 64 entry kGemmWgmmaM64Stages.
   EXPECT_NE(src.find("grape_gemm_wgmma<Ops, 64, " + std::to_string(scheduler::kGemmWgmma64Stages) + ">"),
             std::string::npos);
   EXPECT_NE(src.find("grape_gemm_wgmma<Ops, 96>"), std::string::npos);
+  EXPECT_NE(src.find("grape_gemm_wgmma<Ops, 64, " + std::to_string(scheduler::kGemmWgmmaM64Stages) + ", 64>"),
+            std::string::npos);
   EXPECT_TRUE(ks[0].launch.wgmma);
   d = scheduler::launch_dims(ks[0].launch, {{"B", 16}, {"S", 128}}, 132, true);
   EXPECT_TRUE(d.wide);

@@ -137,5 +137,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wgmma96(const 
   for (long long item = blockIdx.x; item < items; item += gridDim.x)
     grape_gemm_mma<Ops, 128, 64, 2, 3>(p, item, grape_smem);
 }
+extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wgmma_m64(const __grid_constant__ KParams kp) {
+  GRAPE_GRID_WAIT();
+  const KParams* const p = &kp;
+  if (p->pred && !*p->pred) return;
+  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);
+  extern __shared__ __align__(16) unsigned char grape_smem[];
+  {
+    if (Ops::K(p) % 8 != 0) __trap();
+    const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;
+    for (long long item = blockIdx.x; item < items; item += gridDim.x)
+      grape_gemm_wgmma<Ops, 64, 8, 64>(p, item, grape_smem);
+    return;
+  }
+}
 #endif
 #endif
