@@ -131,6 +131,28 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
               code += c.emit_output(at(ob, "i", "d"), round_to(c.type(out).dtype, "acc"), "    ");
               return std::string();
             });
+  if (mma) {
+    // The output's address where the kernel stores the product's rounded result itself: no epilogue,
+    // or a permute of it (the merge of the heads), in the type of the operands, with d indexing the
+    // stored buffer's last axis (unit stride). attention_mma.cuh then writes rows in 16-byte pieces.
+    const ir::Operation& root = *c.g.root;
+    const bool permuted = root.op == ir::Op::Permute && root.operands[0] == out;
+    std::string code, addr;
+    if ((&root == &pv || permuted) && c.type(root.results[0]).dtype == c.type(kt).dtype) {
+      Idx idx = at(c.unravel("b", batch, code, "    "), "i", "d");
+      if (permuted) {
+        Idx moved;
+        for (int64_t axis : root.attrs.axes) moved.push_back(idx.at(static_cast<size_t>(axis)));
+        idx = moved;
+      }
+      if (idx.back() == "d")
+        addr = "(T*)p->buf[" + std::to_string(c.buf.at(root.results[0])) + "] + " +
+               c.buffer_offset(c.type(root.results[0]).shape, idx);
+    }
+    ops += std::string("  static constexpr bool kOutAt = ") + (addr.empty() ? "false" : "true") + ";\n";
+    ops += "  __device__ static T* out_at(const KParams* p, long long b, long long i, long long d) {\n" +
+           (addr.empty() ? "    return nullptr;\n" : code + "    return " + addr + ";\n") + "  }\n";
+  }
   ops += "};\n\n";
 
   std::string s = ops;

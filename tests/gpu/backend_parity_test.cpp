@@ -631,6 +631,9 @@ struct AttentionCase {
   int64_t b, h, s, kv, dk, dv;
   const char* mask;       // bool[MS0, MS1] expression over S, KV (or "" for none)
   bool shared_k = false;  // k and v are [h, kv, d], broadcast over the batch
+  // The output scaled by 2 after p @ v (an epilogue: stored element by element); without it the
+  // tensor-core kernel writes its rows through shared memory in 16-byte pieces (Ops::kOutAt).
+  bool epilogue = true;
 };
 
 class GpuAttention : public testing::TestWithParam<AttentionCase> {};
@@ -647,7 +650,8 @@ TEST_P(GpuAttention, MatchesCpu) {
   if (*c.mask) scores = "where(" + std::string(c.mask) + ", " + scores + ", -10000.0)";
   std::string src = "fn main(q: " + shp(c.s, c.dk, true) + ", k: " + shp(c.kv, c.dk, !c.shared_k) +
                     ", v: " + shp(c.kv, c.dv, !c.shared_k) + ", pos: i32[]) -> " + shp(c.s, c.dv, true) +
-                    " {\n  return (softmax(" + scores + ", axis=-1) @ v) * 2.0\n}\n";
+                    " {\n  return (softmax(" + scores + ", axis=-1) @ v)" + (c.epilogue ? " * 2.0" : "") +
+                    "\n}\n";
   SCOPED_TRACE(src);
   auto m = Model::load_source(src, "attention.grp");
   DType dt = *parse_dtype(c.dtype);
@@ -685,6 +689,15 @@ const AttentionCase kAttentionCases[] = {
     // Ten key tiles: the online softmax rescales the output and the sum as the maximum grows.
     {"prefill 600 keys, ten key tiles", "f16", 1, 2, 70, 600, 64, 64,
      "reshape(arange(600, i32) <= pos, (1, 600))"},
+    // No epilogue: rows staged in shared memory and stored in 16-byte pieces; rows of 24 elements
+    // (48 bytes) are aligned only every other row, so some pieces go element by element; a dv
+    // wider than dk stores element by element through Ops::out_at.
+    {"prefill BERT-like, rows stored in 16-byte pieces", "f16", 2, 12, 128, 128, 64, 64,
+     "reshape(arange(128, i32) < 100, (1, 128))", false, false},
+    {"prefill rows of 24, pieces unaligned", "f16", 2, 2, 33, 150, 40, 24, "", false, false},
+    {"prefill dv 96 wider than dk 32, no epilogue", "f16", 1, 2, 40, 70, 32, 96, "", false, false},
+    {"prefill head 128, 600 keys, no epilogue", "bf16", 1, 2, 200, 600, 128, 128,
+     "reshape(arange(600, i32) <= pos, (1, 600))", false, false},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuAttention, testing::ValuesIn(kAttentionCases),

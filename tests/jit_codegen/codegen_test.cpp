@@ -835,6 +835,51 @@ fn kept(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64]) -> (f1
   }
 }
 
+// The tensor-core attention writes its output rows itself (Ops::kOutAt, jit/kernels/attention_mma.cuh)
+// where it stores the product's rounded result unchanged along a unit-stride last axis: through the
+// merge of the heads, into its own [B, 12, S, 64] buffer, or in f16 from bf16 operands never (the
+// rounding differs), and never behind an epilogue. Decode (attention.cuh) has no such address.
+TEST(CodegenFusion, AttentionRowsGoOutWholeWithoutAnEpilogue) {
+  auto c = compile_text("rows.grp", R"(
+weights { w: f16[768, 768] }
+fn merged(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64]) -> f16[B, S, 768] {
+  let o = softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v
+  return linear(reshape(transpose(o, 1, 2), (B, S, 768)), w)
+}
+fn plain(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64]) -> f16[B, 12, S, 64] {
+  return softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v
+}
+fn scaled(q: f16[B, 12, S, 64], k: f16[B, 12, S, 64], v: f16[B, 12, S, 64]) -> f16[B, 12, S, 64] {
+  return (softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v) * 2.0
+}
+fn dec(q: f16[B, 12, 1, 64], k: f16[B, 12, T, 64], v: f16[B, 12, T, 64]) -> f16[B, 12, 1, 64] {
+  return softmax((q @ transpose(k, 2, 3)) * 0.125, axis=-1) @ v
+}
+)");
+  struct Want {
+    const char* entry;
+    const char* out_at;  // the kOutAt line, or null where Ops has none
+  };
+  for (const Want& w : {Want{"merged", "kOutAt = true"}, Want{"plain", "kOutAt = true"},
+                        Want{"scaled", "kOutAt = false"}, Want{"dec", nullptr}}) {
+    SCOPED_TRACE(w.entry);
+    auto ks = kernels_of(*c->mod, w.entry);
+    ASSERT_GE(ks.size(), 1u);
+    ASSERT_EQ(ks[0].launch.kind, jit::LaunchRule::Attention);
+    const std::string& s = ks[0].source;
+    if (!w.out_at) {
+      EXPECT_EQ(s.find("kOutAt"), std::string::npos);
+    } else {
+      EXPECT_NE(s.find(w.out_at), std::string::npos);
+      const size_t at = s.find("__device__ static T* out_at(");
+      ASSERT_NE(at, std::string::npos);
+      if (std::string(w.entry) != "scaled")
+        check_golden(std::string("attention_out_at_") + w.entry, s.substr(at, s.find("\n  }\n", at) - at));
+    }
+    expect_compiles(ks);
+  }
+}
+
 // Reductions and arg-reductions (jit/kernels/reduce.cuh) over rows of a runtime length, of every
 // accumulator type, to a scalar, and along a leading axis: one block of 256 threads per row.
 TEST(CodegenTemplates, ReductionsTakeReduceCuh) {
