@@ -28,8 +28,9 @@
 // sums to the largest of their maxima and add them (through shared memory): a small batch's few
 // items (BERT-base at batch 1: 48 of 32 rows) then run on more blocks and warps, each with a
 // quarter of the dependent work. The block stages the q tile once and the keys in tiles of 64 (k
-// and v rows, double-buffered: the next tile's cp.async loads fly while the warps multiply the
-// current one).
+// and v rows, double-buffered: tiles 0 and 1 are requested together, then tile t + 2 into tile
+// t's buffer once the warps are done with it, so its cp.async loads fly while they multiply
+// tile t + 1).
 // Rows beyond S are zeros and are neither scored nor stored; keys beyond KV are zeros and get no
 // probability (a tile whose keys and the warp's rows all exist skips those checks). Warps whose rows all lie
 // beyond S only help with the loads.
@@ -392,8 +393,10 @@ __device__ void grape_attention_mma(const KParams* p, long long item, unsigned c
     grape_cp_async_commit();
   }
   grape_cp_async_wait<0>();
-  if (kStaged && tiles == 0) __syncthreads();  // every thread's q copies are in before rows are staged
-    // The row's sum: each of its 4 lanes summed its own keys against the same maximum.
+  if (kStaged && tiles == 0) {
+    __syncthreads();  // every thread's q copies are in before rows are staged over them
+  }
+  // The row's sum: each of its 4 lanes summed its own keys against the same maximum.
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
