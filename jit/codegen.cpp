@@ -10,6 +10,7 @@
 #include "jit/kernel_source.h"
 #include "jit/nvrtc.h"
 #include "jit/parallel_compile.h"
+#include "jit/sequence_source.h"
 #include "scheduler/launch.h"
 
 namespace grape::jit {
@@ -29,8 +30,11 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       bool in_place = false;
       std::string body = detail::emit_kernel_body(c, kKernelSymbol, k.launch, in_place);
       body = detail::prune_unused_unravels(std::move(body), c.unravels);
-      k.source = assemble_kernel_source(c.templates, "// " + std::string(ir::op_name(named)) + ", " +
-                                                         std::to_string(g.ops.size()) + " op(s)\n" + body);
+      const std::string glue =
+          "// " + std::string(ir::op_name(named)) + ", " + std::to_string(g.ops.size()) + " op(s)\n" + body;
+      k.source = assemble_kernel_source(c.templates, glue);
+      k.templates = c.templates;
+      k.sequence_body = sequence_body(glue, c.readonly_inputs);
       k.buffers = c.buffers;
       k.num_inputs = c.num_inputs;
       if (in_place) {
@@ -79,13 +83,25 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
   };
   for (const auto& f : m.functions) {
     std::vector<KernelSpec> ks;
+    std::vector<std::string> sequences;
     try {
-      ks = emit_kernels(f, scheduler::plan_fusion(f));
+      const scheduler::FusionPlan fusion = scheduler::plan_fusion(f);
+      ks = emit_kernels(f, fusion);
+      sequences = block_sequence_sources(f, fusion, ks);
     } catch (const std::exception& e) {
       rep.errors.push_back("entry '" + f.name + "': code generation failed: " + e.what());
       continue;
     }
-    rep.entries.push_back({f.name, ks.size()});
+    rep.entries.push_back({f.name, ks.size(), sequences.size()});
+    // The block sequences the executors would build (scheduler/sequence.h), so that a bundle
+    // holds them and `grape compile` checks them.
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      for (const auto& arch : archs) {
+        auto& [jobs, items] = per_arch[arch];
+        jobs.push_back({sequences[i], f.name + "_sequence" + std::to_string(i)});
+        items.push_back({"entry '" + f.name + "', block sequence " + std::to_string(i) + ", " + arch + ": "});
+      }
+    }
     for (const auto& k : ks) {
       for (const auto& arch : archs) {
         auto& [jobs, items] = per_arch[arch];

@@ -15,17 +15,19 @@ namespace grape::jit {
 
 // One KernelSpec per group of `plan`, in plan order (function body first, then loop bodies).
 // `prefix` makes the names unique within a module (the entry name by default).
-std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan, const std::string& prefix = "");
+std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::FusionPlan& plan,
+                                     const std::string& prefix = "");
 
 struct CompileReport {
   struct Entry {
     std::string name;
     size_t kernels = 0;
+    size_t sequences = 0;  // block sequences (scheduler/sequence.h), compiled as kernels too
   };
   std::vector<Entry> entries;
   std::vector<std::string> archs;
-  size_t compiled = 0;              // (kernel, arch) pairs that compiled cleanly (identical sources compile once)
-  size_t wide_compiled = 0;         // with a bundle: matrix products' wide variants, likewise
+  size_t compiled = 0;       // (kernel, arch) pairs that compiled cleanly (identical sources compile once)
+  size_t wide_compiled = 0;  // with a bundle: matrix products' wide variants, likewise
   std::vector<std::string> errors;  // each names the entry, kernel, op and source location
   bool ok() const { return errors.empty(); }
 };

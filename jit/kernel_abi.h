@@ -9,6 +9,10 @@
 #define GRAPE_KMAX_BUFFERS 16
 #define GRAPE_KMAX_RANK 8
 #define GRAPE_KMAX_EXTRA 8
+// Block sequences (scheduler/sequence.h): the most kernels, copies and loops one may hold.
+#define GRAPE_SEQ_MAX_KERNELS 64
+#define GRAPE_SEQ_MAX_COPIES 32
+#define GRAPE_SEQ_MAX_LOOPS 4
 
 #ifndef __CUDACC_RTC__
 namespace grape::jit {
@@ -31,6 +35,19 @@ struct KParams {
   // (scheduler/prefetch.h), or leave 0 bytes.
   const void* prefetch;
   unsigned long long prefetch_bytes;
+};
+
+// The parameters of a block-sequence kernel (scheduler/sequence.h, jit/sequence_source.h): one
+// block runs several kernels' bodies, copies and loops in order. Slots are numbered in the order
+// scheduler::BlockSequence lists them; the sequence's code says which slot each step uses.
+struct SeqParams {
+  const KParams* kernel[GRAPE_SEQ_MAX_KERNELS];  // each kernel's parameter block, in device memory
+  void* copy_dst[GRAPE_SEQ_MAX_COPIES];
+  const void* copy_src[GRAPE_SEQ_MAX_COPIES];
+  unsigned long long copy_bytes[GRAPE_SEQ_MAX_COPIES];
+  const unsigned char* copy_pred[GRAPE_SEQ_MAX_COPIES];  // null: unconditional
+  const unsigned char* loop_init[GRAPE_SEQ_MAX_LOOPS];   // checked before a loop's first trip
+  const unsigned char* loop_cond[GRAPE_SEQ_MAX_LOOPS];   // checked after each trip
 };
 
 #ifndef __CUDACC_RTC__

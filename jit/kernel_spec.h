@@ -66,6 +66,10 @@ struct KernelSpec {
   const ir::Operation* root = nullptr;    // the op whose result(s) the kernel writes
   std::vector<ir::Dim> extra;             // KParams::extra[i] = extra[i].eval(bindings)
   const ir::Block* block = nullptr;       // the block (function body or loop body) it belongs to
+  // The embedded templates its source includes, and its glue as a device function for block
+  // sequences (jit/sequence_source.h; "" when it cannot run in one).
+  std::vector<std::string> templates;
+  std::string sequence_body;
 };
 
 }  // namespace grape::jit

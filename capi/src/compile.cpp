@@ -93,7 +93,11 @@ std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::
   }
   std::string text = "targets: " + target_list + "\n";
   for (const auto& e : rep.entries)
-    text += "  " + e.name + ": " + std::to_string(e.kernels) + " kernel" + (e.kernels == 1 ? "" : "s") + "\n";
+    text +=
+        "  " + e.name + ": " + std::to_string(e.kernels) + " kernel" + (e.kernels == 1 ? "" : "s") +
+        (e.sequences ? ", " + std::to_string(e.sequences) + " block sequence" + (e.sequences == 1 ? "" : "s")
+                     : std::string()) +
+        "\n";
   text += "total: " + std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") + " in " +
           std::to_string(rep.entries.size()) + " entr" + (rep.entries.size() == 1 ? "y" : "ies") + ", " +
           std::to_string(rep.compiled) + " kernel/target pairs compiled" +

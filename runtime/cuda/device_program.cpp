@@ -12,6 +12,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/kernel_source.h"
 #include "jit/parallel_compile.h"
+#include "jit/sequence_source.h"
 #include "runtime/cuda/autotune.h"
 #include "scheduler/prefetch.h"
 
@@ -65,11 +66,31 @@ void DeviceProgram::compile() {
   auto t0 = std::chrono::steady_clock::now();
   fusion_ = scheduler::plan_fusion(f_);
   specs_ = jit::emit_kernels(f_, fusion_, f_.name);
+  std::vector<scheduler::KernelUse> uses;
+  for (const auto& s : specs_) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
+  plan_ = scheduler::build_plan(f_, fusion_, uses);
+  // Block sequences (scheduler/sequence.h), compiled together with the kernels.
+  if (scheduler::block_sequences_enabled())
+    sequences_ = scheduler::plan_block_sequences(plan_, jit::sequence_kernels_fit(specs_));
   jit::KernelCache cache = jit::KernelCache::open_default();
   std::vector<jit::CompileJob> jobs;
   for (const auto& spec : specs_) jobs.push_back({spec.source, spec.name});
+  for (size_t q = 0; q < sequences_.size(); ++q) {
+    jobs.push_back({jit::block_sequence_source(plan_, sequences_[q], specs_),
+                    f_.name + "_sequence" + std::to_string(q)});
+    sequence_start_[{sequences_[q].list, sequences_[q].begin}] = q;
+  }
   std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
-  std::vector<scheduler::KernelUse> uses;
+  for (size_t q = 0; q < sequences_.size(); ++q) {
+    const jit::CompileOutcome& o = built[specs_.size() + q];
+    if (o.failure) std::rethrow_exception(o.failure);
+    ++(o.result.from_cache ? kernels_from_cache_ : kernels_compiled_);
+    const void* image =
+        o.result.cubin.empty() ? static_cast<const void*>(o.result.ptx.c_str()) : o.result.cubin.data();
+    seq_modules_.emplace_back(dev_, image, sequence_label(q));
+    seq_funcs_.push_back(seq_modules_.back().function(jit::kKernelSymbol));
+  }
+  seq_params_.resize(sequences_.size());
   for (size_t k = 0; k < specs_.size(); ++k) {
     const jit::KernelSpec& s = specs_[k];
     if (built[k].failure) std::rethrow_exception(built[k].failure);
@@ -98,9 +119,7 @@ void DeviceProgram::compile() {
                                                     static_cast<int>(most)),
                    "cuFuncSetAttribute", "kernel " + s.name);
     }
-    uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   }
-  plan_ = scheduler::build_plan(f_, fusion_, uses);
   plan_prefetches();
   control_ = load_control_kernels(dev_);
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -454,6 +473,50 @@ void DeviceProgram::fill_blocks() {
     if (st.kind != scheduler::StorageKind::DimValue) continue;
     int32_t v = static_cast<int32_t>(st.dim.eval(dims_));
     std::memcpy(dims_area + sizeof(int64_t) * dim_slot_[s], &v, sizeof v);
+  }
+  fill_sequence_params();
+}
+
+int DeviceProgram::sequence_at(const std::vector<scheduler::Step>& list, size_t i) const {
+  auto it = sequence_start_.find({&list, i});
+  return it == sequence_start_.end() ? -1 : static_cast<int>(it->second);
+}
+
+std::string DeviceProgram::sequence_label(size_t q) const {
+  const scheduler::BlockSequence& s = sequences_.at(q);
+  std::string what = "block sequence " + std::to_string(q) + " of " + f_.name + " (";
+  if (!s.kernels.empty())
+    what += specs_.at(s.kernels.front()).name +
+            (s.kernels.size() > 1 ? " .. " + specs_.at(s.kernels.back()).name : "");
+  else
+    what += std::to_string(s.copies.size()) + " copies";
+  return what + ")";
+}
+
+// Each sequence's slots (jit/kernel_abi.h SeqParams) at the binding now: the kernels' parameter
+// blocks in device memory (uploaded with the others), the copies' and loops' storages.
+void DeviceProgram::fill_sequence_params() {
+  for (size_t q = 0; q < sequences_.size(); ++q) {
+    const scheduler::BlockSequence& s = sequences_[q];
+    jit::SeqParams& sp = seq_params_[q];
+    std::memset(&sp, 0, sizeof sp);
+    for (size_t i = 0; i < s.kernels.size(); ++i)
+      sp.kernel[i] =
+          reinterpret_cast<const jit::KParams*>(blocks_dev_.ptr() + s.kernels[i] * sizeof(jit::KParams));
+    for (size_t i = 0; i < s.copies.size(); ++i) {
+      const scheduler::Step& c = *s.copies[i];
+      sp.copy_dst[i] = reinterpret_cast<void*>(address(c.dst));
+      sp.copy_src[i] = reinterpret_cast<const void*>(address(c.src));
+      sp.copy_bytes[i] = bytes(c.dst);
+      sp.copy_pred[i] = c.pred == ir::kNoValue
+                            ? nullptr
+                            : reinterpret_cast<const unsigned char*>(address(plan_.storage(c.pred)));
+    }
+    for (size_t i = 0; i < s.loops.size(); ++i) {
+      const scheduler::LoopPlan& l = plan_.loops[s.loops[i]];
+      sp.loop_init[i] = reinterpret_cast<const unsigned char*>(address(l.init_cond));
+      sp.loop_cond[i] = reinterpret_cast<const unsigned char*>(address(l.cond));
+    }
   }
 }
 

@@ -30,6 +30,7 @@
 #include "scheduler/fusion.h"
 #include "scheduler/launch.h"
 #include "scheduler/plan.h"
+#include "scheduler/sequence.h"
 
 namespace grape::cuda {
 
@@ -90,6 +91,17 @@ class DeviceProgram {
   std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"
   std::string where(const ir::Operation* op) const;
 
+  // Block sequences (scheduler/sequence.h): runs of small steps that one launch of one block
+  // runs. sequence_at gives the sequence that starts at step i of `list` (a step list of plan()),
+  // or -1; executors launch sequence_function(q) with one block of 256 threads and its parameter
+  // block (by value) instead of running steps [begin, end) one by one.
+  size_t num_sequences() const { return sequences_.size(); }
+  const scheduler::BlockSequence& sequence(size_t q) const { return sequences_.at(q); }
+  int sequence_at(const std::vector<scheduler::Step>& list, size_t i) const;
+  CUfunction sequence_function(size_t q) const { return seq_funcs_.at(q); }
+  const jit::SeqParams& sequence_params(size_t q) const { return seq_params_.at(q); }
+  std::string sequence_label(size_t q) const;  // "block sequence 3 (k12 add .. k17 select)"
+
   // The inputs of the next run, before bind(): an input in device memory (Tensor::on_device) that
   // the plan never writes is read where it is — its storage's address becomes the caller's, so
   // only parameter blocks change (a graph's nodes are rewritten, never rebuilt); one the plan
@@ -130,6 +142,7 @@ class DeviceProgram {
   void compile();
   void upload_weights(const std::map<std::string, Tensor>& weights);
   void fill_blocks();
+  void fill_sequence_params();
   void plan_prefetches();
   void build_wide(const std::vector<size_t>& kernels);
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
@@ -186,6 +199,11 @@ class DeviceProgram {
   jit::DeviceBuffer arena_;
   std::vector<jit::DeviceBuffer> scratch_;  // per kernel, zero-initialised (split-K counters)
   std::vector<Launch> launches_;
+  std::vector<scheduler::BlockSequence> sequences_;
+  std::map<std::pair<const std::vector<scheduler::Step>*, size_t>, size_t> sequence_start_;
+  std::vector<jit::Module> seq_modules_;
+  std::vector<CUfunction> seq_funcs_;
+  std::vector<jit::SeqParams> seq_params_;  // host copies, filled at each bind
   std::vector<unsigned char> blocks_host_, blocks_uploaded_;
   jit::DeviceBuffer blocks_dev_;
   jit::PinnedBuffer blocks_pinned_;

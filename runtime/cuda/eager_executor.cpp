@@ -121,11 +121,32 @@ struct EagerExecutor::Impl {
     ++stats.kernels;
   }
 
+  // A block sequence (scheduler/sequence.h): one block runs its steps; profiled as unit
+  // num_kernels() + q.
+  void launch_sequence(size_t q) {
+    void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(q))};  // by value
+    if (profiling) {
+      while (marks.size() < 2 * timed.size() + 2) marks.emplace_back(p.device());
+      marks[2 * timed.size()].record(p.stream());
+    }
+    jit::launch(p.sequence_function(q), jit::Dim3{1, 1, 1}, jit::Dim3{256, 1, 1}, 0, p.stream(), args,
+                p.sequence_label(q), programmatic && !profiling);
+    if (profiling) {
+      marks[2 * timed.size() + 1].record(p.stream());
+      timed.push_back(p.num_kernels() + q);
+      if (++gated_launches >= 128) {
+        open_gate();
+        close_gate();
+      }
+    }
+    ++stats.kernels;
+  }
+
   // After the run's stream has synchronised: adds the timed launches to the totals.
   void collect() {
     if (!profiling) return;
-    launches.resize(p.num_kernels(), 0);
-    total_ms.resize(p.num_kernels(), 0.0);
+    launches.resize(p.num_kernels() + p.num_sequences(), 0);
+    total_ms.resize(p.num_kernels() + p.num_sequences(), 0.0);
     for (size_t i = 0; i < timed.size(); ++i) {
       ++launches[timed[i]];
       total_ms[timed[i]] += marks[2 * i + 1].elapsed_ms_since(marks[2 * i]);
@@ -152,6 +173,11 @@ struct EagerExecutor::Impl {
     for (size_t i = begin; i < end; ++i) {
       const scheduler::Step& s = list[i];
       if (stoppable) control.check();
+      if (const int q = p.sequence_at(list, i); q >= 0 && p.sequence(static_cast<size_t>(q)).end <= end) {
+        launch_sequence(static_cast<size_t>(q));
+        i = p.sequence(static_cast<size_t>(q)).end - 1;
+        continue;
+      }
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: launch(s.index); break;
         case scheduler::Step::Kind::Copy: copy(s); break;
@@ -219,6 +245,23 @@ ProfileReport EagerExecutor::profile() const {
   r.runs = impl_->profiled_runs;
   for (size_t k = 0; k < impl_->launches.size(); ++k) {
     if (impl_->launches[k] == 0) continue;
+    if (k >= p.num_kernels()) {  // a block sequence: one block, its kernels' costs together
+      const scheduler::BlockSequence& q = p.sequence(k - p.num_kernels());
+      KernelProfile kp;
+      kp.name = p.sequence_label(k - p.num_kernels());
+      kp.op = "sequence";
+      kp.grid = 1;
+      kp.block = 256;
+      kp.launches = impl_->launches[k];
+      kp.total_ms = impl_->total_ms[k];
+      for (size_t kernel : q.kernels) {
+        const KernelCost c = kernel_cost(p.function(), p.spec(kernel), p.dims());
+        kp.bytes += c.bytes;
+        kp.flops += c.flops;
+      }
+      r.kernels.push_back(std::move(kp));
+      continue;
+    }
     const jit::KernelSpec& spec = p.spec(k);
     KernelProfile kp;
     kp.name = spec.name;

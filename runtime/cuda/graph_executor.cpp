@@ -173,6 +173,16 @@ struct GraphExecutor::Impl {
         i = r.end - 1;
         continue;
       }
+      if (const int q = p.sequence_at(steps, i); q >= 0 && p.sequence(static_cast<size_t>(q)).end <= end) {
+        // A block sequence (scheduler/sequence.h): one node of one block for all its steps.
+        const size_t n = static_cast<size_t>(q);
+        void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(n))};  // by value
+        prev = kernel_node(g, prev, p.sequence_function(n), 1, 256, 0, args,
+                           [&] { return p.sequence_label(n); });
+        ++kernels;
+        i = p.sequence(n).end - 1;
+        continue;
+      }
       const scheduler::Step& s = steps[i];
       switch (s.kind) {
         case scheduler::Step::Kind::Launch: {

@@ -1,0 +1,167 @@
+#include "jit/sequence_source.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "jit/emit_context.h"
+#include "jit/kernel_abi.h"
+#include "jit/kernel_source.h"
+#include "scheduler/launch.h"
+
+namespace grape::jit {
+
+static_assert(scheduler::kSequenceMaxKernels == GRAPE_SEQ_MAX_KERNELS &&
+                  scheduler::kSequenceMaxCopies == GRAPE_SEQ_MAX_COPIES &&
+                  scheduler::kSequenceMaxLoops == GRAPE_SEQ_MAX_LOOPS,
+              "scheduler/sequence.h and jit/kernel_abi.h must agree on a sequence's slots");
+
+namespace {
+
+constexpr const char* kPredCheck = "  if (p->pred && !*p->pred) return;\n";
+
+// A block-wide copy (16 bytes at a time where both ends are aligned), skipped when `pred` is
+// false, as the executors' grape_copy.
+constexpr const char* kCopyHelper = R"(struct alignas(16) GrapeSeqWord {
+  unsigned long long lo, hi;
+};
+__device__ __noinline__ void grape_seq_copy(void* dst, const void* src, unsigned long long bytes,
+                                            const unsigned char* pred) {
+  if (pred && !*pred) return;
+  unsigned char* d = (unsigned char*)dst;
+  const unsigned char* s = (const unsigned char*)src;
+  unsigned long long done = 0;
+  if ((((unsigned long long)d | (unsigned long long)s) & 15) == 0) {
+    const unsigned long long words = bytes / 16;
+    for (unsigned long long w = threadIdx.x; w < words; w += blockDim.x)
+      ((GrapeSeqWord*)d)[w] = ((const GrapeSeqWord*)s)[w];
+    done = words * 16;
+  }
+  for (unsigned long long b = done + threadIdx.x; b < bytes; b += blockDim.x) d[b] = s[b];
+}
+)";
+
+}  // namespace
+
+std::string sequence_body(const std::string& glue, bool readonly_inputs) {
+  if (readonly_inputs) return "";
+  const std::string header = detail::kernel_header(kKernelSymbol);
+  const size_t at = glue.find(header);
+  if (at == std::string::npos || glue.find(header, at + 1) != std::string::npos) return "";
+  // One entry point, no preprocessor lines, no read-only-path loads (grape_ldg_*, __ldg, .nc).
+  if (glue.find("__global__", at + header.size()) != std::string::npos || glue.find("__global__") < at ||
+      glue.find('#') != std::string::npos || glue.find("ldg") != std::string::npos ||
+      glue.find(".nc") != std::string::npos)
+    return "";
+  const size_t pred = header.find(kPredCheck);
+  if (pred == std::string::npos) throw std::logic_error("kernel_header lost its predicate check");
+  std::string device =
+      "__device__ __noinline__ void grape_body(const KParams* const p) {\n" + header.substr(pred);
+  return glue.substr(0, at) + device + glue.substr(at + header.size());
+}
+
+std::vector<bool> sequence_kernels_fit(const std::vector<KernelSpec>& specs) {
+  std::vector<bool> fit;
+  for (const KernelSpec& k : specs)
+    fit.push_back(!k.sequence_body.empty() && scheduler::fits_block_sequence(k.launch));
+  return fit;
+}
+
+namespace {
+
+struct SourceWriter {
+  const scheduler::ExecPlan& plan;
+  const scheduler::BlockSequence& seq;
+  const std::vector<KernelSpec>& specs;
+  std::map<std::string, size_t> body_ns;  // distinct sequence bodies -> namespace number
+  std::vector<std::string> templates;
+  std::string bodies, code;
+
+  size_t slot_of(const std::vector<size_t>& v, size_t x) const {
+    auto it = std::find(v.begin(), v.end(), x);
+    if (it == v.end()) throw std::logic_error("block sequence: a step has no slot");
+    return static_cast<size_t>(it - v.begin());
+  }
+
+  void body_of(size_t k) {
+    const KernelSpec& s = specs.at(k);
+    if (s.sequence_body.empty()) throw std::logic_error("block sequence: kernel " + s.name + " has no body");
+    if (body_ns.count(s.sequence_body)) return;
+    const size_t n = body_ns.size();
+    body_ns.emplace(s.sequence_body, n);
+    for (const std::string& t : s.templates)
+      if (std::find(templates.begin(), templates.end(), t) == templates.end()) templates.push_back(t);
+    bodies += "namespace grape_b" + std::to_string(n) + " {\n" + s.sequence_body + "}  // namespace grape_b" +
+              std::to_string(n) + "\n\n";
+  }
+
+  void steps(const std::vector<scheduler::Step>& list, size_t begin, size_t end, const std::string& ind) {
+    for (size_t i = begin; i < end; ++i) {
+      const scheduler::Step& st = list[i];
+      switch (st.kind) {
+        case scheduler::Step::Kind::Launch: {
+          body_of(st.index);
+          code += ind + "grape_b" + std::to_string(body_ns.at(specs[st.index].sequence_body)) +
+                  "::grape_body(sp.kernel[" + std::to_string(slot_of(seq.kernels, st.index)) + "]);  // " +
+                  specs[st.index].name + "\n" + ind + "__syncthreads();\n";
+          break;
+        }
+        case scheduler::Step::Kind::Copy: {
+          auto it = std::find(seq.copies.begin(), seq.copies.end(), &st);
+          if (it == seq.copies.end()) throw std::logic_error("block sequence: a copy has no slot");
+          const std::string c = std::to_string(it - seq.copies.begin());
+          code += ind + "grape_seq_copy(sp.copy_dst[" + c + "], sp.copy_src[" + c + "], sp.copy_bytes[" + c +
+                  "], sp.copy_pred[" + c + "]);  // " + st.why + "\n" + ind + "__syncthreads();\n";
+          break;
+        }
+        case scheduler::Step::Kind::Loop: {
+          const scheduler::LoopPlan& l = plan.loops[st.index];
+          const std::string n = std::to_string(slot_of(seq.loops, st.index));
+          const std::string max = std::to_string(l.max_trips) + "LL";
+          // Every thread reads the condition before a barrier, and the body writes it only after
+          // that barrier, so all threads see the same value.
+          code += ind + "{  // loop " + std::to_string(st.index) + ", at most " +
+                  std::to_string(l.max_trips) + " trips\n";
+          code += ind + "  bool go" + n + " = " + max + " > 0 && *sp.loop_init[" + n + "] != 0;\n";
+          code += ind + "  __syncthreads();\n";
+          code += ind + "  for (long long t" + n + " = 0; go" + n + ";) {\n";
+          steps(l.body, 0, l.body.size(), ind + "    ");
+          code += ind + "    go" + n + " = ++t" + n + " < " + max + " && *sp.loop_cond[" + n + "] != 0;\n";
+          code += ind + "    __syncthreads();\n";
+          code += ind + "  }\n" + ind + "}\n";
+          break;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::string block_sequence_source(const scheduler::ExecPlan& plan, const scheduler::BlockSequence& s,
+                                  const std::vector<KernelSpec>& specs) {
+  SourceWriter w{plan, s, specs, {}, {}, {}, {}};
+  w.steps(*s.list, s.begin, s.end, "  ");
+  std::string glue = "// a block sequence of " + std::to_string(s.kernels.size()) + " kernel(s), " +
+                     std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
+                     " loop(s)\n" + w.bodies + kCopyHelper;
+  glue += "\nextern \"C\" __global__ void __launch_bounds__(256) " + std::string(kKernelSymbol) +
+          "(const __grid_constant__ SeqParams sp) {\n  GRAPE_GRID_WAIT();\n";
+  if (scheduler::launch_dependents_early()) glue += "  GRAPE_LAUNCH_DEPENDENTS();\n";
+  glue += w.code + "}\n";
+  return assemble_kernel_source(w.templates, glue);
+}
+
+std::vector<std::string> block_sequence_sources(const ir::Function& f, const scheduler::FusionPlan& fusion,
+                                                const std::vector<KernelSpec>& specs) {
+  if (!scheduler::block_sequences_enabled()) return {};
+  std::vector<scheduler::KernelUse> uses;
+  for (const auto& s : specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
+  const scheduler::ExecPlan plan = scheduler::build_plan(f, fusion, uses);
+  std::vector<std::string> out;
+  for (const scheduler::BlockSequence& s : scheduler::plan_block_sequences(plan, sequence_kernels_fit(specs)))
+    out.push_back(block_sequence_source(plan, s, specs));
+  return out;
+}
+
+}  // namespace grape::jit

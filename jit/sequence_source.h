@@ -1,0 +1,34 @@
+// The CUDA source of a block sequence (scheduler/sequence.h): one kernel of one block that runs
+// the sequence's steps in order. Each kernel's glue becomes a __device__ function in a namespace
+// of its own (identical glue once); copies and loops are the sequence's own code. The kernel
+// takes a SeqParams block (jit/kernel_abi.h) whose slots the executors fill in the order
+// scheduler::BlockSequence lists them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "jit/kernel_spec.h"
+#include "scheduler/plan.h"
+#include "scheduler/sequence.h"
+
+namespace grape::jit {
+
+// A kernel's glue as the device function `grape_body(const KParams* p)`: its entry point
+// (kernel_header's text for kKernelSymbol, 256 threads) replaced, the grid wait left to the
+// sequence. "" when the kernel cannot run inside a sequence: read-only-path loads (which need
+// the data unchanged for the whole kernel), another entry point or header, or a preprocessor line.
+std::string sequence_body(const std::string& glue, bool readonly_inputs);
+
+// Per kernel: whether it fits a sequence (a sequence body and scheduler::fits_block_sequence).
+std::vector<bool> sequence_kernels_fit(const std::vector<KernelSpec>& specs);
+
+// The complete NVRTC source of sequence `s` of `plan`, whose kernels are `specs`.
+std::string block_sequence_source(const scheduler::ExecPlan& plan, const scheduler::BlockSequence& s,
+                                  const std::vector<KernelSpec>& specs);
+
+// The sequences of a function's plan and their sources, as the executors build them (with
+// GRAPE_SEQUENCES=0: none), for `grape compile` and bundles.
+std::vector<std::string> block_sequence_sources(const ir::Function& f, const scheduler::FusionPlan& fusion,
+                                                const std::vector<KernelSpec>& specs);
+
+}  // namespace grape::jit

@@ -1,0 +1,65 @@
+// Block sequences: runs of small steps that one thread block runs in one kernel launch.
+//
+// Control-heavy programs (beam search's scan over its candidates, a generation loop's bookkeeping)
+// run many kernels that each touch a few hundred elements. Each launch, or graph node, costs about
+// a microsecond, far more than its work; a device loop of them also pays a conditional node (or a
+// host round trip) per trip. A block sequence runs such steps one after another in ONE launch of
+// ONE block of 256 threads: each kernel's body (its glue as a __device__ function, which loops
+// over all its work items when gridDim is 1) is called in turn with __syncthreads() between
+// calls, which makes the block's global writes visible to all its threads; copies are done by the
+// block; a device loop whose whole body fits runs every trip inside, its condition read from
+// memory after each trip. There is one block, so no grid-wide synchronisation is needed.
+//
+// A step fits when it is:
+//  - a Launch of a kernel that can run as a device function (jit::KernelSpec::sequence_body: one
+//    256-thread entry point, no dynamic shared memory, no read-only-path loads, which would not
+//    see writes made earlier in the same kernel) and that, launched alone, would use at most
+//    kSequenceMaxBlocks blocks for every binding (constant shapes: fits_block_sequence);
+//  - a Copy whose destination has a constant size of at most kSequenceMaxCopyBytes;
+//  - a Loop with a static trip bound (`max`, or a `for` range: no run-time trip cap to report)
+//    whose body's steps all fit.
+// A sequence is a maximal run of fitting steps of one step list under one predicate
+// (ExecPlan::step_pred), so it never straddles a predicated region (the graph executor's IF
+// nodes), nor the top level's first state write (the start of the commit phase, before which an
+// interrupted run stops). It holds at least two steps, or a loop. A longer run than the limits
+// below is split.
+//
+// GRAPE_SEQUENCES=0 turns them off (same-run baselines).
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "scheduler/launch_rule.h"
+#include "scheduler/plan.h"
+
+namespace grape::scheduler {
+
+// A kernel fits when alone it would launch at most this many blocks: in a sequence one block
+// does all of its work, one grid-stride pass after another.
+constexpr int64_t kSequenceMaxBlocks = 4;
+constexpr size_t kSequenceMaxCopyBytes = 64 * 1024;
+// Slots of a sequence's parameter block: GRAPE_SEQ_MAX_* of jit/kernel_abi.h (asserted equal there).
+constexpr size_t kSequenceMaxKernels = 64, kSequenceMaxCopies = 32, kSequenceMaxLoops = 4;
+
+// Whether a kernel with this launch rule is small enough for a sequence, for every binding (its
+// work has constant dims). The kernel must also be able to run as a device function (jit decides).
+bool fits_block_sequence(const LaunchRule& rule);
+
+struct BlockSequence {
+  const std::vector<Step>* list = nullptr;  // the plan's top level or a loop's body
+  size_t begin = 0, end = 0;                // steps [begin, end) of *list
+  ir::ValueId pred = ir::kNoValue;          // the predicate every step checks (kNoValue: none)
+  // Slots of the SeqParams block (jit/kernel_abi.h), in the order the steps reach them (loop
+  // bodies included): the kernels launched, the copies, the loops (plan.loops indices).
+  std::vector<size_t> kernels;
+  std::vector<const Step*> copies;
+  std::vector<size_t> loops;
+};
+
+// The sequences of every step list of `plan`; kernel_fits[k]: kernel k fits (see above).
+std::vector<BlockSequence> plan_block_sequences(const ExecPlan& plan, const std::vector<bool>& kernel_fits);
+
+// False when GRAPE_SEQUENCES=0 (read at each call: tests switch it).
+bool block_sequences_enabled();
+
+}  // namespace grape::scheduler

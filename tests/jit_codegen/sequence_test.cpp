@@ -1,0 +1,246 @@
+// Block sequences (scheduler/sequence.h, jit/sequence_source.h) on the CPU: which steps form
+// them, the invariants every sequence keeps, and the source that runs them. No GPU needed; the
+// sources compile with NVRTC in compile.examples and CodegenNvrtc.DifftestCases (grape compile
+// builds every sequence), and run in tests/gpu/block_sequence_test.cpp.
+#include "scheduler/sequence.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "jit/codegen.h"
+#include "jit/emit_context.h"
+#include "jit/kernel_source.h"
+#include "jit/sequence_source.h"
+#include "scheduler/fusion.h"
+#include "tests/jit_codegen/codegen_test_util.h"
+
+namespace grape {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace codegen_test;
+using scheduler::Step;
+
+struct Planned {
+  scheduler::FusionPlan fusion;
+  std::vector<jit::KernelSpec> specs;
+  scheduler::ExecPlan plan;
+  std::vector<scheduler::BlockSequence> sequences;
+};
+
+Planned plan_of(const ir::Function& f) {
+  Planned p;
+  p.fusion = scheduler::plan_fusion(f);
+  p.specs = jit::emit_kernels(f, p.fusion, f.name);
+  std::vector<scheduler::KernelUse> uses;
+  for (const auto& s : p.specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
+  p.plan = scheduler::build_plan(f, p.fusion, uses);
+  p.sequences = scheduler::plan_block_sequences(p.plan, jit::sequence_kernels_fit(p.specs));
+  return p;
+}
+
+// Kernels, copies and loops of steps [begin, end) of `list`, loop bodies included, in order.
+void collect(const scheduler::ExecPlan& plan, const std::vector<Step>& list, size_t begin, size_t end,
+             scheduler::BlockSequence& into) {
+  for (size_t i = begin; i < end; ++i) {
+    const Step& s = list[i];
+    if (s.kind == Step::Kind::Launch) into.kernels.push_back(s.index);
+    if (s.kind == Step::Kind::Copy) into.copies.push_back(&s);
+    if (s.kind == Step::Kind::Loop) {
+      into.loops.push_back(s.index);
+      collect(plan, plan.loops[s.index].body, 0, plan.loops[s.index].body.size(), into);
+    }
+  }
+}
+
+void check_sequences(const Planned& pl, const std::string& what) {
+  const scheduler::ExecPlan& plan = pl.plan;
+  const std::vector<bool> fit = jit::sequence_kernels_fit(pl.specs);
+  std::set<std::pair<const std::vector<Step>*, size_t>> covered;
+  for (const scheduler::BlockSequence& q : pl.sequences) {
+    SCOPED_TRACE(what + ": sequence at step " + std::to_string(q.begin));
+    ASSERT_NE(q.list, nullptr);
+    ASSERT_LT(q.begin, q.end);
+    ASSERT_LE(q.end, q.list->size());
+    EXPECT_TRUE(q.end - q.begin >= 2 || (*q.list)[q.begin].kind == Step::Kind::Loop);
+    if (q.list == &plan.steps) {  // never across the start of the commit phase
+      EXPECT_FALSE(q.begin < plan.first_state_write && plan.first_state_write < q.end);
+    }
+    scheduler::BlockSequence want;
+    collect(plan, *q.list, q.begin, q.end, want);
+    EXPECT_EQ(q.kernels, want.kernels);
+    EXPECT_EQ(q.copies, want.copies);
+    EXPECT_EQ(q.loops, want.loops);
+    EXPECT_LE(q.kernels.size(), scheduler::kSequenceMaxKernels);
+    EXPECT_LE(q.copies.size(), scheduler::kSequenceMaxCopies);
+    EXPECT_LE(q.loops.size(), scheduler::kSequenceMaxLoops);
+    for (size_t k : q.kernels) {
+      EXPECT_TRUE(fit.at(k)) << pl.specs[k].name;
+      EXPECT_FALSE(pl.specs[k].sequence_body.empty()) << pl.specs[k].name;
+    }
+    for (const Step* c : q.copies) {
+      const ir::Type& t = plan.storages.at(static_cast<size_t>(c->dst)).type;
+      EXPECT_LE(scheduler::bytes_of(t, {}), scheduler::kSequenceMaxCopyBytes);
+    }
+    for (size_t l : q.loops) EXPECT_GE(plan.loops[l].max_trips, 0) << "loop " << l;
+    for (size_t i = q.begin; i < q.end; ++i) {
+      EXPECT_EQ(plan.step_pred((*q.list)[i]), q.pred) << "step " << i;
+      EXPECT_TRUE(covered.insert({q.list, i}).second) << "step " << i << " is in two sequences";
+    }
+    // The source names every kernel in its slot, and every loop's bound.
+    const std::string src = jit::block_sequence_source(plan, q, pl.specs);
+    for (size_t i = 0; i < q.kernels.size(); ++i)
+      EXPECT_NE(
+          src.find("::grape_body(sp.kernel[" + std::to_string(i) + "]);  // " + pl.specs[q.kernels[i]].name),
+          std::string::npos)
+          << pl.specs[q.kernels[i]].name;
+    for (size_t l : q.loops)
+      EXPECT_NE(src.find("at most " + std::to_string(plan.loops[l].max_trips) + " trips"), std::string::npos);
+  }
+}
+
+const std::map<std::string, int64_t> kTiny = {{"L", 2},  {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64},
+                                              {"T", 64}, {"N", 8},  {"H", 64}, {"I", 256}, {"D", 32}};
+
+TEST(BlockSequences, InvariantsOnEveryExampleAndControlFlowCase) {
+  for (const char* file : {"examples/gpt2.grp", "examples/bert.grp", "examples/mlp.grp"}) {
+    auto c = compile_file(file, kTiny);
+    ASSERT_TRUE(c->mod);
+    for (const auto& f : c->mod->functions) check_sequences(plan_of(f), std::string(file) + " " + f.name);
+  }
+  for (const auto& e : fs::directory_iterator(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases")) {
+    if (e.path().extension() != ".grp") continue;
+    auto c = compile_text(e.path().string(), read(e.path()));
+    if (!c->mod) continue;
+    for (const auto& f : c->mod->functions) check_sequences(plan_of(f), e.path().filename().string());
+  }
+}
+
+// GPT-2 beam search at its real size: the scan over the 2 x NB candidates (a device loop of 21
+// small kernels and 10 copies, `for j in 0..2*NB`) runs whole inside one sequence.
+TEST(BlockSequences, BeamSearchScanIsOneSequence) {
+  auto c = compile_file("examples/gpt2.grp");
+  ASSERT_TRUE(c->mod);
+  const ir::Function* beam = nullptr;
+  for (const auto& f : c->mod->functions)
+    if (f.name == "beam_search") beam = &f;
+  ASSERT_NE(beam, nullptr);
+  const Planned pl = plan_of(*beam);
+  const scheduler::BlockSequence* scan = nullptr;
+  for (const auto& q : pl.sequences)
+    if (!q.loops.empty() && pl.plan.loops[q.loops[0]].max_trips == 10) scan = &q;
+  ASSERT_NE(scan, nullptr) << "no sequence holds the scan (a loop of 10 trips)";
+  ASSERT_EQ(scan->loops.size(), 1u);
+  const scheduler::LoopPlan& l = pl.plan.loops[scan->loops[0]];
+  EXPECT_EQ(l.max_trips, 10);
+  EXPECT_GE(scan->kernels.size(), 20u);
+  EXPECT_GE(scan->copies.size(), 10u);
+  // The loop after the search (`for b in 0..NB`) runs in one too.
+  bool finalize = false;
+  for (const auto& q : pl.sequences)
+    for (size_t l : q.loops) finalize = finalize || pl.plan.loops[l].max_trips == 5;
+  EXPECT_TRUE(finalize);
+  // The decode step's matrix products, attention and the cache reorder (large) are in none.
+  for (const auto& q : pl.sequences)
+    for (size_t k : q.kernels) {
+      const jit::LaunchRule& r = pl.specs[k].launch;
+      EXPECT_NE(r.kind, jit::LaunchRule::MatrixProduct) << pl.specs[k].name;
+      EXPECT_NE(r.kind, jit::LaunchRule::Attention) << pl.specs[k].name;
+    }
+}
+
+// The program of GPU test BlockSequences.StaticLoopWithBreakRunsInsideOneLaunch: its loop (a
+// static bound, a `break`, an update at a dynamic index) is inside a sequence, and a run of the
+// plan launches at most three kernels or sequences.
+TEST(BlockSequences, StaticLoopWithBreakIsInsideASequence) {
+  auto c = compile_text("static_loop.grp", R"(
+fn main(x: f32[6], n: i32[]) -> (f32[6], i32[]) {
+  var v = x
+  var k = 0
+  for i in 0..9 {
+    if k >= n { break }
+    v = v * 0.5 + cast(i, f32)
+    v[k % 6] = v[k % 6] - 1.0
+    k = k + 1
+  }
+  return (v, k)
+}
+)");
+  ASSERT_TRUE(c->mod);
+  const Planned pl = plan_of(c->mod->functions.at(0));
+  check_sequences(pl, "static_loop");
+  size_t units = 0;
+  for (size_t i = 0; i < pl.plan.steps.size(); ++i) {
+    const scheduler::BlockSequence* in = nullptr;
+    for (const auto& q : pl.sequences)
+      if (q.list == &pl.plan.steps && q.begin == i) in = &q;
+    ASSERT_TRUE(in || pl.plan.steps[i].kind != Step::Kind::Loop) << pl.plan.str();
+    ++units;
+    if (in) i = in->end - 1;
+  }
+  EXPECT_LE(units, 3u) << pl.plan.str();
+}
+
+TEST(BlockSequences, OnlySmallConstantKernelsFit) {
+  jit::LaunchRule r;
+  r.kind = jit::LaunchRule::Elementwise;
+  r.items = {ir::Dim(4), ir::Dim(256)};
+  EXPECT_TRUE(scheduler::fits_block_sequence(r));  // 1024 elements: 4 blocks alone
+  r.items = {ir::Dim(1025)};
+  EXPECT_FALSE(scheduler::fits_block_sequence(r));  // 5 blocks alone
+  r.items = {ir::Dim::sym("B"), ir::Dim(8)};
+  EXPECT_FALSE(scheduler::fits_block_sequence(r));  // unknown until bound
+  r.items = {ir::Dim(8)};
+  r.threads = 1024;
+  EXPECT_FALSE(scheduler::fits_block_sequence(r));
+  r.threads = 256;
+  r.kind = jit::LaunchRule::Rows;
+  r.items = {ir::Dim(3)};
+  EXPECT_TRUE(scheduler::fits_block_sequence(r));
+  r.topk_k = 4;  // a top-k may split its rows over blocks (scratch)
+  EXPECT_FALSE(scheduler::fits_block_sequence(r));
+  r.topk_k = 0;
+  r.kind = jit::LaunchRule::MatrixProduct;
+  EXPECT_FALSE(scheduler::fits_block_sequence(r));
+}
+
+TEST(BlockSequences, BodyIsTheGlueAsADeviceFunction) {
+  const std::string header = jit::detail::kernel_header(jit::kKernelSymbol);
+  const std::string glue = "// add, 1 op(s)\nstruct Ops {};\n" + header + "  const long long n = 4LL;\n}\n";
+  const std::string body = jit::sequence_body(glue, false);
+  EXPECT_NE(body.find("__device__ __noinline__ void grape_body(const KParams* const p) {\n"
+                      "  if (p->pred && !*p->pred) return;\n  const long long n = 4LL;\n}\n"),
+            std::string::npos)
+      << body;
+  EXPECT_EQ(body.find("__global__"), std::string::npos);
+  EXPECT_EQ(body.find("GRAPE_GRID_WAIT"), std::string::npos) << "the sequence waits once, at its start";
+  EXPECT_EQ(body.find("struct Ops {};"), glue.find("struct Ops {};"));
+  EXPECT_EQ(jit::sequence_body(glue, true), "") << "read-only-path loads do not see the sequence's writes";
+  EXPECT_EQ(jit::sequence_body(glue + header + "}\n", false), "") << "two entry points";
+  EXPECT_EQ(jit::sequence_body("#define X 1\n" + glue, false), "");
+  EXPECT_EQ(jit::sequence_body("struct Ops {};\n", false), "") << "no entry point";
+}
+
+TEST(BlockSequences, OffSwitch) {
+  auto c = compile_file("examples/gpt2.grp", kTiny);
+  ASSERT_TRUE(c->mod);
+  const ir::Function* beam = nullptr;
+  for (const auto& f : c->mod->functions)
+    if (f.name == "beam_search") beam = &f;
+  ASSERT_NE(beam, nullptr);
+  const scheduler::FusionPlan fusion = scheduler::plan_fusion(*beam);
+  const auto specs = jit::emit_kernels(*beam, fusion, beam->name);
+  EXPECT_FALSE(jit::block_sequence_sources(*beam, fusion, specs).empty());
+  setenv("GRAPE_SEQUENCES", "0", 1);
+  EXPECT_FALSE(scheduler::block_sequences_enabled());
+  EXPECT_TRUE(jit::block_sequence_sources(*beam, fusion, specs).empty());
+  unsetenv("GRAPE_SEQUENCES");
+  EXPECT_TRUE(scheduler::block_sequences_enabled());
+}
+
+}  // namespace
+}  // namespace grape
