@@ -3,7 +3,8 @@
 // (grape_arg_reduce_row), the same functions as runtime/cpu/reduce.cpp.
 //
 // One block per row (scheduler/launch.cpp, LaunchRule::Rows; the glue's entry point loops over
-// the rows): each thread combines the elements j = threadIdx.x + blockDim.x * t, then the block
+// the rows): each thread combines the elements j = threadIdx.x + blockDim.x * t in order, eight
+// loads in flight at a time (grape_block_pass, prelude.cuh), then the block
 // combines the threads' values (warp shuffles, then one value per warp through shared memory) and
 // thread 0 stores the result. Rows of any length, known at compile time or not.
 //
@@ -33,7 +34,8 @@ __device__ void grape_reduce_row(const KParams* p, long long row_index) {
   const typename Ops::Row row = Ops::row(p, row_index);
   const typename Ops::Combine combine{};
   Acc acc = Ops::init();
-  for (long long j = threadIdx.x; j < cnt; j += blockDim.x) acc = combine(acc, Ops::x(p, row, j));
+  grape_block_pass(
+      cnt, [&](long long j) { return Ops::x(p, row, j); }, [&](long long, Acc v) { acc = combine(acc, v); });
   acc = grape_block_reduce(acc, combine, sm);
   if (threadIdx.x == 0) Ops::out(p, row, acc);
 }
@@ -50,13 +52,14 @@ __device__ void grape_arg_reduce_row(const KParams* p, long long row_index) {
   const typename Ops::Row row = Ops::row(p, row_index);
   T bv = 0;
   long long bi = -1;
-  for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-    const T v = Ops::x(p, row, j);
-    if (before(v, j, bv, bi)) {
-      bv = v;
-      bi = j;
-    }
-  }
+  grape_block_pass(
+      cnt, [&](long long j) { return Ops::x(p, row, j); },
+      [&](long long j, T v) {
+        if (before(v, j, bv, bi)) {
+          bv = v;
+          bi = j;
+        }
+      });
   grape_block_best(bv, bi, before, smv, smi);
   if (threadIdx.x == 0) Ops::out(p, row, bi < 0 ? 0 : bi);
 }
