@@ -81,12 +81,9 @@ __device__ void grape_row_norm_warp(const KParams* p, long long row_index) {
   for (int t = 0; t < PER_LANE; ++t) {
     if (!in(t)) continue;
     float y;
-    if constexpr (Ops::kKind == kGrapeSoftmax)
-      y = expf(v[t] - a) / b;
-    else if constexpr (Ops::kKind == kGrapeLogSoftmax)
-      y = (v[t] - a) - logf(b);
-    else
-      y = (v[t] - a) * b;
+    if constexpr (Ops::kKind == kGrapeSoftmax) y = expf(v[t] - a) / b;
+    else if constexpr (Ops::kKind == kGrapeLogSoftmax) y = (v[t] - a) - logf(b);
+    else y = (v[t] - a) * b;
     Ops::out(p, row, lane + 32LL * t, y);
   }
 }
@@ -102,8 +99,7 @@ __device__ void grape_row_norm(const KParams* p) {
 
 // One row per block of blockDim.x threads (a multiple of 32; the glue gives rows of known length
 // from 8192 on 1024 threads: one block must keep enough loads in flight to read a long row at a
-// useful rate), thread i taking the elements j = i + blockDim.x * t (grape_block_pass: eight loads
-// in flight at a time).
+// useful rate), thread i taking the elements j = i + blockDim.x * t.
 //
 // softmax and log_softmax read the row once for the maximum and the sum together: each thread
 // keeps the largest element it has seen and the sum of exp(x - that), rescaled when the maximum
@@ -120,49 +116,40 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index) {
   float a, b;  // softmax: max, sum of exp; norms: mean, inv
   if constexpr (Ops::kKind == kGrapeSoftmax || Ops::kKind == kGrapeLogSoftmax) {
     float tmx = -__int_as_float(0x7f800000), tsum = 0.0f;
-    grape_block_pass(
-        cnt, [&](long long j) { return Ops::x(p, row, j); },
-        [&](long long, float xv) {
-          if (xv != -__int_as_float(0x7f800000)) {
-            const float nm = grape_fmax_nan(tmx, xv);
-            tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm);
-            tmx = nm;
-          }
-        });
+    for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+      const float xv = Ops::x(p, row, j);
+      if (xv != -__int_as_float(0x7f800000)) {
+        const float nm = grape_fmax_nan(tmx, xv);
+        tsum = (tsum == 0.0f ? 0.0f : tsum * expf(tmx - nm)) + expf(xv - nm);
+        tmx = nm;
+      }
+    }
     const float mx = grape_block_reduce(tmx, GrapeMax(), sm);
     a = mx;
     b = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - mx), GrapeAdd(), sm);
   } else {
     float mean = 0.0f;
     if constexpr (Ops::kKind == kGrapeLayerNorm) {
-      grape_block_pass(
-          cnt, [&](long long j) { return Ops::x(p, row, j); }, [&](long long, float xv) { mean += xv; });
+      for (long long j = threadIdx.x; j < cnt; j += blockDim.x) mean += Ops::x(p, row, j);
       mean = grape_block_reduce(mean, GrapeAdd(), sm) / (float)cnt;
     }
     float sq = 0.0f;
-    grape_block_pass(
-        cnt, [&](long long j) { return Ops::x(p, row, j); },
-        [&](long long, float xv) {
-          const float d = xv - mean;
-          sq += d * d;
-        });
+    for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+      const float d = Ops::x(p, row, j) - mean;
+      sq += d * d;
+    }
     sq = grape_block_reduce(sq, GrapeAdd(), sm);
     a = mean;
     b = 1.0f / sqrtf(sq / (float)cnt + Ops::kEps);
   }
-  // The output pass: an element is loaded before it is stored (the loads of a step all go first).
-  grape_block_pass(
-      cnt, [&](long long j) { return Ops::x(p, row, j); },
-      [&](long long j, float v) {
-        float y;
-        if constexpr (Ops::kKind == kGrapeSoftmax)
-          y = expf(v - a) / b;
-        else if constexpr (Ops::kKind == kGrapeLogSoftmax)
-          y = (v - a) - logf(b);
-        else
-          y = (v - a) * b;
-        Ops::out(p, row, j, y);
-      });
+  for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+    const float v = Ops::x(p, row, j);
+    float y;
+    if constexpr (Ops::kKind == kGrapeSoftmax) y = expf(v - a) / b;
+    else if constexpr (Ops::kKind == kGrapeLogSoftmax) y = (v - a) - logf(b);
+    else y = (v - a) * b;
+    Ops::out(p, row, j, y);
+  }
 }
 
 #endif  // GRAPE_KERNELS_ROW_NORM_CUH

@@ -443,6 +443,31 @@ fn slices(k: f32[4, 8], pos: i32[], x: f32[R, N]) -> (f32[4, 8], f32[R, N], f32[
   compare(m, "slices", slices, "slice writes");
 }
 
+// Reductions and arg-reductions over rows of known length from 8192 on (blocks of 1024 threads,
+// jit/emit_kernels.cpp wide_reduction; generate's argmax over 50257 logits): many ties (values
+// k/8), a NaN in one row, f16 and integer rows, against the CPU.
+TEST(GpuParity, LongKnownRowReductions) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(
+fn main(x: f32[R, 9000], h: f16[R, 50257], n: i32[R, 9000], b: bool[R, 9000]) -> (f32[R], f32[R], i32[R], i32[R], i32[R], i32[R], bool[R], bool[R], f16[R]) {
+  return (sum(x * 2.0, axis=1), max(x, axis=1), argmax(h, axis=1), argmin(x, axis=1), argmax(n, axis=-1),
+          sum(n, axis=1), all(b, axis=1), any(b, axis=1), mean(h, axis=1))
+}
+)",
+                              "long_rows.grp");
+  std::vector<Inputs> calls;
+  uint32_t seed = 90;
+  for (int64_t r : {1, 5}) {
+    Tensor x = sample(DType::F32, {r, 9000}, seed++);
+    if (r > 1) x.set(9000 + 4321, std::numeric_limits<float>::quiet_NaN());
+    calls.push_back({{"x", x},
+                     {"h", sample(DType::F16, {r, 50257}, seed++)},
+                     {"n", sample(DType::I32, {r, 9000}, seed++, 50)},
+                     {"b", sample(DType::Bool, {r, 9000}, seed++)}});
+  }
+  compare(m, "main", calls, "reductions of long known rows");
+}
+
 // Every path of the matrix-product templates (jit/kernels/gemv.cuh, gemm_mma.cuh) against the CPU:
 // both weight layouts, f16 and bf16, GEMV (rows <= 16: one K range, K splits, ragged columns and
 // K), both tensor-core tile configurations (and ragged tiles), fused row prologues and epilogues,
