@@ -34,7 +34,7 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
           "// " + std::string(ir::op_name(named)) + ", " + std::to_string(g.ops.size()) + " op(s)\n" + body;
       k.source = assemble_kernel_source(c.templates, glue);
       k.templates = c.templates;
-      k.sequence_body = sequence_body(glue, c.readonly_inputs);
+      k.sequence_body = sequence_body(glue, k.launch.threads);
       k.buffers = c.buffers;
       k.num_inputs = c.num_inputs;
       if (in_place) {

@@ -43,14 +43,15 @@ __device__ __noinline__ void grape_seq_copy(void* dst, const void* src, unsigned
 
 }  // namespace
 
-std::string sequence_body(const std::string& glue, bool readonly_inputs) {
-  if (readonly_inputs) return "";
-  const std::string header = detail::kernel_header(kKernelSymbol);
+std::string sequence_body(const std::string& glue, int threads) {
+  if (threads != 128 && threads != 256) return "";
+  const std::string header = detail::kernel_header(kKernelSymbol, std::to_string(threads));
   const size_t at = glue.find(header);
   if (at == std::string::npos || glue.find(header, at + 1) != std::string::npos) return "";
-  // One entry point, no preprocessor lines, no read-only-path loads (grape_ldg_*, __ldg, .nc).
+  // One entry point, no preprocessor lines, no loads on the read-only path other than the
+  // prelude's grape_ldg_* (plain loads in a sequence: GRAPE_BLOCK_SEQUENCE).
   if (glue.find("__global__", at + header.size()) != std::string::npos || glue.find("__global__") < at ||
-      glue.find('#') != std::string::npos || glue.find("ldg") != std::string::npos ||
+      glue.find('#') != std::string::npos || glue.find("__ldg") != std::string::npos ||
       glue.find(".nc") != std::string::npos)
     return "";
   const size_t pred = header.find(kPredCheck);
@@ -60,11 +61,18 @@ std::string sequence_body(const std::string& glue, bool readonly_inputs) {
   return glue.substr(0, at) + device + glue.substr(at + header.size());
 }
 
-std::vector<bool> sequence_kernels_fit(const std::vector<KernelSpec>& specs) {
-  std::vector<bool> fit;
-  for (const KernelSpec& k : specs)
-    fit.push_back(!k.sequence_body.empty() && scheduler::fits_block_sequence(k.launch));
-  return fit;
+std::vector<int> sequence_kernel_threads(const std::vector<KernelSpec>& specs) {
+  std::vector<int> threads;
+  for (const KernelSpec& k : specs) {
+    bool fit = !k.sequence_body.empty() && scheduler::fits_block_sequence(k.launch);
+    // Work of constant size is decided now: a kernel too large for any binding would keep its
+    // whole sequence from running as one launch.
+    bool constant = true;
+    for (const ir::Dim& d : k.launch.items) constant = constant && d.is_const();
+    if (fit && constant) fit = scheduler::small_for_block_sequence(k.launch, {});
+    threads.push_back(fit ? k.launch.threads : 0);
+  }
+  return threads;
 }
 
 namespace {
@@ -145,11 +153,11 @@ std::string block_sequence_source(const scheduler::ExecPlan& plan, const schedul
   std::string glue = "// a block sequence of " + std::to_string(s.kernels.size()) + " kernel(s), " +
                      std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
                      " loop(s)\n" + w.bodies + kCopyHelper;
-  glue += "\nextern \"C\" __global__ void __launch_bounds__(256) " + std::string(kKernelSymbol) +
-          "(const __grid_constant__ SeqParams sp) {\n  GRAPE_GRID_WAIT();\n";
+  glue += "\nextern \"C\" __global__ void __launch_bounds__(" + std::to_string(s.threads) + ") " +
+          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) glue += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   glue += w.code + "}\n";
-  return assemble_kernel_source(w.templates, glue);
+  return "#define GRAPE_BLOCK_SEQUENCE 1\n" + assemble_kernel_source(w.templates, glue);
 }
 
 std::vector<std::string> block_sequence_sources(const ir::Function& f, const scheduler::FusionPlan& fusion,
@@ -159,7 +167,8 @@ std::vector<std::string> block_sequence_sources(const ir::Function& f, const sch
   for (const auto& s : specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   const scheduler::ExecPlan plan = scheduler::build_plan(f, fusion, uses);
   std::vector<std::string> out;
-  for (const scheduler::BlockSequence& s : scheduler::plan_block_sequences(plan, sequence_kernels_fit(specs)))
+  for (const scheduler::BlockSequence& s :
+       scheduler::plan_block_sequences(plan, sequence_kernel_threads(specs)))
     out.push_back(block_sequence_source(plan, s, specs));
   return out;
 }

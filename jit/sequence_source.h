@@ -14,13 +14,15 @@
 namespace grape::jit {
 
 // A kernel's glue as the device function `grape_body(const KParams* p)`: its entry point
-// (kernel_header's text for kKernelSymbol, 256 threads) replaced, the grid wait left to the
-// sequence. "" when the kernel cannot run inside a sequence: read-only-path loads (which need
-// the data unchanged for the whole kernel), another entry point or header, or a preprocessor line.
-std::string sequence_body(const std::string& glue, bool readonly_inputs);
+// (kernel_header's text for kKernelSymbol and `threads`, 128 or 256) replaced, the grid wait left
+// to the sequence. "" when the kernel cannot run inside a sequence: another entry point or block
+// size, a preprocessor line, or read-only-path loads of its own (`__ldg`; the prelude's
+// grape_ldg_* are plain loads in a sequence, whose kernels may read what an earlier step wrote).
+std::string sequence_body(const std::string& glue, int threads);
 
-// Per kernel: whether it fits a sequence (a sequence body and scheduler::fits_block_sequence).
-std::vector<bool> sequence_kernels_fit(const std::vector<KernelSpec>& specs);
+// Per kernel: its block size when it may be in a sequence (a sequence body,
+// scheduler::fits_block_sequence, and small enough when its work has constant dims), else 0.
+std::vector<int> sequence_kernel_threads(const std::vector<KernelSpec>& specs);
 
 // The complete NVRTC source of sequence `s` of `plan`, whose kernels are `specs`.
 std::string block_sequence_source(const scheduler::ExecPlan& plan, const scheduler::BlockSequence& s,

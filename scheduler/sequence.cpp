@@ -8,15 +8,26 @@
 namespace grape::scheduler {
 
 bool fits_block_sequence(const LaunchRule& rule) {
-  if (rule.threads != 256) return false;
-  const bool kind_fits = rule.kind == LaunchRule::Elementwise || rule.kind == LaunchRule::Single ||
-                         (rule.kind == LaunchRule::Rows && rule.topk_k == 0);
-  if (!kind_fits) return false;
-  for (const ir::Dim& d : rule.items)
-    if (!d.is_const()) return false;
-  // Constant work: the launch is the same for every binding and device.
-  const LaunchDims d = launch_dims(rule, {}, 1, false);
+  if (rule.threads != 128 && rule.threads != 256) return false;
+  return rule.kind == LaunchRule::Elementwise || rule.kind == LaunchRule::Single ||
+         (rule.kind == LaunchRule::Rows && rule.topk_k == 0);
+}
+
+bool small_for_block_sequence(const LaunchRule& rule, const std::map<std::string, int64_t>& dims) {
+  if (!fits_block_sequence(rule)) return false;
+  const LaunchDims d = launch_dims(rule, dims, 1, false);
   return d.grid <= kSequenceMaxBlocks && d.shared_bytes == 0 && d.scratch_bytes == 0 && d.splits <= 1;
+}
+
+bool sequence_small_enough(const ExecPlan& plan, const BlockSequence& s,
+                           const std::vector<LaunchRule>& kernels,
+                           const std::map<std::string, int64_t>& dims) {
+  for (size_t k : s.kernels)
+    if (!small_for_block_sequence(kernels.at(k), dims)) return false;
+  for (const Step* c : s.copies)
+    if (bytes_of(plan.storages.at(static_cast<size_t>(c->dst)).type, dims) > kSequenceMaxCopyBytes)
+      return false;
+  return true;
 }
 
 bool block_sequences_enabled() {
@@ -35,15 +46,8 @@ struct Counts {
 
 struct Former {
   const ExecPlan& plan;
-  const std::vector<bool>& kernel_fits;
+  const std::vector<int>& kernel_threads;
   std::vector<BlockSequence> out;
-
-  bool copy_fits(const Step& s) const {
-    const ir::Type& t = plan.storages.at(static_cast<size_t>(s.dst)).type;
-    for (const ir::Dim& d : t.shape)
-      if (!d.is_const()) return false;
-    return bytes_of(t, {}) <= kSequenceMaxCopyBytes;
-  }
 
   void count(const Step& s, Counts& c) const {
     switch (s.kind) {
@@ -56,22 +60,32 @@ struct Former {
     }
   }
 
-  bool fits(const Step& s) const {
+  // The block size a step needs (0: any, a copy), or -1 when it does not fit.
+  int threads(const Step& s) const {
     switch (s.kind) {
-      case Step::Kind::Launch: return s.index < kernel_fits.size() && kernel_fits[s.index];
-      case Step::Kind::Copy: return copy_fits(s);
+      case Step::Kind::Launch: {
+        const int t = s.index < kernel_threads.size() ? kernel_threads[s.index] : 0;
+        return t > 0 ? t : -1;
+      }
+      case Step::Kind::Copy: return 0;
       case Step::Kind::Loop: {
         const LoopPlan& l = plan.loops[s.index];
-        if (l.max_trips < 0) return false;
-        for (const Step& b : l.body)
-          if (!fits(b)) return false;
+        if (l.max_trips < 0) return -1;
+        int t = 0;
+        for (const Step& b : l.body) {
+          const int bt = threads(b);
+          if (bt < 0 || (bt > 0 && t > 0 && bt != t)) return -1;
+          if (bt > 0) t = bt;
+        }
         Counts c;
         count(s, c);
-        return c.within_limits();
+        return c.within_limits() ? t : -1;
       }
     }
-    return false;
+    return -1;
   }
+
+  bool fits(const Step& s) const { return threads(s) >= 0; }
 
   void slots(const Step& s, BlockSequence& q) const {
     switch (s.kind) {
@@ -94,13 +108,17 @@ struct Former {
       }
       const ir::ValueId pred = plan.step_pred(list[i]);
       Counts c;
+      int block = 0;  // the sequence's block size, once a kernel decides it
       size_t j = i;
       while (j < list.size() && (j == i || j != barrier) && fits(list[j]) &&
              plan.step_pred(list[j]) == pred) {
+        const int t = threads(list[j]);
+        if (t > 0 && block > 0 && t != block) break;
         Counts more = c;
         count(list[j], more);
         if (!more.within_limits()) break;
         c = more;
+        if (t > 0) block = t;
         ++j;
       }
       if (j - i >= 2 || list[i].kind == Step::Kind::Loop) {
@@ -109,6 +127,7 @@ struct Former {
         q.begin = i;
         q.end = j;
         q.pred = pred;
+        q.threads = block > 0 ? block : 256;
         for (size_t k = i; k < j; ++k) slots(list[k], q);
         out.push_back(std::move(q));
       }
@@ -119,8 +138,9 @@ struct Former {
 
 }  // namespace
 
-std::vector<BlockSequence> plan_block_sequences(const ExecPlan& plan, const std::vector<bool>& kernel_fits) {
-  Former f{plan, kernel_fits, {}};
+std::vector<BlockSequence> plan_block_sequences(const ExecPlan& plan,
+                                                const std::vector<int>& kernel_threads) {
+  Former f{plan, kernel_threads, {}};
   f.form(plan.steps, plan.first_state_write);
   return std::move(f.out);
 }

@@ -12,21 +12,29 @@
 //
 // A step fits when it is:
 //  - a Launch of a kernel that can run as a device function (jit::KernelSpec::sequence_body: one
-//    256-thread entry point, no dynamic shared memory, no read-only-path loads, which would not
-//    see writes made earlier in the same kernel) and that, launched alone, would use at most
-//    kSequenceMaxBlocks blocks for every binding (constant shapes: fits_block_sequence);
-//  - a Copy whose destination has a constant size of at most kSequenceMaxCopyBytes;
+//    entry point of 128 or 256 threads, no dynamic shared memory; a sequence's read-only-path
+//    loads become plain loads, since an input may have been written earlier in the same launch)
+//    of a kind that loops over its work in one block (fits_block_sequence);
+//  - a Copy;
 //  - a Loop with a static trip bound (`max`, or a `for` range: no run-time trip cap to report)
 //    whose body's steps all fit.
 // A sequence is a maximal run of fitting steps of one step list under one predicate
-// (ExecPlan::step_pred), so it never straddles a predicated region (the graph executor's IF
-// nodes), nor the top level's first state write (the start of the commit phase, before which an
-// interrupted run stops). It holds at least two steps, or a loop. A longer run than the limits
-// below is split.
+// (ExecPlan::step_pred), whose kernels all have the same block size, so it never straddles a
+// predicated region (the graph executor's IF nodes), nor the top level's first state write (the
+// start of the commit phase, before which an interrupted run stops). It holds at least two steps,
+// or a loop. A longer run than the limits below is split.
+//
+// Whether a sequence is small enough depends on the binding: the executors run it as one launch
+// only where every kernel, alone, would use at most kSequenceMaxBlocks blocks and every copy is
+// at most kSequenceMaxCopyBytes, at the top of the shape buckets of the dims bound
+// (small_for_block_sequence; the same decision for every binding of a bucket, so one graph serves
+// the bucket); elsewhere its steps run one by one.
 //
 // GRAPE_SEQUENCES=0 turns them off (same-run baselines).
 #pragma once
 #include <cstddef>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "scheduler/launch_rule.h"
@@ -41,14 +49,17 @@ constexpr size_t kSequenceMaxCopyBytes = 64 * 1024;
 // Slots of a sequence's parameter block: GRAPE_SEQ_MAX_* of jit/kernel_abi.h (asserted equal there).
 constexpr size_t kSequenceMaxKernels = 64, kSequenceMaxCopies = 32, kSequenceMaxLoops = 4;
 
-// Whether a kernel with this launch rule is small enough for a sequence, for every binding (its
-// work has constant dims). The kernel must also be able to run as a device function (jit decides).
+// Whether a kernel with this launch rule may be in a sequence (block size, kind). The kernel must
+// also be able to run as a device function (jit decides).
 bool fits_block_sequence(const LaunchRule& rule);
+// Whether it is small enough to run inside one at these dims.
+bool small_for_block_sequence(const LaunchRule& rule, const std::map<std::string, int64_t>& dims);
 
 struct BlockSequence {
   const std::vector<Step>* list = nullptr;  // the plan's top level or a loop's body
   size_t begin = 0, end = 0;                // steps [begin, end) of *list
   ir::ValueId pred = ir::kNoValue;          // the predicate every step checks (kNoValue: none)
+  int threads = 256;                        // the block size of its kernels
   // Slots of the SeqParams block (jit/kernel_abi.h), in the order the steps reach them (loop
   // bodies included): the kernels launched, the copies, the loops (plan.loops indices).
   std::vector<size_t> kernels;
@@ -56,8 +67,14 @@ struct BlockSequence {
   std::vector<size_t> loops;
 };
 
-// The sequences of every step list of `plan`; kernel_fits[k]: kernel k fits (see above).
-std::vector<BlockSequence> plan_block_sequences(const ExecPlan& plan, const std::vector<bool>& kernel_fits);
+// The sequences of every step list of `plan`; kernel_threads[k]: kernel k's block size when it
+// fits (see above), else 0.
+std::vector<BlockSequence> plan_block_sequences(const ExecPlan& plan, const std::vector<int>& kernel_threads);
+// Whether sequence `s` runs as one launch at these dims (see above); `kernels` are the plan's
+// kernels' launch rules.
+bool sequence_small_enough(const ExecPlan& plan, const BlockSequence& s,
+                           const std::vector<LaunchRule>& kernels,
+                           const std::map<std::string, int64_t>& dims);
 
 // False when GRAPE_SEQUENCES=0 (read at each call: tests switch it).
 bool block_sequences_enabled();

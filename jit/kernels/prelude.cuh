@@ -13,13 +13,23 @@ __device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { 
 __device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const unsigned char*)b)[i] != 0; }
 // The same through the read-only data path (ld.global.nc) for kernels that never write what they
 // read (jit/emit_context.h, Ctx::readonly_inputs): such loads may be reordered with the kernel's
-// stores.
+// stores. In a block sequence (scheduler/sequence.h) a kernel's inputs may have been written
+// earlier in the same launch, which the read-only path does not promise to see: plain loads there.
+#ifndef GRAPE_BLOCK_SEQUENCE
 __device__ __forceinline__ float grape_ldg_f32(const void* b, long long i) { return __ldg((const float*)b + i); }
 __device__ __forceinline__ float grape_ldg_f16(const void* b, long long i) { return __half2float(__ldg((const __half*)b + i)); }
 __device__ __forceinline__ float grape_ldg_bf16(const void* b, long long i) { return __bfloat162float(__ldg((const __nv_bfloat16*)b + i)); }
 __device__ __forceinline__ int grape_ldg_i32(const void* b, long long i) { return __ldg((const int*)b + i); }
 __device__ __forceinline__ long long grape_ldg_i64(const void* b, long long i) { return __ldg((const long long*)b + i); }
 __device__ __forceinline__ bool grape_ldg_b8(const void* b, long long i) { return __ldg((const unsigned char*)b + i) != 0; }
+#else
+__device__ __forceinline__ float grape_ldg_f32(const void* b, long long i) { return grape_ld_f32(b, i); }
+__device__ __forceinline__ float grape_ldg_f16(const void* b, long long i) { return grape_ld_f16(b, i); }
+__device__ __forceinline__ float grape_ldg_bf16(const void* b, long long i) { return grape_ld_bf16(b, i); }
+__device__ __forceinline__ int grape_ldg_i32(const void* b, long long i) { return grape_ld_i32(b, i); }
+__device__ __forceinline__ long long grape_ldg_i64(const void* b, long long i) { return grape_ld_i64(b, i); }
+__device__ __forceinline__ bool grape_ldg_b8(const void* b, long long i) { return grape_ld_b8(b, i); }
+#endif
 __device__ __forceinline__ void grape_st_f32(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((float*)b)[i] = v; }
 __device__ __forceinline__ void grape_st_f16(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((__half*)b)[i] = __float2half_rn(v); }
 __device__ __forceinline__ void grape_st_bf16(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((__nv_bfloat16*)b)[i] = __float2bfloat16_rn(v); }

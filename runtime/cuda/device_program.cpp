@@ -71,7 +71,7 @@ void DeviceProgram::compile() {
   plan_ = scheduler::build_plan(f_, fusion_, uses);
   // Block sequences (scheduler/sequence.h), compiled together with the kernels.
   if (scheduler::block_sequences_enabled())
-    sequences_ = scheduler::plan_block_sequences(plan_, jit::sequence_kernels_fit(specs_));
+    sequences_ = scheduler::plan_block_sequences(plan_, jit::sequence_kernel_threads(specs_));
   jit::KernelCache cache = jit::KernelCache::open_default();
   std::vector<jit::CompileJob> jobs;
   for (const auto& spec : specs_) jobs.push_back({spec.source, spec.name});
@@ -91,6 +91,7 @@ void DeviceProgram::compile() {
     seq_funcs_.push_back(seq_modules_.back().function(jit::kKernelSymbol));
   }
   seq_params_.resize(sequences_.size());
+  seq_active_.assign(sequences_.size(), false);
   for (size_t k = 0; k < specs_.size(); ++k) {
     const jit::KernelSpec& s = specs_[k];
     if (built[k].failure) std::rethrow_exception(built[k].failure);
@@ -479,7 +480,7 @@ void DeviceProgram::fill_blocks() {
 
 int DeviceProgram::sequence_at(const std::vector<scheduler::Step>& list, size_t i) const {
   auto it = sequence_start_.find({&list, i});
-  return it == sequence_start_.end() ? -1 : static_cast<int>(it->second);
+  return it == sequence_start_.end() || !seq_active_[it->second] ? -1 : static_cast<int>(it->second);
 }
 
 std::string DeviceProgram::sequence_label(size_t q) const {
@@ -496,6 +497,14 @@ std::string DeviceProgram::sequence_label(size_t q) const {
 // Each sequence's slots (jit/kernel_abi.h SeqParams) at the binding now: the kernels' parameter
 // blocks in device memory (uploaded with the others), the copies' and loops' storages.
 void DeviceProgram::fill_sequence_params() {
+  if (sequences_.empty()) return;
+  // Small enough at the top of the bound dims' buckets (scheduler/sequence.h): one decision per
+  // bucket, so a graph built for it stays valid for every binding in it.
+  const std::map<std::string, int64_t> top = bucket_top();
+  std::vector<scheduler::LaunchRule> rules;
+  for (const jit::KernelSpec& k : specs_) rules.push_back(k.launch);
+  for (size_t q = 0; q < sequences_.size(); ++q)
+    seq_active_[q] = scheduler::sequence_small_enough(plan_, sequences_[q], rules, top);
   for (size_t q = 0; q < sequences_.size(); ++q) {
     const scheduler::BlockSequence& s = sequences_[q];
     jit::SeqParams& sp = seq_params_[q];

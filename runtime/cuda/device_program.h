@@ -92,9 +92,10 @@ class DeviceProgram {
   std::string where(const ir::Operation* op) const;
 
   // Block sequences (scheduler/sequence.h): runs of small steps that one launch of one block
-  // runs. sequence_at gives the sequence that starts at step i of `list` (a step list of plan()),
-  // or -1; executors launch sequence_function(q) with one block of 256 threads and its parameter
-  // block (by value) instead of running steps [begin, end) one by one.
+  // runs. sequence_at gives the sequence that starts at step i of `list` (a step list of plan())
+  // and is small enough at the bound dims' buckets, or -1; executors launch sequence_function(q)
+  // with one block of sequence(q).threads threads and its parameter block (by value) instead of
+  // running steps [begin, end) one by one.
   size_t num_sequences() const { return sequences_.size(); }
   const scheduler::BlockSequence& sequence(size_t q) const { return sequences_.at(q); }
   int sequence_at(const std::vector<scheduler::Step>& list, size_t i) const;
@@ -204,6 +205,7 @@ class DeviceProgram {
   std::vector<jit::Module> seq_modules_;
   std::vector<CUfunction> seq_funcs_;
   std::vector<jit::SeqParams> seq_params_;  // host copies, filled at each bind
+  std::vector<bool> seq_active_;            // small enough at the bound dims' buckets
   std::vector<unsigned char> blocks_host_, blocks_uploaded_;
   jit::DeviceBuffer blocks_dev_;
   jit::PinnedBuffer blocks_pinned_;

@@ -129,7 +129,8 @@ struct EagerExecutor::Impl {
       while (marks.size() < 2 * timed.size() + 2) marks.emplace_back(p.device());
       marks[2 * timed.size()].record(p.stream());
     }
-    jit::launch(p.sequence_function(q), jit::Dim3{1, 1, 1}, jit::Dim3{256, 1, 1}, 0, p.stream(), args,
+    const unsigned threads = static_cast<unsigned>(p.sequence(q).threads);
+    jit::launch(p.sequence_function(q), jit::Dim3{1, 1, 1}, jit::Dim3{threads, 1, 1}, 0, p.stream(), args,
                 p.sequence_label(q), programmatic && !profiling);
     if (profiling) {
       marks[2 * timed.size() + 1].record(p.stream());
@@ -251,7 +252,7 @@ ProfileReport EagerExecutor::profile() const {
       kp.name = p.sequence_label(k - p.num_kernels());
       kp.op = "sequence";
       kp.grid = 1;
-      kp.block = 256;
+      kp.block = static_cast<unsigned>(q.threads);
       kp.launches = impl_->launches[k];
       kp.total_ms = impl_->total_ms[k];
       for (size_t kernel : q.kernels) {

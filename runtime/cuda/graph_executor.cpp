@@ -177,8 +177,8 @@ struct GraphExecutor::Impl {
         // A block sequence (scheduler/sequence.h): one node of one block for all its steps.
         const size_t n = static_cast<size_t>(q);
         void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(n))};  // by value
-        prev = kernel_node(g, prev, p.sequence_function(n), 1, 256, 0, args,
-                           [&] { return p.sequence_label(n); });
+        prev = kernel_node(g, prev, p.sequence_function(n), 1, static_cast<unsigned>(p.sequence(n).threads),
+                           0, args, [&] { return p.sequence_label(n); });
         ++kernels;
         i = p.sequence(n).end - 1;
         continue;

@@ -39,7 +39,7 @@ Planned plan_of(const ir::Function& f) {
   std::vector<scheduler::KernelUse> uses;
   for (const auto& s : p.specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   p.plan = scheduler::build_plan(f, p.fusion, uses);
-  p.sequences = scheduler::plan_block_sequences(p.plan, jit::sequence_kernels_fit(p.specs));
+  p.sequences = scheduler::plan_block_sequences(p.plan, jit::sequence_kernel_threads(p.specs));
   return p;
 }
 
@@ -59,7 +59,7 @@ void collect(const scheduler::ExecPlan& plan, const std::vector<Step>& list, siz
 
 void check_sequences(const Planned& pl, const std::string& what) {
   const scheduler::ExecPlan& plan = pl.plan;
-  const std::vector<bool> fit = jit::sequence_kernels_fit(pl.specs);
+  const std::vector<int> threads = jit::sequence_kernel_threads(pl.specs);
   std::set<std::pair<const std::vector<Step>*, size_t>> covered;
   for (const scheduler::BlockSequence& q : pl.sequences) {
     SCOPED_TRACE(what + ": sequence at step " + std::to_string(q.begin));
@@ -79,12 +79,9 @@ void check_sequences(const Planned& pl, const std::string& what) {
     EXPECT_LE(q.copies.size(), scheduler::kSequenceMaxCopies);
     EXPECT_LE(q.loops.size(), scheduler::kSequenceMaxLoops);
     for (size_t k : q.kernels) {
-      EXPECT_TRUE(fit.at(k)) << pl.specs[k].name;
+      EXPECT_EQ(threads.at(k), q.threads) << pl.specs[k].name << ": one block size per sequence";
+      EXPECT_EQ(pl.specs[k].launch.threads, q.threads) << pl.specs[k].name;
       EXPECT_FALSE(pl.specs[k].sequence_body.empty()) << pl.specs[k].name;
-    }
-    for (const Step* c : q.copies) {
-      const ir::Type& t = plan.storages.at(static_cast<size_t>(c->dst)).type;
-      EXPECT_LE(scheduler::bytes_of(t, {}), scheduler::kSequenceMaxCopyBytes);
     }
     for (size_t l : q.loops) EXPECT_GE(plan.loops[l].max_trips, 0) << "loop " << l;
     for (size_t i = q.begin; i < q.end; ++i) {
@@ -185,22 +182,21 @@ fn main(x: f32[6], n: i32[]) -> (f32[6], i32[]) {
   EXPECT_LE(units, 3u) << pl.plan.str();
 }
 
-TEST(BlockSequences, OnlySmallConstantKernelsFit) {
+TEST(BlockSequences, WhichKernelsFitAndWhenTheyAreSmallEnough) {
   jit::LaunchRule r;
   r.kind = jit::LaunchRule::Elementwise;
-  r.items = {ir::Dim(4), ir::Dim(256)};
-  EXPECT_TRUE(scheduler::fits_block_sequence(r));  // 1024 elements: 4 blocks alone
-  r.items = {ir::Dim(1025)};
-  EXPECT_FALSE(scheduler::fits_block_sequence(r));  // 5 blocks alone
-  r.items = {ir::Dim::sym("B"), ir::Dim(8)};
-  EXPECT_FALSE(scheduler::fits_block_sequence(r));  // unknown until bound
-  r.items = {ir::Dim(8)};
+  r.items = {ir::Dim::sym("B"), ir::Dim(256)};
+  EXPECT_TRUE(scheduler::fits_block_sequence(r));
+  EXPECT_TRUE(scheduler::small_for_block_sequence(r, {{"B", 4}}));   // 1024 elements: 4 blocks alone
+  EXPECT_FALSE(scheduler::small_for_block_sequence(r, {{"B", 5}}));  // 5 blocks alone
   r.threads = 1024;
   EXPECT_FALSE(scheduler::fits_block_sequence(r));
+  r.threads = 128;
+  EXPECT_TRUE(scheduler::fits_block_sequence(r));
   r.threads = 256;
   r.kind = jit::LaunchRule::Rows;
   r.items = {ir::Dim(3)};
-  EXPECT_TRUE(scheduler::fits_block_sequence(r));
+  EXPECT_TRUE(scheduler::small_for_block_sequence(r, {}));
   r.topk_k = 4;  // a top-k may split its rows over blocks (scratch)
   EXPECT_FALSE(scheduler::fits_block_sequence(r));
   r.topk_k = 0;
@@ -208,10 +204,31 @@ TEST(BlockSequences, OnlySmallConstantKernelsFit) {
   EXPECT_FALSE(scheduler::fits_block_sequence(r));
 }
 
+// bench/overhead's chain of softmax kernels (rows of a runtime count, a warp per row: 128-thread
+// blocks): sequences of at most 64 kernels, small enough for 8 rows, not for 1024.
+TEST(BlockSequences, ChainOfRuntimeSizedKernelsIsDecidedAtTheBinding) {
+  auto c = compile_file("bench/overhead/overhead.grp");
+  ASSERT_TRUE(c->mod);
+  const Planned pl = plan_of(c->mod->functions.back());
+  check_sequences(pl, "overhead");
+  ASSERT_FALSE(pl.sequences.empty());
+  std::vector<jit::LaunchRule> rules;
+  for (const auto& k : pl.specs) rules.push_back(k.launch);
+  size_t kernels = 0;
+  for (const auto& q : pl.sequences) {
+    EXPECT_EQ(q.threads, 128);
+    kernels += q.kernels.size();
+    EXPECT_TRUE(scheduler::sequence_small_enough(pl.plan, q, rules, {{"B", 8}}));
+    EXPECT_FALSE(scheduler::sequence_small_enough(pl.plan, q, rules, {{"B", 1024}}));
+  }
+  EXPECT_EQ(kernels, pl.specs.size()) << "every softmax is in a sequence";
+  EXPECT_LE(pl.sequences.size(), 2u);
+}
+
 TEST(BlockSequences, BodyIsTheGlueAsADeviceFunction) {
   const std::string header = jit::detail::kernel_header(jit::kKernelSymbol);
   const std::string glue = "// add, 1 op(s)\nstruct Ops {};\n" + header + "  const long long n = 4LL;\n}\n";
-  const std::string body = jit::sequence_body(glue, false);
+  const std::string body = jit::sequence_body(glue, 256);
   EXPECT_NE(body.find("__device__ __noinline__ void grape_body(const KParams* const p) {\n"
                       "  if (p->pred && !*p->pred) return;\n  const long long n = 4LL;\n}\n"),
             std::string::npos)
@@ -219,10 +236,17 @@ TEST(BlockSequences, BodyIsTheGlueAsADeviceFunction) {
   EXPECT_EQ(body.find("__global__"), std::string::npos);
   EXPECT_EQ(body.find("GRAPE_GRID_WAIT"), std::string::npos) << "the sequence waits once, at its start";
   EXPECT_EQ(body.find("struct Ops {};"), glue.find("struct Ops {};"));
-  EXPECT_EQ(jit::sequence_body(glue, true), "") << "read-only-path loads do not see the sequence's writes";
-  EXPECT_EQ(jit::sequence_body(glue + header + "}\n", false), "") << "two entry points";
-  EXPECT_EQ(jit::sequence_body("#define X 1\n" + glue, false), "");
-  EXPECT_EQ(jit::sequence_body("struct Ops {};\n", false), "") << "no entry point";
+  EXPECT_EQ(jit::sequence_body(glue, 128), "") << "the header says 256 threads";
+  const std::string glue128 =
+      "struct Ops {};\n" + jit::detail::kernel_header(jit::kKernelSymbol, "128") + "}\n";
+  EXPECT_NE(jit::sequence_body(glue128, 128), "");
+  EXPECT_EQ(jit::sequence_body(glue128, 512), "") << "only 128 and 256 threads";
+  EXPECT_NE(jit::sequence_body(glue + "// grape_ldg_f32(p->buf[0], 0)\n", 256), "")
+      << "the prelude's read-only loads are plain loads in a sequence";
+  EXPECT_EQ(jit::sequence_body(glue + "// __ldg\n", 256), "") << "a read-only load of its own";
+  EXPECT_EQ(jit::sequence_body(glue + header + "}\n", 256), "") << "two entry points";
+  EXPECT_EQ(jit::sequence_body("#define X 1\n" + glue, 256), "");
+  EXPECT_EQ(jit::sequence_body("struct Ops {};\n", 256), "") << "no entry point";
 }
 
 TEST(BlockSequences, OffSwitch) {
