@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 
@@ -84,6 +85,11 @@ struct GraphExecutor::Impl {
   // Consecutive kernel nodes are joined by programmatic edges (programmatic_launch).
   bool programmatic = false;
   size_t if_min_steps = if_region_min_steps();
+  // Block sequences without a loop too (GRAPE_GRAPH_SEQUENCES=all; add_steps says why not).
+  bool all_sequences = [] {
+    const char* v = std::getenv("GRAPE_GRAPH_SEQUENCES");
+    return v && std::string(v) == "all";
+  }();
   size_t next_node = 0, next_handle = 0;
 
   Impl(DeviceProgram& program, RunStats& s, const RunControl& c, const GraphOptions& o)
@@ -173,8 +179,16 @@ struct GraphExecutor::Impl {
         i = r.end - 1;
         continue;
       }
-      if (const int q = p.sequence_at(steps, i); q >= 0 && p.sequence(static_cast<size_t>(q)).end <= end) {
-        // A block sequence (scheduler/sequence.h): one node of one block for all its steps.
+      // A block sequence (scheduler/sequence.h) holding a device loop: one node of one block for
+      // all its steps and trips, instead of a WHILE node with its body's nodes. Sequences of
+      // straight-line steps only are left to the eager executor: in a graph, with programmatic
+      // edges, a node costs about what a step inside a sequence costs (a memory round trip), so
+      // they did not pay (run 123: 100 chained softmax kernels on 8 rows, 1.05-1.09 us per
+      // boundary as nodes, 1.25 as two sequences; generate 86.7 -> 89.3 ms).
+      // GRAPE_GRAPH_SEQUENCES=all takes them all (measurements).
+      if (const int q = p.sequence_at(steps, i);
+          q >= 0 && (all_sequences || !p.sequence(static_cast<size_t>(q)).loops.empty()) &&
+          p.sequence(static_cast<size_t>(q)).end <= end) {
         const size_t n = static_cast<size_t>(q);
         void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(n))};  // by value
         prev = kernel_node(g, prev, p.sequence_function(n), 1, static_cast<unsigned>(p.sequence(n).threads),

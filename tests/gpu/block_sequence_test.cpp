@@ -56,12 +56,15 @@ TEST(BlockSequences, BeamSearchMatchesTheCpuWithFewerLaunches) {
     const Outcome without = run_once(m, "beam_search", executor, in, false);
     expect_same(want, with.out, std::string("beam_search with sequences, ") + executor);
     expect_same(want, without.out, std::string("beam_search without sequences, ") + executor);
-    EXPECT_LT(with.stats.kernels, without.stats.kernels / 2) << "launches with and without sequences";
-    if (std::string(executor) == "eager")
+    // The graph takes only sequences that hold a loop (graph_executor.cpp says why).
+    if (std::string(executor) == "eager") {
+      EXPECT_LT(with.stats.kernels, without.stats.kernels / 2) << "launches with and without sequences";
       EXPECT_LT(with.stats.host_syncs, without.stats.host_syncs / 2)
           << "the scan's trips no longer read their condition back";
-    else
+    } else {
+      EXPECT_LT(with.stats.kernels, without.stats.kernels) << "kernel nodes run with and without sequences";
       EXPECT_EQ(with.stats.host_syncs, 0);
+    }
   }
 }
 
