@@ -9,6 +9,7 @@
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/jit_codegen/static_loop_program.h"
 
 namespace grape {
 namespace {
@@ -72,20 +73,7 @@ TEST(BlockSequences, BeamSearchMatchesTheCpuWithFewerLaunches) {
 // including a `break` (its condition computed in the body) and a predicated copy.
 TEST(BlockSequences, StaticLoopWithBreakRunsInsideOneLaunch) {
   REQUIRE_GPU();
-  auto m = Model::load_source(R"(
-fn main(x: f32[6], n: i32[]) -> (f32[6], i32[]) {
-  var v = x
-  var k = 0
-  for i in 0..9 {
-    if k >= n { break }
-    v = v * 0.5 + cast(i, f32)
-    v[k % 6] = v[k % 6] - 1.0
-    k = k + 1
-  }
-  return (v, k)
-}
-)",
-                              "static_loop.grp");
+  auto m = Model::load_source(test_programs::kStaticLoop, "static_loop.grp");
   for (int n : {0, 3, 9, 20}) {
     const Inputs in = {{"x", sample(DType::F32, {6}, 3)}, {"n", Tensor::scalar_i32(n)}};
     Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});

@@ -17,6 +17,7 @@
 #include "scheduler/fusion.h"
 #include "scheduler/prefetch.h"
 #include "tests/jit_codegen/codegen_test_util.h"
+#include "tests/jit_codegen/plan_test_util.h"
 #include "tests/jit_codegen/two_states_program.h"
 
 namespace grape {
@@ -25,22 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using namespace codegen_test;
-
-struct Planned {
-  scheduler::FusionPlan fusion;
-  std::vector<jit::KernelSpec> specs;
-  scheduler::ExecPlan plan;
-};
-
-Planned plan_of(const ir::Function& f) {
-  Planned p;
-  p.fusion = scheduler::plan_fusion(f);
-  p.specs = jit::emit_kernels(f, p.fusion, f.name);
-  std::vector<scheduler::KernelUse> uses;
-  for (const auto& s : p.specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
-  p.plan = scheduler::build_plan(f, p.fusion, uses);
-  return p;
-}
 
 void for_each_step(const scheduler::ExecPlan& p, const std::vector<scheduler::Step>& steps, int depth,
                    const std::function<void(const scheduler::Step&, int)>& fn) {

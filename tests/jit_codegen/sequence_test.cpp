@@ -17,6 +17,8 @@
 #include "jit/sequence_source.h"
 #include "scheduler/fusion.h"
 #include "tests/jit_codegen/codegen_test_util.h"
+#include "tests/jit_codegen/plan_test_util.h"
+#include "tests/jit_codegen/static_loop_program.h"
 
 namespace grape {
 namespace {
@@ -25,20 +27,13 @@ namespace fs = std::filesystem;
 using namespace codegen_test;
 using scheduler::Step;
 
-struct Planned {
-  scheduler::FusionPlan fusion;
-  std::vector<jit::KernelSpec> specs;
-  scheduler::ExecPlan plan;
+struct Sequenced : Planned {
   std::vector<scheduler::BlockSequence> sequences;
 };
 
-Planned plan_of(const ir::Function& f) {
-  Planned p;
-  p.fusion = scheduler::plan_fusion(f);
-  p.specs = jit::emit_kernels(f, p.fusion, f.name);
-  std::vector<scheduler::KernelUse> uses;
-  for (const auto& s : p.specs) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
-  p.plan = scheduler::build_plan(f, p.fusion, uses);
+Sequenced plan_of(const ir::Function& f) {
+  Sequenced p;
+  static_cast<Planned&>(p) = codegen_test::plan_of(f);
   p.sequences = scheduler::plan_block_sequences(p.plan, jit::sequence_kernel_threads(p.specs));
   return p;
 }
@@ -57,7 +52,7 @@ void collect(const scheduler::ExecPlan& plan, const std::vector<Step>& list, siz
   }
 }
 
-void check_sequences(const Planned& pl, const std::string& what) {
+void check_sequences(const Sequenced& pl, const std::string& what) {
   const scheduler::ExecPlan& plan = pl.plan;
   const std::vector<int> threads = jit::sequence_kernel_threads(pl.specs);
   std::set<std::pair<const std::vector<Step>*, size_t>> covered;
@@ -126,7 +121,7 @@ TEST(BlockSequences, BeamSearchScanIsOneSequence) {
   for (const auto& f : c->mod->functions)
     if (f.name == "beam_search") beam = &f;
   ASSERT_NE(beam, nullptr);
-  const Planned pl = plan_of(*beam);
+  const Sequenced pl = plan_of(*beam);
   const scheduler::BlockSequence* scan = nullptr;
   for (const auto& q : pl.sequences)
     if (!q.loops.empty() && pl.plan.loops[q.loops[0]].max_trips == 10) scan = &q;
@@ -154,21 +149,9 @@ TEST(BlockSequences, BeamSearchScanIsOneSequence) {
 // static bound, a `break`, an update at a dynamic index) is inside a sequence, and a run of the
 // plan launches at most three kernels or sequences.
 TEST(BlockSequences, StaticLoopWithBreakIsInsideASequence) {
-  auto c = compile_text("static_loop.grp", R"(
-fn main(x: f32[6], n: i32[]) -> (f32[6], i32[]) {
-  var v = x
-  var k = 0
-  for i in 0..9 {
-    if k >= n { break }
-    v = v * 0.5 + cast(i, f32)
-    v[k % 6] = v[k % 6] - 1.0
-    k = k + 1
-  }
-  return (v, k)
-}
-)");
+  auto c = compile_text("static_loop.grp", test_programs::kStaticLoop);
   ASSERT_TRUE(c->mod);
-  const Planned pl = plan_of(c->mod->functions.at(0));
+  const Sequenced pl = plan_of(c->mod->functions.at(0));
   check_sequences(pl, "static_loop");
   size_t units = 0;
   for (size_t i = 0; i < pl.plan.steps.size(); ++i) {
@@ -209,7 +192,7 @@ TEST(BlockSequences, WhichKernelsFitAndWhenTheyAreSmallEnough) {
 TEST(BlockSequences, ChainOfRuntimeSizedKernelsIsDecidedAtTheBinding) {
   auto c = compile_file("bench/overhead/overhead.grp");
   ASSERT_TRUE(c->mod);
-  const Planned pl = plan_of(c->mod->functions.back());
+  const Sequenced pl = plan_of(c->mod->functions.back());
   check_sequences(pl, "overhead");
   ASSERT_FALSE(pl.sequences.empty());
   std::vector<jit::LaunchRule> rules;
