@@ -272,6 +272,7 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
       std::memset(slot, 0, sizeof(jit::KParams));
       apply_launch(k, ld);
     }
+    decide_sequences();
     fill_blocks();
     tune(uploaded);
   }
@@ -494,17 +495,21 @@ std::string DeviceProgram::sequence_label(size_t q) const {
   return what + ")";
 }
 
-// Each sequence's slots (jit/kernel_abi.h SeqParams) at the binding now: the kernels' parameter
-// blocks in device memory (uploaded with the others), the copies' and loops' storages.
-void DeviceProgram::fill_sequence_params() {
+// Which sequences run as one launch (scheduler/sequence.h): small enough at the top of the bound
+// dims' buckets, one decision per bucket, so a graph built for it stays valid for every binding
+// in it. When the dims change.
+void DeviceProgram::decide_sequences() {
   if (sequences_.empty()) return;
-  // Small enough at the top of the bound dims' buckets (scheduler/sequence.h): one decision per
-  // bucket, so a graph built for it stays valid for every binding in it.
   const std::map<std::string, int64_t> top = bucket_top();
   std::vector<scheduler::LaunchRule> rules;
   for (const jit::KernelSpec& k : specs_) rules.push_back(k.launch);
   for (size_t q = 0; q < sequences_.size(); ++q)
     seq_active_[q] = scheduler::sequence_small_enough(plan_, sequences_[q], rules, top);
+}
+
+// Each sequence's slots (jit/kernel_abi.h SeqParams) at the binding now: the kernels' parameter
+// blocks in device memory (uploaded with the others), the copies' and loops' storages.
+void DeviceProgram::fill_sequence_params() {
   for (size_t q = 0; q < sequences_.size(); ++q) {
     const scheduler::BlockSequence& s = sequences_[q];
     jit::SeqParams& sp = seq_params_[q];

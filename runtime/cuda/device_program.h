@@ -143,6 +143,7 @@ class DeviceProgram {
   void compile();
   void upload_weights(const std::map<std::string, Tensor>& weights);
   void fill_blocks();
+  void decide_sequences();
   void fill_sequence_params();
   void plan_prefetches();
   void build_wide(const std::vector<size_t>& kernels);

@@ -99,47 +99,43 @@ struct EagerExecutor::Impl {
     ++stats.kernels;
   }
 
+  // Profiling: an event before a timed launch, and after it one that closes unit `unit` (a kernel,
+  // or num_kernels() + q for block sequence q).
+  void mark_before() {
+    if (!profiling) return;
+    while (marks.size() < 2 * timed.size() + 2) marks.emplace_back(p.device());
+    marks[2 * timed.size()].record(p.stream());
+  }
+  void mark_after(size_t unit) {
+    if (!profiling) return;
+    marks[2 * timed.size() + 1].record(p.stream());
+    timed.push_back(unit);
+    // A stream holds only so much queued work before a launch blocks the host: let the GPU
+    // catch up now and then, or a long program would wait on the gate forever.
+    if (++gated_launches >= 128) {
+      open_gate();
+      close_gate();
+    }
+  }
+
   void launch(size_t k) {
     const DeviceProgram::Launch& l = p.launch(k);
     void* args[] = {const_cast<jit::KParams*>(l.params)};  // by value: the driver copies it now
-    if (profiling) {
-      while (marks.size() < 2 * timed.size() + 2) marks.emplace_back(p.device());
-      marks[2 * timed.size()].record(p.stream());
-    }
+    mark_before();
     jit::launch(l.function, jit::Dim3{l.grid, 1, 1}, jit::Dim3{l.block, 1, 1}, l.shared_bytes, p.stream(),
                 args, p.kernel_label(k), programmatic && !profiling, static_cast<unsigned>(l.dims.cluster));
-    if (profiling) {
-      marks[2 * timed.size() + 1].record(p.stream());
-      timed.push_back(k);
-      // A stream holds only so much queued work before a launch blocks the host: let the GPU
-      // catch up now and then, or a long program would wait on the gate forever.
-      if (++gated_launches >= 128) {
-        open_gate();
-        close_gate();
-      }
-    }
+    mark_after(k);
     ++stats.kernels;
   }
 
-  // A block sequence (scheduler/sequence.h): one block runs its steps; profiled as unit
-  // num_kernels() + q.
+  // A block sequence (scheduler/sequence.h): one block runs its steps.
   void launch_sequence(size_t q) {
     void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(q))};  // by value
-    if (profiling) {
-      while (marks.size() < 2 * timed.size() + 2) marks.emplace_back(p.device());
-      marks[2 * timed.size()].record(p.stream());
-    }
+    mark_before();
     const unsigned threads = static_cast<unsigned>(p.sequence(q).threads);
     jit::launch(p.sequence_function(q), jit::Dim3{1, 1, 1}, jit::Dim3{threads, 1, 1}, 0, p.stream(), args,
                 p.sequence_label(q), programmatic && !profiling);
-    if (profiling) {
-      marks[2 * timed.size() + 1].record(p.stream());
-      timed.push_back(p.num_kernels() + q);
-      if (++gated_launches >= 128) {
-        open_gate();
-        close_gate();
-      }
-    }
+    mark_after(p.num_kernels() + q);
     ++stats.kernels;
   }
 
