@@ -69,29 +69,21 @@ void DeviceProgram::compile() {
   std::vector<scheduler::KernelUse> uses;
   for (const auto& s : specs_) uses.push_back({s.root, s.ops, s.buffers, s.num_inputs, s.aliases, s.pred});
   plan_ = scheduler::build_plan(f_, fusion_, uses);
-  // Block sequences (scheduler/sequence.h), compiled together with the kernels.
+  // Block sequences (scheduler/sequence.h): planned now, compiled when a binding first makes one
+  // small enough (build_sequences): most entries run only a few of theirs at the dims they see,
+  // and a sequence compiles several kernels' bodies at once.
   if (scheduler::block_sequences_enabled())
     sequences_ = scheduler::plan_block_sequences(plan_, jit::sequence_kernel_threads(specs_));
+  for (size_t q = 0; q < sequences_.size(); ++q)
+    sequence_start_[{sequences_[q].list, sequences_[q].begin}] = q;
+  seq_funcs_.assign(sequences_.size(), nullptr);
+  seq_failed_.assign(sequences_.size(), false);
+  seq_params_.resize(sequences_.size());
+  seq_active_.assign(sequences_.size(), false);
   jit::KernelCache cache = jit::KernelCache::open_default();
   std::vector<jit::CompileJob> jobs;
   for (const auto& spec : specs_) jobs.push_back({spec.source, spec.name});
-  for (size_t q = 0; q < sequences_.size(); ++q) {
-    jobs.push_back({jit::block_sequence_source(plan_, sequences_[q], specs_),
-                    f_.name + "_sequence" + std::to_string(q)});
-    sequence_start_[{sequences_[q].list, sequences_[q].begin}] = q;
-  }
   std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
-  for (size_t q = 0; q < sequences_.size(); ++q) {
-    const jit::CompileOutcome& o = built[specs_.size() + q];
-    if (o.failure) std::rethrow_exception(o.failure);
-    ++(o.result.from_cache ? kernels_from_cache_ : kernels_compiled_);
-    const void* image =
-        o.result.cubin.empty() ? static_cast<const void*>(o.result.ptx.c_str()) : o.result.cubin.data();
-    seq_modules_.emplace_back(dev_, image, sequence_label(q));
-    seq_funcs_.push_back(seq_modules_.back().function(jit::kKernelSymbol));
-  }
-  seq_params_.resize(sequences_.size());
-  seq_active_.assign(sequences_.size(), false);
   for (size_t k = 0; k < specs_.size(); ++k) {
     const jit::KernelSpec& s = specs_[k];
     if (built[k].failure) std::rethrow_exception(built[k].failure);
@@ -124,6 +116,38 @@ void DeviceProgram::compile() {
   plan_prefetches();
   control_ = load_control_kernels(dev_);
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The sequences `qs` (not built yet), compiled together. A failure is not an error: the sequence's
+// steps run one by one, with a warning once.
+void DeviceProgram::build_sequences(const std::vector<size_t>& qs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<jit::CompileJob> jobs;
+  for (size_t q : qs)
+    jobs.push_back({jit::block_sequence_source(plan_, sequences_[q], specs_),
+                    f_.name + "_sequence" + std::to_string(q)});
+  jit::KernelCache cache = jit::KernelCache::open_default();
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
+  for (size_t i = 0; i < qs.size(); ++i) {
+    const size_t q = qs[i];
+    try {
+      if (built[i].failure) std::rethrow_exception(built[i].failure);
+      const jit::CompileResult& r = built[i].result;
+      ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
+      const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
+      seq_modules_.emplace_back(dev_, image, sequence_label(q));
+      seq_funcs_[q] = seq_modules_.back().function(jit::kKernelSymbol);
+    } catch (const std::exception& e) {
+      seq_failed_[q] = true;
+      static bool warned = false;
+      if (!warned) {
+        warned = true;
+        std::cerr << "grape: warning: " << sequence_label(q)
+                  << " could not be built; its steps run one by one (" << e.what() << ")\n";
+      }
+    }
+  }
+  compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The 128 x 128 tile variants of matrix products (jit::kWideSuffix), compiled together on first
@@ -503,8 +527,14 @@ void DeviceProgram::decide_sequences() {
   const std::map<std::string, int64_t> top = bucket_top();
   std::vector<scheduler::LaunchRule> rules;
   for (const jit::KernelSpec& k : specs_) rules.push_back(k.launch);
-  for (size_t q = 0; q < sequences_.size(); ++q)
-    seq_active_[q] = scheduler::sequence_small_enough(plan_, sequences_[q], rules, top);
+  std::vector<size_t> unbuilt;
+  for (size_t q = 0; q < sequences_.size(); ++q) {
+    seq_active_[q] = !seq_failed_[q] && scheduler::sequence_small_enough(plan_, sequences_[q], rules, top);
+    if (seq_active_[q] && !seq_funcs_[q]) unbuilt.push_back(q);
+  }
+  if (unbuilt.empty()) return;
+  build_sequences(unbuilt);
+  for (size_t q : unbuilt) seq_active_[q] = seq_funcs_[q] != nullptr;
 }
 
 // Each sequence's slots (jit/kernel_abi.h SeqParams) at the binding now: the kernels' parameter

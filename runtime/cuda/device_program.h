@@ -147,6 +147,7 @@ class DeviceProgram {
   void fill_sequence_params();
   void plan_prefetches();
   void build_wide(const std::vector<size_t>& kernels);
+  void build_sequences(const std::vector<size_t>& sequences);
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
   void apply_launch(size_t kernel, const scheduler::LaunchDims& dims);
   bool upload_blocks();  // when they changed; returns whether it did
@@ -204,7 +205,8 @@ class DeviceProgram {
   std::vector<scheduler::BlockSequence> sequences_;
   std::map<std::pair<const std::vector<scheduler::Step>*, size_t>, size_t> sequence_start_;
   std::vector<jit::Module> seq_modules_;
-  std::vector<CUfunction> seq_funcs_;
+  std::vector<CUfunction> seq_funcs_;       // null until built (build_sequences)
+  std::vector<bool> seq_failed_;            // did not compile: its steps run one by one
   std::vector<jit::SeqParams> seq_params_;  // host copies, filled at each bind
   std::vector<bool> seq_active_;            // small enough at the bound dims' buckets
   std::vector<unsigned char> blocks_host_, blocks_uploaded_;

@@ -88,5 +88,38 @@ TEST(BlockSequences, StaticLoopWithBreakRunsInsideOneLaunch) {
   }
 }
 
+// A sequence is compiled when a binding first makes it small enough, not with the kernels: a
+// session that only ever runs the chain at 2048 rows never builds it (the cold build of a large
+// model's entries paid for every sequence before).
+TEST(BlockSequences, CompiledWhenABindingFirstMakesThemSmall) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(model chain
+
+fn main(x: f32[B, 64]) -> f32[B, 64] {
+  var y = softmax(x, axis=-1)
+  y = softmax(y * 2.0, axis=-1)
+  y = softmax(y * 3.0, axis=-1)
+  return y
+}
+)",
+                              "chain.grp");
+  SequencesSwitch sw(true);
+  Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{"main", "cuda", "eager", 0});
+  auto built = [&] {
+    return gpu.last_run_stats().kernels_compiled + gpu.last_run_stats().kernels_from_cache;
+  };
+  const Inputs large = {{"x", sample(DType::F32, {2048, 64}, 5)}};
+  expect_same(cpu.run(large), gpu.run(large), "2048 rows");
+  EXPECT_EQ(gpu.last_run_stats().kernels, 3) << "at 2048 rows the softmaxes run as three kernels";
+  const size_t kernels_only = built();
+  const Inputs small = {{"x", sample(DType::F32, {8, 64}, 6)}};
+  expect_same(cpu.run(small), gpu.run(small), "8 rows");
+  EXPECT_EQ(gpu.last_run_stats().kernels, 1) << "at 8 rows the chain is one sequence";
+  EXPECT_EQ(built(), kernels_only + 1) << "the sequence was built at the binding that first needed it";
+  expect_same(cpu.run(large), gpu.run(large), "2048 rows again");
+  EXPECT_EQ(built(), kernels_only + 1) << "nothing more to build";
+}
+
 }  // namespace
 }  // namespace grape
