@@ -154,7 +154,18 @@ std::string block_sequence_source(const scheduler::ExecPlan& plan, const schedul
                      std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
                      " loop(s)\n" + w.bodies + kCopyHelper;
   glue += "\nextern \"C\" __global__ void __launch_bounds__(" + std::to_string(s.threads) + ") " +
-          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n  GRAPE_GRID_WAIT();\n";
+          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n";
+  // The kernels' parameter blocks into L1 before anything waits: a step's first reads of its block
+  // (the predicate, then the addresses and sizes) were two dependent L2 round trips on top of its
+  // data's. The blocks are written before the launch, never by a predecessor.
+  if (!s.kernels.empty())
+    glue +=
+        "  constexpr int kLines = (int)(sizeof(KParams) + 127) / 128 + 1;\n  for (int i = threadIdx.x; i < " +
+        std::to_string(s.kernels.size()) +
+        " * kLines; i += blockDim.x)\n"
+        "    asm volatile(\"prefetch.L1 [%0];\" ::\"l\"((const char*)sp.kernel[i / kLines] + 128 * (i % "
+        "kLines)));\n";
+  glue += "  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) glue += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   glue += w.code + "}\n";
   return "#define GRAPE_BLOCK_SEQUENCE 1\n" + assemble_kernel_source(w.templates, glue);

@@ -9,9 +9,10 @@
 // then Ops::out(p, row, j, y) applies the rest (layer_norm's gamma and beta, the rounding to the
 // output type, fused epilogue ops) and stores.
 //
-// grape_row_norm_warp: rows of at most 32 * PER_LANE elements, one warp per row, four rows per
-// block of 128 threads: each lane reads its PER_LANE elements (j = lane + 32 t, coalesced) once
-// into registers and the statistics are warp shuffles, so there is no barrier and x is read once.
+// grape_row_norm_warp: rows of at most 32 * PER_LANE elements, one warp per row (or two rows at
+// once), four warps per block of 128 threads: each lane reads its PER_LANE elements (j = lane +
+// 32 t, coalesced) once into registers and the statistics are warp shuffles, so there is no
+// barrier and x is read once.
 //
 // grape_row_norm_block: rows of any length (longer ones, or a runtime length), one block per row.
 // It reads x once per pass (a softmax's maximum and sum in one pass) and synchronises the block
@@ -32,69 +33,129 @@
 
 constexpr int kGrapeSoftmax = 0, kGrapeLogSoftmax = 1, kGrapeLayerNorm = 2, kGrapeRmsNorm = 3;
 
-template <class Ops, int PER_LANE>
-__device__ void grape_row_norm_warp(const KParams* p, long long row_index) {
+// R rows of one warp at once (rows first + step * r): every row's loads are issued before any
+// statistic waits on them, and the R reductions interleave. A warp gets two rows where the grid
+// is smaller than the rows, as inside a block sequence (one block for the whole kernel), where
+// one row after the other cost two memory round trips per step.
+template <class Ops, int PER_LANE, int R>
+__device__ void grape_row_norm_warp(const KParams* p, long long first, long long step) {
   const int lane = threadIdx.x & 31;
   const long long cnt = Ops::cnt(p);
-  const typename Ops::Row row = Ops::row(p, row_index);
-  float v[PER_LANE];
+  typename Ops::Row row[R];
 #pragma unroll
-  for (int t = 0; t < PER_LANE; ++t) {
-    const long long j = lane + 32LL * t;
-    v[t] = j < cnt ? Ops::x(p, row, j) : 0.0f;
-  }
+  for (int r = 0; r < R; ++r) row[r] = Ops::row(p, first + step * r);
+  float v[R][PER_LANE];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int t = 0; t < PER_LANE; ++t) {
+      const long long j = lane + 32LL * t;
+      v[r][t] = j < cnt ? Ops::x(p, row[r], j) : 0.0f;
+    }
   auto in = [&](int t) { return lane + 32LL * t < cnt; };
-  float a = 0.0f, b = 0.0f;  // softmax: max, sum of exp; norms: mean, inv
+  float a[R], b[R];  // softmax: max, sum of exp; norms: mean, inv
   if constexpr (Ops::kKind == kGrapeSoftmax || Ops::kKind == kGrapeLogSoftmax) {
-    float mx = -__int_as_float(0x7f800000);
+    float mx[R], sum[R];
 #pragma unroll
-    for (int t = 0; t < PER_LANE; ++t)
-      if (in(t)) mx = grape_fmax_nan(mx, v[t]);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) mx = grape_fmax_nan(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    float sum = 0.0f;
-#pragma unroll
-    for (int t = 0; t < PER_LANE; ++t)
-      if (in(t)) sum += expf(v[t] - mx);
-    a = mx;
-    b = grape_warp_sum(sum);
-  } else {
-    float mean = 0.0f;
-    if constexpr (Ops::kKind == kGrapeLayerNorm) {
+    for (int r = 0; r < R; ++r) {
+      mx[r] = -__int_as_float(0x7f800000);
 #pragma unroll
       for (int t = 0; t < PER_LANE; ++t)
-        if (in(t)) mean += v[t];
-      mean = grape_warp_sum(mean) / (float)cnt;
+        if (in(t)) mx[r] = grape_fmax_nan(mx[r], v[r][t]);
     }
-    float sq = 0.0f;
 #pragma unroll
-    for (int t = 0; t < PER_LANE; ++t)
-      if (in(t)) {
-        const float d = v[t] - mean;
-        sq += d * d;
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int r = 0; r < R; ++r) mx[r] = grape_fmax_nan(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], o));
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      sum[r] = 0.0f;
+#pragma unroll
+      for (int t = 0; t < PER_LANE; ++t)
+        if (in(t)) sum[r] += expf(v[r][t] - mx[r]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int r = 0; r < R; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      a[r] = mx[r];
+      b[r] = sum[r];
+    }
+  } else {
+    float mean[R], sq[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      mean[r] = 0.0f;
+      if constexpr (Ops::kKind == kGrapeLayerNorm) {
+#pragma unroll
+        for (int t = 0; t < PER_LANE; ++t)
+          if (in(t)) mean[r] += v[r][t];
       }
-    sq = grape_warp_sum(sq);
-    a = mean;
-    b = 1.0f / sqrtf(sq / (float)cnt + Ops::kEps);
+    }
+    if constexpr (Ops::kKind == kGrapeLayerNorm) {
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int r = 0; r < R; ++r) mean[r] += __shfl_xor_sync(0xffffffffu, mean[r], o);
+#pragma unroll
+      for (int r = 0; r < R; ++r) mean[r] /= (float)cnt;
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      sq[r] = 0.0f;
+#pragma unroll
+      for (int t = 0; t < PER_LANE; ++t)
+        if (in(t)) {
+          const float d = v[r][t] - mean[r];
+          sq[r] += d * d;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int r = 0; r < R; ++r) sq[r] += __shfl_xor_sync(0xffffffffu, sq[r], o);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      a[r] = mean[r];
+      b[r] = 1.0f / sqrtf(sq[r] / (float)cnt + Ops::kEps);
+    }
   }
 #pragma unroll
-  for (int t = 0; t < PER_LANE; ++t) {
-    if (!in(t)) continue;
-    float y;
-    if constexpr (Ops::kKind == kGrapeSoftmax) y = expf(v[t] - a) / b;
-    else if constexpr (Ops::kKind == kGrapeLogSoftmax) y = (v[t] - a) - logf(b);
-    else y = (v[t] - a) * b;
-    Ops::out(p, row, lane + 32LL * t, y);
-  }
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int t = 0; t < PER_LANE; ++t) {
+      if (!in(t)) continue;
+      float y;
+      if constexpr (Ops::kKind == kGrapeSoftmax)
+        y = expf(v[r][t] - a[r]) / b[r];
+      else if constexpr (Ops::kKind == kGrapeLogSoftmax)
+        y = (v[r][t] - a[r]) - logf(b[r]);
+      else
+        y = (v[r][t] - a[r]) * b[r];
+      Ops::out(p, row[r], lane + 32LL * t, y);
+    }
 }
 
-// Rows [GRAPE_ROW_NORM_WARPS * blockIdx.x + warp, ...), grid-stride.
+// Rows [GRAPE_ROW_NORM_WARPS * blockIdx.x + warp, ...), grid-stride; two at a time where a warp
+// has two left and the rows are short (PER_LANE <= 8: 256 columns; longer rows are many per
+// launch, never in a sequence, and would double the registers).
 template <class Ops, int PER_LANE>
 __device__ void grape_row_norm(const KParams* p) {
   const long long rows = Ops::rows(p);
-  for (long long row = (long long)blockIdx.x * GRAPE_ROW_NORM_WARPS + (threadIdx.x >> 5); row < rows;
-       row += (long long)gridDim.x * GRAPE_ROW_NORM_WARPS)
-    grape_row_norm_warp<Ops, PER_LANE>(p, row);
+  const long long stride = (long long)gridDim.x * GRAPE_ROW_NORM_WARPS;
+  for (long long row = (long long)blockIdx.x * GRAPE_ROW_NORM_WARPS + (threadIdx.x >> 5); row < rows;) {
+    if constexpr (PER_LANE <= 8) {
+      if (row + stride < rows) {
+        grape_row_norm_warp<Ops, PER_LANE, 2>(p, row, stride);
+        row += 2 * stride;
+        continue;
+      }
+    }
+    grape_row_norm_warp<Ops, PER_LANE, 1>(p, row, stride);
+    row += stride;
+  }
 }
 
 // One row per block of blockDim.x threads (a multiple of 32; the glue gives rows of known length
@@ -145,9 +206,12 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index) {
   for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
     const float v = Ops::x(p, row, j);
     float y;
-    if constexpr (Ops::kKind == kGrapeSoftmax) y = expf(v - a) / b;
-    else if constexpr (Ops::kKind == kGrapeLogSoftmax) y = (v - a) - logf(b);
-    else y = (v - a) * b;
+    if constexpr (Ops::kKind == kGrapeSoftmax)
+      y = expf(v - a) / b;
+    else if constexpr (Ops::kKind == kGrapeLogSoftmax)
+      y = (v - a) - logf(b);
+    else
+      y = (v - a) * b;
     Ops::out(p, row, j, y);
   }
 }

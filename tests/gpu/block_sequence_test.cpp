@@ -93,12 +93,15 @@ TEST(BlockSequences, StaticLoopWithBreakRunsInsideOneLaunch) {
 // model's entries paid for every sequence before).
 TEST(BlockSequences, CompiledWhenABindingFirstMakesThemSmall) {
   REQUIRE_GPU();
+  // Every row normalisation on rows of 40 (two elements a lane, the second partly masked); in a
+  // sequence each warp of the one block takes two rows at once (row_norm.cuh).
   auto m = Model::load_source(R"(model chain
 
-fn main(x: f32[B, 64]) -> f32[B, 64] {
+fn main(x: f32[B, 40], g: f32[40], b: f32[40]) -> f32[B, 40] {
   var y = softmax(x, axis=-1)
-  y = softmax(y * 2.0, axis=-1)
-  y = softmax(y * 3.0, axis=-1)
+  y = log_softmax(y * 2.0, axis=-1)
+  y = layer_norm(y * 3.0, g, b, eps=1e-5)
+  y = rms_norm(y, g, eps=1e-6)
   return y
 }
 )",
@@ -109,14 +112,20 @@ fn main(x: f32[B, 64]) -> f32[B, 64] {
   auto built = [&] {
     return gpu.last_run_stats().kernels_compiled + gpu.last_run_stats().kernels_from_cache;
   };
-  const Inputs large = {{"x", sample(DType::F32, {2048, 64}, 5)}};
+  const Tensor g = sample(DType::F32, {40}, 8), b = sample(DType::F32, {40}, 9);
+  auto inputs = [&](int64_t rows, uint64_t seed) {
+    return Inputs{{"x", sample(DType::F32, {rows, 40}, seed)}, {"g", g}, {"b", b}};
+  };
+  const Inputs large = inputs(2048, 5);
   expect_same(cpu.run(large), gpu.run(large), "2048 rows");
-  EXPECT_EQ(gpu.last_run_stats().kernels, 3) << "at 2048 rows the softmaxes run as three kernels";
+  EXPECT_EQ(gpu.last_run_stats().kernels, 4) << "at 2048 rows the normalisations run as four kernels";
   const size_t kernels_only = built();
-  const Inputs small = {{"x", sample(DType::F32, {8, 64}, 6)}};
-  expect_same(cpu.run(small), gpu.run(small), "8 rows");
-  EXPECT_EQ(gpu.last_run_stats().kernels, 1) << "at 8 rows the chain is one sequence";
-  EXPECT_EQ(built(), kernels_only + 1) << "the sequence was built at the binding that first needed it";
+  for (int64_t rows : {7, 8, 5}) {  // warps with two rows, and one row left over
+    const Inputs small = inputs(rows, 6 + rows);
+    expect_same(cpu.run(small), gpu.run(small), std::to_string(rows) + " rows");
+    EXPECT_EQ(gpu.last_run_stats().kernels, 1) << "at " << rows << " rows the chain is one sequence";
+    EXPECT_EQ(built(), kernels_only + 1) << "the sequence was built at the binding that first needed it";
+  }
   expect_same(cpu.run(large), gpu.run(large), "2048 rows again");
   EXPECT_EQ(built(), kernels_only + 1) << "nothing more to build";
 }
