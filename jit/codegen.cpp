@@ -96,6 +96,9 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
     // The block sequences the executors would build (scheduler/sequence.h), so that a bundle
     // holds them and `grape compile` checks them.
     for (size_t i = 0; i < sequences.size(); ++i) {
+      if (const char* dir = std::getenv("GRAPE_DUMP_KERNELS"); dir && *dir)
+        std::ofstream(std::string(dir) + "/" + f.name + "_sequence" + std::to_string(i) + ".cu")
+            << sequences[i];
       for (const auto& arch : archs) {
         auto& [jobs, items] = per_arch[arch];
         jobs.push_back({sequences[i], f.name + "_sequence" + std::to_string(i)});

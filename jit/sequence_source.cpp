@@ -1,6 +1,7 @@
 #include "jit/sequence_source.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <stdexcept>
 
@@ -42,6 +43,18 @@ __device__ __noinline__ void grape_seq_copy(void* dst, const void* src, unsigned
 )";
 
 }  // namespace
+
+std::string sequence_step_comment(const std::string& kernel_name) {
+  // "<entry>_k<index>_<ops>": only <ops>. The entry and the index differ between entries that hold
+  // the same run of kernels (gpt2's decode inside generate and beam_search), and a name in the
+  // source would make identical sequences compile once per entry (131 builds for 31 sources).
+  for (size_t k = kernel_name.find("_k"); k != std::string::npos; k = kernel_name.find("_k", k + 1)) {
+    size_t i = k + 2;
+    while (i < kernel_name.size() && std::isdigit(static_cast<unsigned char>(kernel_name[i]))) ++i;
+    if (i > k + 2 && i < kernel_name.size() && kernel_name[i] == '_') return kernel_name.substr(i + 1);
+  }
+  return kernel_name;
+}
 
 std::string sequence_body(const std::string& glue, int threads) {
   if (threads != 128 && threads != 256) return "";
@@ -111,7 +124,7 @@ struct SourceWriter {
           body_of(st.index);
           code += ind + "grape_b" + std::to_string(body_ns.at(specs[st.index].sequence_body)) +
                   "::grape_body(sp.kernel[" + std::to_string(slot_of(seq.kernels, st.index)) + "]);  // " +
-                  specs[st.index].name + "\n" + ind + "__syncthreads();\n";
+                  sequence_step_comment(specs[st.index].name) + "\n" + ind + "__syncthreads();\n";
           break;
         }
         case scheduler::Step::Kind::Copy: {
@@ -119,7 +132,7 @@ struct SourceWriter {
           if (it == seq.copies.end()) throw std::logic_error("block sequence: a copy has no slot");
           const std::string c = std::to_string(it - seq.copies.begin());
           code += ind + "grape_seq_copy(sp.copy_dst[" + c + "], sp.copy_src[" + c + "], sp.copy_bytes[" + c +
-                  "], sp.copy_pred[" + c + "]);  // " + st.why + "\n" + ind + "__syncthreads();\n";
+                  "], sp.copy_pred[" + c + "]);\n" + ind + "__syncthreads();\n";
           break;
         }
         case scheduler::Step::Kind::Loop: {
@@ -128,8 +141,7 @@ struct SourceWriter {
           const std::string max = std::to_string(l.max_trips) + "LL";
           // Every thread reads the condition before a barrier, and the body writes it only after
           // that barrier, so all threads see the same value.
-          code += ind + "{  // loop " + std::to_string(st.index) + ", at most " +
-                  std::to_string(l.max_trips) + " trips\n";
+          code += ind + "{  // a loop of at most " + std::to_string(l.max_trips) + " trips\n";
           code += ind + "  bool go" + n + " = " + max + " > 0 && *sp.loop_init[" + n + "] != 0;\n";
           code += ind + "  __syncthreads();\n";
           code += ind + "  for (long long t" + n + " = 0; go" + n + ";) {\n";
@@ -154,18 +166,7 @@ std::string block_sequence_source(const scheduler::ExecPlan& plan, const schedul
                      std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
                      " loop(s)\n" + w.bodies + kCopyHelper;
   glue += "\nextern \"C\" __global__ void __launch_bounds__(" + std::to_string(s.threads) + ") " +
-          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n";
-  // The kernels' parameter blocks into L1 before anything waits: a step's first reads of its block
-  // (the predicate, then the addresses and sizes) were two dependent L2 round trips on top of its
-  // data's. The blocks are written before the launch, never by a predecessor.
-  if (!s.kernels.empty())
-    glue +=
-        "  constexpr int kLines = (int)(sizeof(KParams) + 127) / 128 + 1;\n  for (int i = threadIdx.x; i < " +
-        std::to_string(s.kernels.size()) +
-        " * kLines; i += blockDim.x)\n"
-        "    asm volatile(\"prefetch.L1 [%0];\" ::\"l\"((const char*)sp.kernel[i / kLines] + 128 * (i % "
-        "kLines)));\n";
-  glue += "  GRAPE_GRID_WAIT();\n";
+          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) glue += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   glue += w.code + "}\n";
   return "#define GRAPE_BLOCK_SEQUENCE 1\n" + assemble_kernel_source(w.templates, glue);

@@ -20,6 +20,11 @@ namespace grape::jit {
 // grape_ldg_* are plain loads in a sequence, whose kernels may read what an earlier step wrote).
 std::string sequence_body(const std::string& glue, int threads);
 
+// What a sequence's source says beside a kernel's step: its ops ("add_select" of
+// "generate_k12_add_select"), nothing that names the entry or the kernel's index, so that the
+// same run of kernels in two entries is one source (compiled once, one kernel-cache entry).
+std::string sequence_step_comment(const std::string& kernel_name);
+
 // Per kernel: its block size when it may be in a sequence (a sequence body,
 // scheduler::fits_block_sequence, and small enough when its work has constant dims), else 0.
 std::vector<int> sequence_kernel_threads(const std::vector<KernelSpec>& specs);
