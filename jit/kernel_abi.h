@@ -13,6 +13,7 @@
 #define GRAPE_SEQ_MAX_KERNELS 64
 #define GRAPE_SEQ_MAX_COPIES 32
 #define GRAPE_SEQ_MAX_LOOPS 4
+#define GRAPE_SEQ_MAX_PATCHES 256
 
 #ifndef __CUDACC_RTC__
 namespace grape::jit {
@@ -48,7 +49,23 @@ struct SeqParams {
   const unsigned char* copy_pred[GRAPE_SEQ_MAX_COPIES];  // null: unconditional
   const unsigned char* loop_init[GRAPE_SEQ_MAX_LOOPS];   // checked before a loop's first trip
   const unsigned char* loop_cond[GRAPE_SEQ_MAX_LOOPS];   // checked after each trip
+  // Storages that live only inside the sequence are kept in its shared memory, after the copies
+  // of its kernels' parameter blocks (scheduler::sequence_locals). Each patch points one field of
+  // one kernel's block there: kernel slot << 26 | field << 21 | offset / 16, field a buffer index
+  // or GRAPE_KMAX_BUFFERS for the predicate. The copies' and loops' *_local: the shared-memory
+  // offset of that address, or -1 where it is in global memory.
+  unsigned int local_patch[GRAPE_SEQ_MAX_PATCHES];
+  int local_patches;
+  int copy_dst_local[GRAPE_SEQ_MAX_COPIES];
+  int copy_src_local[GRAPE_SEQ_MAX_COPIES];
+  int copy_pred_local[GRAPE_SEQ_MAX_COPIES];
+  int loop_init_local[GRAPE_SEQ_MAX_LOOPS];
+  int loop_cond_local[GRAPE_SEQ_MAX_LOOPS];
 };
+// A sequence copies its kernels' blocks 16 bytes at a time.
+static_assert(sizeof(KParams) % 16 == 0, "KParams must be a whole number of 16-byte words");
+// Kernel parameters of up to 4 KB are accepted by every driver and device.
+static_assert(sizeof(SeqParams) <= 4096, "SeqParams must fit a kernel's parameter space");
 
 #ifndef __CUDACC_RTC__
 }  // namespace grape::jit

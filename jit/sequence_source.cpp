@@ -40,6 +40,42 @@ __device__ __noinline__ void grape_seq_copy(void* dst, const void* src, unsigned
   }
   for (unsigned long long b = done + threadIdx.x; b < bytes; b += blockDim.x) d[b] = s[b];
 }
+// An address of SeqParams: in the block's shared memory (`local` + offset) where the storage
+// lives only inside the sequence, else where the host put it.
+template <class T>
+__device__ __forceinline__ T* grape_seq_at(T* global, int local_offset, unsigned char* local) {
+  return local_offset < 0 ? global : (T*)(local + local_offset);
+}
+// The kernels' parameter blocks into shared memory (every step reads its block from there, not
+// from L2 on its first touch), eight 16-byte words in flight per thread; then the fields of the
+// storages kept in shared memory pointed there.
+__device__ __forceinline__ void grape_seq_stage(const SeqParams& sp, KParams* kp, unsigned char* local, int nk) {
+  constexpr int kWords = (int)(sizeof(KParams) / 16);
+  const int words = nk * kWords;
+  for (int base = 0; base < words; base += 8 * (int)blockDim.x) {
+    uint4 w[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int i = base + u * (int)blockDim.x + (int)threadIdx.x;
+      if (i < words) w[u] = ((const uint4*)sp.kernel[i / kWords])[i % kWords];
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int i = base + u * (int)blockDim.x + (int)threadIdx.x;
+      if (i < words) ((uint4*)kp)[i] = w[u];
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < sp.local_patches; i += blockDim.x) {
+    const unsigned int x = sp.local_patch[i];
+    KParams& k = kp[x >> 26];
+    const unsigned int field = (x >> 21) & 31u;
+    unsigned char* at = local + 16u * (x & 0x1fffffu);
+    if (field == GRAPE_KMAX_BUFFERS) k.pred = at;
+    else k.buf[field] = at;
+  }
+  __syncthreads();
+}
 )";
 
 }  // namespace
@@ -123,7 +159,7 @@ struct SourceWriter {
         case scheduler::Step::Kind::Launch: {
           body_of(st.index);
           code += ind + "grape_b" + std::to_string(body_ns.at(specs[st.index].sequence_body)) +
-                  "::grape_body(sp.kernel[" + std::to_string(slot_of(seq.kernels, st.index)) + "]);  // " +
+                  "::grape_body(&kp[" + std::to_string(slot_of(seq.kernels, st.index)) + "]);  // " +
                   sequence_step_comment(specs[st.index].name) + "\n" + ind + "__syncthreads();\n";
           break;
         }
@@ -131,8 +167,12 @@ struct SourceWriter {
           auto it = std::find(seq.copies.begin(), seq.copies.end(), &st);
           if (it == seq.copies.end()) throw std::logic_error("block sequence: a copy has no slot");
           const std::string c = std::to_string(it - seq.copies.begin());
-          code += ind + "grape_seq_copy(sp.copy_dst[" + c + "], sp.copy_src[" + c + "], sp.copy_bytes[" + c +
-                  "], sp.copy_pred[" + c + "]);\n" + ind + "__syncthreads();\n";
+          auto at = [&](const char* field) {
+            return std::string("grape_seq_at(sp.") + field + "[" + c + "], sp." + field + "_local[" + c +
+                   "], local)";
+          };
+          code += ind + "grape_seq_copy(" + at("copy_dst") + ", " + at("copy_src") + ", sp.copy_bytes[" + c +
+                  "], " + at("copy_pred") + ");\n" + ind + "__syncthreads();\n";
           break;
         }
         case scheduler::Step::Kind::Loop: {
@@ -142,11 +182,13 @@ struct SourceWriter {
           // Every thread reads the condition before a barrier, and the body writes it only after
           // that barrier, so all threads see the same value.
           code += ind + "{  // a loop of at most " + std::to_string(l.max_trips) + " trips\n";
-          code += ind + "  bool go" + n + " = " + max + " > 0 && *sp.loop_init[" + n + "] != 0;\n";
+          code += ind + "  bool go" + n + " = " + max + " > 0 && *grape_seq_at(sp.loop_init[" + n +
+                  "], sp.loop_init_local[" + n + "], local) != 0;\n";
           code += ind + "  __syncthreads();\n";
           code += ind + "  for (long long t" + n + " = 0; go" + n + ";) {\n";
           steps(l.body, 0, l.body.size(), ind + "    ");
-          code += ind + "    go" + n + " = ++t" + n + " < " + max + " && *sp.loop_cond[" + n + "] != 0;\n";
+          code += ind + "    go" + n + " = ++t" + n + " < " + max + " && *grape_seq_at(sp.loop_cond[" + n +
+                  "], sp.loop_cond_local[" + n + "], local) != 0;\n";
           code += ind + "    __syncthreads();\n";
           code += ind + "  }\n" + ind + "}\n";
           break;
@@ -165,8 +207,17 @@ std::string block_sequence_source(const scheduler::ExecPlan& plan, const schedul
   std::string glue = "// a block sequence of " + std::to_string(s.kernels.size()) + " kernel(s), " +
                      std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
                      " loop(s)\n" + w.bodies + kCopyHelper;
-  glue += "\nextern \"C\" __global__ void __launch_bounds__(" + std::to_string(s.threads) + ") " +
-          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n  GRAPE_GRID_WAIT();\n";
+  // Shared memory: the kernels' parameter blocks, then the storages that live only inside the
+  // sequence (the launch gives sequence_shared_bytes). The blocks are written before the launch,
+  // never by a predecessor, so they are staged before the grid wait.
+  const std::string nk = std::to_string(s.kernels.size());
+  glue += "\nextern __shared__ __align__(16) unsigned char grape_seq_shared[];\n";
+  glue += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s.threads) + ") " +
+          std::string(kKernelSymbol) + "(const __grid_constant__ SeqParams sp) {\n";
+  glue +=
+      "  KParams* const kp = (KParams*)grape_seq_shared;\n  unsigned char* const local = grape_seq_shared "
+      "+ " +
+      nk + " * sizeof(KParams);\n  grape_seq_stage(sp, kp, local, " + nk + ");\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) glue += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   glue += w.code + "}\n";
   return "#define GRAPE_BLOCK_SEQUENCE 1\n" + assemble_kernel_source(w.templates, glue);

@@ -76,7 +76,30 @@ bool sequence_small_enough(const ExecPlan& plan, const BlockSequence& s,
                            const std::vector<LaunchRule>& kernels,
                            const std::map<std::string, int64_t>& dims);
 
+// Storages that live only inside one sequence: arena intermediates (not an entry's input or
+// result) that no step outside the sequence, and no executor, reads or writes. The sequence keeps
+// them in its block's shared memory, so a step reads what the one before wrote without a round
+// trip to L2 (jit/sequence_source.h). `first` and `last` are the first and last step, in the
+// order the sequence runs them (loop bodies flattened), that use the storage; a use inside a loop
+// counts as the whole loop (the next trip may read it again).
+struct SequenceLocal {
+  int storage = -1;
+  size_t first = 0, last = 0;
+};
+// kernel_storages[k]: the storages kernel k's buffers and predicate use.
+std::vector<SequenceLocal> sequence_locals(const ExecPlan& plan, const BlockSequence& s,
+                                           const std::vector<std::vector<int>>& kernel_storages);
+// The most shared memory a sequence's locals take; those that do not fit stay in global memory.
+constexpr size_t kSequenceMaxLocalBytes = 32 * 1024;
+// Shared-memory offsets (multiples of 16) for locals of these byte sizes: two share bytes only
+// when their intervals do not overlap; SIZE_MAX for a local left in global memory (past
+// `budget`). *total: the bytes the placed ones need.
+std::vector<size_t> place_sequence_locals(const std::vector<SequenceLocal>& locals,
+                                          const std::vector<size_t>& bytes, size_t budget, size_t* total);
+
 // False when GRAPE_SEQUENCES=0 (read at each call: tests switch it).
 bool block_sequences_enabled();
+// False when GRAPE_SEQUENCE_LOCALS=0: every storage stays in global memory (same-run baselines).
+bool sequence_locals_enabled();
 
 }  // namespace grape::scheduler

@@ -4,13 +4,19 @@
 // assembler (jit/kernel_source.cpp) puts it after kernel_abi.h and the CUDA headers.
 // Every buffer of KParams is global memory; saying so (__isGlobal) makes these ld.global/st.global
 // instead of generic accesses, which the compiler must assume may alias shared memory (so it could
-// not move a load above a shared-memory store, serialising staging loops).
-__device__ __forceinline__ float grape_ld_f32(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const float*)b)[i]; }
-__device__ __forceinline__ float grape_ld_f16(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return __half2float(((const __half*)b)[i]); }
-__device__ __forceinline__ float grape_ld_bf16(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return __bfloat162float(((const __nv_bfloat16*)b)[i]); }
-__device__ __forceinline__ int grape_ld_i32(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const int*)b)[i]; }
-__device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const long long*)b)[i]; }
-__device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { __builtin_assume(__isGlobal(b)); return ((const unsigned char*)b)[i] != 0; }
+// not move a load above a shared-memory store, serialising staging loops). Not in a block sequence
+// (GRAPE_BLOCK_SEQUENCE), which keeps storages that live only inside it in shared memory.
+#ifndef GRAPE_BLOCK_SEQUENCE
+#define GRAPE_ASSUME_GLOBAL(b) __builtin_assume(__isGlobal(b))
+#else
+#define GRAPE_ASSUME_GLOBAL(b) ((void)0)
+#endif
+__device__ __forceinline__ float grape_ld_f32(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return ((const float*)b)[i]; }
+__device__ __forceinline__ float grape_ld_f16(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return __half2float(((const __half*)b)[i]); }
+__device__ __forceinline__ float grape_ld_bf16(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return __bfloat162float(((const __nv_bfloat16*)b)[i]); }
+__device__ __forceinline__ int grape_ld_i32(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return ((const int*)b)[i]; }
+__device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return ((const long long*)b)[i]; }
+__device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return ((const unsigned char*)b)[i] != 0; }
 // The same through the read-only data path (ld.global.nc) for kernels that never write what they
 // read (jit/emit_context.h, Ctx::readonly_inputs): such loads may be reordered with the kernel's
 // stores. In a block sequence (scheduler/sequence.h) a kernel's inputs may have been written
@@ -30,12 +36,12 @@ __device__ __forceinline__ int grape_ldg_i32(const void* b, long long i) { retur
 __device__ __forceinline__ long long grape_ldg_i64(const void* b, long long i) { return grape_ld_i64(b, i); }
 __device__ __forceinline__ bool grape_ldg_b8(const void* b, long long i) { return grape_ld_b8(b, i); }
 #endif
-__device__ __forceinline__ void grape_st_f32(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((float*)b)[i] = v; }
-__device__ __forceinline__ void grape_st_f16(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((__half*)b)[i] = __float2half_rn(v); }
-__device__ __forceinline__ void grape_st_bf16(void* b, long long i, float v) { __builtin_assume(__isGlobal(b)); ((__nv_bfloat16*)b)[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void grape_st_i32(void* b, long long i, int v) { __builtin_assume(__isGlobal(b)); ((int*)b)[i] = v; }
-__device__ __forceinline__ void grape_st_i64(void* b, long long i, long long v) { __builtin_assume(__isGlobal(b)); ((long long*)b)[i] = v; }
-__device__ __forceinline__ void grape_st_b8(void* b, long long i, bool v) { __builtin_assume(__isGlobal(b)); ((unsigned char*)b)[i] = v ? 1 : 0; }
+__device__ __forceinline__ void grape_st_f32(void* b, long long i, float v) { GRAPE_ASSUME_GLOBAL(b); ((float*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_f16(void* b, long long i, float v) { GRAPE_ASSUME_GLOBAL(b); ((__half*)b)[i] = __float2half_rn(v); }
+__device__ __forceinline__ void grape_st_bf16(void* b, long long i, float v) { GRAPE_ASSUME_GLOBAL(b); ((__nv_bfloat16*)b)[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void grape_st_i32(void* b, long long i, int v) { GRAPE_ASSUME_GLOBAL(b); ((int*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_i64(void* b, long long i, long long v) { GRAPE_ASSUME_GLOBAL(b); ((long long*)b)[i] = v; }
+__device__ __forceinline__ void grape_st_b8(void* b, long long i, bool v) { GRAPE_ASSUME_GLOBAL(b); ((unsigned char*)b)[i] = v ? 1 : 0; }
 
 // f16/bf16 arithmetic is done in f32 and rounded once per op (docs/language.md).
 __device__ __forceinline__ float grape_r_f16(float x) { return __half2float(__float2half_rn(x)); }

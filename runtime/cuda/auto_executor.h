@@ -32,8 +32,8 @@ class AutoExecutor : public Executor {
   // Without a driver that has conditional graph nodes every call runs eager (the reason is in
   // the decisions).
   // `graph`: the graph executor's options. Auto decides per bucket of the program's buckets.
-  AutoExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control, const GraphOptions& graph = {},
-               AutoSchedule schedule = {});
+  AutoExecutor(std::shared_ptr<DeviceProgram> program, const RunControl& control,
+               const GraphOptions& graph = {}, AutoSchedule schedule = {});
   ~AutoExecutor() override;
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,

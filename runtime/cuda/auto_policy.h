@@ -33,7 +33,6 @@ struct AutoSchedule {
   int calls_to_decide() const { return 2 * (warmup_calls + timed_calls); }
 };
 
-
 class AutoPolicy {
  public:
   explicit AutoPolicy(AutoSchedule schedule = {});

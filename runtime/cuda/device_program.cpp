@@ -78,6 +78,7 @@ void DeviceProgram::compile() {
     sequence_start_[{sequences_[q].list, sequences_[q].begin}] = q;
   seq_funcs_.assign(sequences_.size(), nullptr);
   seq_failed_.assign(sequences_.size(), false);
+  plan_sequence_locals();
   seq_params_.resize(sequences_.size());
   seq_active_.assign(sequences_.size(), false);
   jit::KernelCache cache = jit::KernelCache::open_default();
@@ -136,7 +137,13 @@ void DeviceProgram::build_sequences(const std::vector<size_t>& qs) {
       ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
       const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
       seq_modules_.emplace_back(dev_, image, sequence_label(q));
-      seq_funcs_[q] = seq_modules_.back().function(jit::kKernelSymbol);
+      CUfunction fn = seq_modules_.back().function(jit::kKernelSymbol);
+      const size_t most =
+          sequences_[q].kernels.size() * sizeof(jit::KParams) + scheduler::kSequenceMaxLocalBytes;
+      jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  static_cast<int>(most)),
+                 "cuFuncSetAttribute", sequence_label(q));
+      seq_funcs_[q] = fn;
     } catch (const std::exception& e) {
       seq_failed_[q] = true;
       static bool warned = false;
@@ -148,6 +155,33 @@ void DeviceProgram::build_sequences(const std::vector<size_t>& qs) {
     }
   }
   compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The storages each sequence may keep in shared memory. A local needs a patch for every kernel
+// field that holds it; locals whose patches would overflow the slots stay in global memory.
+void DeviceProgram::plan_sequence_locals() {
+  std::vector<std::vector<int>> kernel_storages(specs_.size());
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    for (ir::ValueId v : specs_[k].buffers) kernel_storages[k].push_back(plan_.storage(v));
+    if (plan_.kernel_pred[k] != ir::kNoValue)
+      kernel_storages[k].push_back(plan_.storage(plan_.kernel_pred[k]));
+  }
+  seq_locals_.assign(sequences_.size(), {});
+  seq_local_offset_.assign(sequences_.size(), {});
+  seq_shared_.assign(sequences_.size(), 0);
+  if (!scheduler::sequence_locals_enabled()) return;
+  for (size_t q = 0; q < sequences_.size(); ++q) {
+    size_t patches = 0;
+    for (const scheduler::SequenceLocal& l :
+         scheduler::sequence_locals(plan_, sequences_[q], kernel_storages)) {
+      size_t need = 0;
+      for (size_t k : sequences_[q].kernels)
+        for (int st : kernel_storages[k]) need += st == l.storage;
+      if (patches + need > GRAPE_SEQ_MAX_PATCHES) continue;
+      patches += need;
+      seq_locals_[q].push_back(l);
+    }
+  }
 }
 
 // The 128 x 128 tile variants of matrix products (jit::kWideSuffix), compiled together on first
@@ -527,6 +561,17 @@ void DeviceProgram::decide_sequences() {
   const std::map<std::string, int64_t> top = bucket_top();
   std::vector<scheduler::LaunchRule> rules;
   for (const jit::KernelSpec& k : specs_) rules.push_back(k.launch);
+  // Shared-memory places of the locals, sized at the buckets' top like the decision itself, so
+  // that a graph's sequence nodes keep their shared memory for every binding of the bucket.
+  for (size_t q = 0; q < sequences_.size(); ++q) {
+    std::vector<size_t> bytes;
+    for (const scheduler::SequenceLocal& l : seq_locals_[q])
+      bytes.push_back(scheduler::bytes_of(plan_.storages.at(static_cast<size_t>(l.storage)).type, top));
+    size_t local_bytes = 0;
+    seq_local_offset_[q] = scheduler::place_sequence_locals(seq_locals_[q], bytes,
+                                                            scheduler::kSequenceMaxLocalBytes, &local_bytes);
+    seq_shared_[q] = static_cast<unsigned>(sequences_[q].kernels.size() * sizeof(jit::KParams) + local_bytes);
+  }
   std::vector<size_t> unbuilt;
   for (size_t q = 0; q < sequences_.size(); ++q) {
     seq_active_[q] = !seq_failed_[q] && scheduler::sequence_small_enough(plan_, sequences_[q], rules, top);
@@ -560,6 +605,41 @@ void DeviceProgram::fill_sequence_params() {
       const scheduler::LoopPlan& l = plan_.loops[s.loops[i]];
       sp.loop_init[i] = reinterpret_cast<const unsigned char*>(address(l.init_cond));
       sp.loop_cond[i] = reinterpret_cast<const unsigned char*>(address(l.cond));
+    }
+    // Storages kept in shared memory (decide_sequences placed them).
+    std::map<int, int> local;  // storage -> offset
+    for (size_t i = 0; i < seq_local_offset_[q].size(); ++i)
+      if (seq_local_offset_[q][i] != SIZE_MAX)
+        local[seq_locals_[q][i].storage] = static_cast<int>(seq_local_offset_[q][i]);
+    auto offset_of = [&](int storage) {
+      auto it = local.find(storage);
+      return it == local.end() ? -1 : it->second;
+    };
+    for (size_t i = 0; i < s.kernels.size(); ++i) {
+      const jit::KernelSpec& k = specs_[s.kernels[i]];
+      auto patch = [&](unsigned field, int storage) {
+        const int off = offset_of(storage);
+        if (off < 0) return;
+        if (sp.local_patches >= GRAPE_SEQ_MAX_PATCHES)
+          throw Error(ErrorCode::Internal, sequence_label(q) + ": more shared-memory patches than slots");
+        sp.local_patch[sp.local_patches++] =
+            static_cast<unsigned>(i) << 26 | field << 21 | static_cast<unsigned>(off) / 16;
+      };
+      for (size_t j = 0; j < k.buffers.size(); ++j)
+        patch(static_cast<unsigned>(j), plan_.storage(k.buffers[j]));
+      if (plan_.kernel_pred[s.kernels[i]] != ir::kNoValue)
+        patch(GRAPE_KMAX_BUFFERS, plan_.storage(plan_.kernel_pred[s.kernels[i]]));
+    }
+    for (size_t i = 0; i < s.copies.size(); ++i) {
+      const scheduler::Step& c = *s.copies[i];
+      sp.copy_dst_local[i] = offset_of(c.dst);
+      sp.copy_src_local[i] = offset_of(c.src);
+      sp.copy_pred_local[i] = c.pred == ir::kNoValue ? -1 : offset_of(plan_.storage(c.pred));
+    }
+    for (size_t i = 0; i < s.loops.size(); ++i) {
+      const scheduler::LoopPlan& l = plan_.loops[s.loops[i]];
+      sp.loop_init_local[i] = offset_of(l.init_cond);
+      sp.loop_cond_local[i] = offset_of(l.cond);
     }
   }
 }

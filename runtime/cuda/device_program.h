@@ -101,6 +101,9 @@ class DeviceProgram {
   int sequence_at(const std::vector<scheduler::Step>& list, size_t i) const;
   CUfunction sequence_function(size_t q) const { return seq_funcs_.at(q); }
   const jit::SeqParams& sequence_params(size_t q) const { return seq_params_.at(q); }
+  // The dynamic shared memory its launch needs: its kernels' parameter blocks and the storages
+  // that live only inside it (scheduler::sequence_locals), placed at the bound dims' buckets.
+  unsigned sequence_shared_bytes(size_t q) const { return seq_shared_.at(q); }
   std::string sequence_label(size_t q) const;  // "block sequence 3 (k12 add .. k17 select)"
 
   // The inputs of the next run, before bind(): an input in device memory (Tensor::on_device) that
@@ -146,6 +149,7 @@ class DeviceProgram {
   void decide_sequences();
   void fill_sequence_params();
   void plan_prefetches();
+  void plan_sequence_locals();
   void build_wide(const std::vector<size_t>& kernels);
   void build_sequences(const std::vector<size_t>& sequences);
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
@@ -209,6 +213,9 @@ class DeviceProgram {
   std::vector<bool> seq_failed_;            // did not compile: its steps run one by one
   std::vector<jit::SeqParams> seq_params_;  // host copies, filled at each bind
   std::vector<bool> seq_active_;            // small enough at the bound dims' buckets
+  std::vector<std::vector<scheduler::SequenceLocal>> seq_locals_;  // per sequence, at most its patches
+  std::vector<std::vector<size_t>> seq_local_offset_;              // per local: in shared memory, or SIZE_MAX
+  std::vector<unsigned> seq_shared_;                               // dynamic shared bytes of each launch
   std::vector<unsigned char> blocks_host_, blocks_uploaded_;
   jit::DeviceBuffer blocks_dev_;
   jit::PinnedBuffer blocks_pinned_;

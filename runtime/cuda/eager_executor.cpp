@@ -133,8 +133,9 @@ struct EagerExecutor::Impl {
     void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(q))};  // by value
     mark_before();
     const unsigned threads = static_cast<unsigned>(p.sequence(q).threads);
-    jit::launch(p.sequence_function(q), jit::Dim3{1, 1, 1}, jit::Dim3{threads, 1, 1}, 0, p.stream(), args,
-                p.sequence_label(q), programmatic && !profiling);
+    jit::launch(p.sequence_function(q), jit::Dim3{1, 1, 1}, jit::Dim3{threads, 1, 1},
+                p.sequence_shared_bytes(q), p.stream(), args, p.sequence_label(q),
+                programmatic && !profiling);
     mark_after(p.num_kernels() + q);
     ++stats.kernels;
   }

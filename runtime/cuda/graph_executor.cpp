@@ -85,10 +85,14 @@ struct GraphExecutor::Impl {
   // Consecutive kernel nodes are joined by programmatic edges (programmatic_launch).
   bool programmatic = false;
   size_t if_min_steps = if_region_min_steps();
-  // Block sequences without a loop too (GRAPE_GRAPH_SEQUENCES=all; add_steps says why not).
-  bool all_sequences = [] {
+  // The fewest kernels a block sequence without a loop needs to be one node (add_steps says why):
+  // kStraightSequenceMinKernels, or GRAPE_GRAPH_SEQUENCES=all (every sequence) / loops (none
+  // without a loop), for measurements.
+  static constexpr size_t kStraightSequenceMinKernels = 8;
+  size_t straight_min_kernels = [] {
     const char* v = std::getenv("GRAPE_GRAPH_SEQUENCES");
-    return v && std::string(v) == "all";
+    const std::string how = v ? v : "";
+    return how == "all" ? size_t{0} : how == "loops" ? SIZE_MAX : kStraightSequenceMinKernels;
   }();
   size_t next_node = 0, next_handle = 0;
 
@@ -180,19 +184,21 @@ struct GraphExecutor::Impl {
         continue;
       }
       // A block sequence (scheduler/sequence.h) holding a device loop: one node of one block for
-      // all its steps and trips, instead of a WHILE node with its body's nodes. Sequences of
-      // straight-line steps only are left to the eager executor: in a graph, with programmatic
-      // edges, a node costs about what a step inside a sequence costs (a memory round trip), so
-      // they did not pay (run 123: 100 chained softmax kernels on 8 rows, 1.05-1.09 us per
-      // boundary as nodes, 1.25 as two sequences; generate 86.7 -> 89.3 ms).
-      // GRAPE_GRAPH_SEQUENCES=all takes them all (measurements).
+      // all its steps and trips, instead of a WHILE node with its body's nodes. Straight-line
+      // sequences only when long: in a graph with programmatic edges a node costs about a
+      // microsecond, and a short run of kernels that alone would use up to four blocks each is
+      // no faster done one pass after another by one block (generate, whose straight sequences
+      // hold 2-6 kernels: 86.5 ms as nodes, 88.4 as sequences, run 125), while a long chain of
+      // steps that each read what the last one wrote is.
       if (const int q = p.sequence_at(steps, i);
-          q >= 0 && (all_sequences || !p.sequence(static_cast<size_t>(q)).loops.empty()) &&
+          q >= 0 &&
+          (!p.sequence(static_cast<size_t>(q)).loops.empty() ||
+           p.sequence(static_cast<size_t>(q)).kernels.size() >= straight_min_kernels) &&
           p.sequence(static_cast<size_t>(q)).end <= end) {
         const size_t n = static_cast<size_t>(q);
         void* args[] = {const_cast<jit::SeqParams*>(&p.sequence_params(n))};  // by value
         prev = kernel_node(g, prev, p.sequence_function(n), 1, static_cast<unsigned>(p.sequence(n).threads),
-                           0, args, [&] { return p.sequence_label(n); });
+                           p.sequence_shared_bytes(n), args, [&] { return p.sequence_label(n); });
         ++kernels;
         i = p.sequence(n).end - 1;
         continue;

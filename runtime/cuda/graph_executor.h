@@ -4,9 +4,9 @@
 // from those the bucket's graph was last set up for (or whose parameter blocks or addresses
 // changed) rewrites the graph's kernel nodes in place (cuGraphExecKernelNodeSetParams: grid,
 // shared memory, function, parameter block) instead of instantiating another graph; the graph's
-// topology is the plan's and never depends on the dims (docs/execution.md, "Shape buckets"). A device loop is a conditional
-// WHILE node: a small kernel before it sets the handle from the initial condition, and the body's
-// last node counts the trip and sets the handle from the condition the body computed
+// topology is the plan's and never depends on the dims (docs/execution.md, "Shape buckets"). A device loop is
+// a conditional WHILE node: a small kernel before it sets the handle from the initial condition, and the
+// body's last node counts the trip and sets the handle from the condition the body computed
 // (runtime/cuda/control_kernels.h). Kernels read everything through their parameter blocks, so a
 // new input, state value or bound dim changes only the blocks, never the graph.
 #pragma once

@@ -57,7 +57,7 @@ TEST(BlockSequences, BeamSearchMatchesTheCpuWithFewerLaunches) {
     const Outcome without = run_once(m, "beam_search", executor, in, false);
     expect_same(want, with.out, std::string("beam_search with sequences, ") + executor);
     expect_same(want, without.out, std::string("beam_search without sequences, ") + executor);
-    // The graph takes only sequences that hold a loop (graph_executor.cpp says why).
+    // The graph takes only sequences that hold a loop or many kernels (graph_executor.cpp says why).
     if (std::string(executor) == "eager") {
       EXPECT_LT(with.stats.kernels, without.stats.kernels / 2) << "launches with and without sequences";
       EXPECT_LT(with.stats.host_syncs, without.stats.host_syncs / 2)
@@ -128,6 +128,31 @@ fn main(x: f32[B, 40], g: f32[40], b: f32[40]) -> f32[B, 40] {
   }
   expect_same(cpu.run(large), gpu.run(large), "2048 rows again");
   EXPECT_EQ(built(), kernels_only + 1) << "nothing more to build";
+}
+
+// The graph executor makes a straight-line sequence one node only when it holds many kernels: a
+// chain of twelve softmaxes on 8 rows is one node, a chain of three stays three nodes.
+TEST(BlockSequences, GraphTakesLongStraightSequences) {
+  REQUIRE_GPU();
+  auto chain = [](int n) {
+    std::string src = "model chain\n\nfn main(x: f32[B, 64]) -> f32[B, 64] {\n  var y = x\n";
+    for (int i = 0; i < n; ++i) src += "  y = softmax(y * " + std::to_string(i + 2) + ".0, axis=-1)\n";
+    return Model::load_source(src + "  return y\n}\n", "chain.grp");
+  };
+  const Inputs in = {{"x", sample(DType::F32, {8, 64}, 4)}};
+  for (int n : {12, 3}) {
+    auto m = chain(n);
+    Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+    const std::vector<Tensor> want = cpu.run(in);
+    const Outcome graph = run_once(m, "main", "graph", in, true);
+    expect_same(want, graph.out, "graph, " + std::to_string(n) + " softmaxes");
+    setenv("GRAPE_GRAPH_SEQUENCES", "loops", 1);
+    const Outcome nodes = run_once(m, "main", "graph", in, true);
+    unsetenv("GRAPE_GRAPH_SEQUENCES");
+    expect_same(want, nodes.out, "graph without straight sequences");
+    // One node instead of n where the chain is long; the same nodes where it is short.
+    EXPECT_EQ(graph.stats.kernels, nodes.stats.kernels - (n >= 8 ? n - 1 : 0)) << n << " softmaxes";
+  }
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "jit/codegen.h"
@@ -87,7 +89,7 @@ void check_sequences(const Sequenced& pl, const std::string& what) {
     // same run of kernels in two entries must be one source, built once).
     const std::string src = jit::block_sequence_source(plan, q, pl.specs);
     for (size_t i = 0; i < q.kernels.size(); ++i)
-      EXPECT_NE(src.find("::grape_body(sp.kernel[" + std::to_string(i) + "]);  // " +
+      EXPECT_NE(src.find("::grape_body(&kp[" + std::to_string(i) + "]);  // " +
                          jit::sequence_step_comment(pl.specs[q.kernels[i]].name) + "\n"),
                 std::string::npos)
           << pl.specs[q.kernels[i]].name;
@@ -256,6 +258,111 @@ TEST(BlockSequences, SameRunInTwoEntriesIsOneSource) {
   EXPECT_EQ(jit::sequence_step_comment("beam_search_k12_add_select"), "add_select");
   EXPECT_EQ(jit::sequence_step_comment("my_kernel_entry_k3_topk"), "topk");
   EXPECT_EQ(jit::sequence_step_comment("odd"), "odd");
+}
+
+// Storages each kernel's buffers and predicate use (what DeviceProgram gives sequence_locals).
+std::vector<std::vector<int>> kernel_storages(const Sequenced& pl) {
+  std::vector<std::vector<int>> out(pl.specs.size());
+  for (size_t k = 0; k < pl.specs.size(); ++k) {
+    for (ir::ValueId v : pl.specs[k].buffers) out[k].push_back(pl.plan.storage(v));
+    if (pl.plan.kernel_pred[k] != ir::kNoValue) out[k].push_back(pl.plan.storage(pl.plan.kernel_pred[k]));
+  }
+  return out;
+}
+
+// Every storage a step list uses, loop bodies included, counted per storage; steps [skip_begin,
+// skip_end) of `skip_list` left out.
+void count_uses(const Sequenced& pl, const std::vector<std::vector<int>>& ks, const std::vector<Step>& list,
+                const std::vector<Step>* skip_list, size_t skip_begin, size_t skip_end,
+                std::map<int, int>& n) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (&list == skip_list && i >= skip_begin && i < skip_end) continue;
+    const Step& s = list[i];
+    if (s.kind == Step::Kind::Launch)
+      for (int st : ks[s.index]) ++n[st];
+    if (s.kind == Step::Kind::Copy) {
+      ++n[s.dst];
+      ++n[s.src];
+      if (s.pred != ir::kNoValue) ++n[pl.plan.storage(s.pred)];
+    }
+    if (s.kind == Step::Kind::Loop) {
+      const scheduler::LoopPlan& l = pl.plan.loops[s.index];
+      ++n[l.init_cond];
+      ++n[l.cond];
+      for (int c : l.carried) ++n[c];
+      count_uses(pl, ks, l.body, skip_list, skip_begin, skip_end, n);
+    }
+  }
+}
+
+// A sequence's locals are arena intermediates that nothing outside it uses, never an entry's
+// input or result; the overhead chain keeps every softmax's result but the last in shared memory,
+// in a few slots (each lives two steps).
+TEST(BlockSequences, LocalsLiveOnlyInsideTheirSequence) {
+  size_t with_locals = 0;
+  // (Sequences point into their plan: each program is checked where plan_of left it.)
+  auto check = [&](const Sequenced& pl, const std::string& what) {
+    const auto ks = kernel_storages(pl);
+    for (const scheduler::BlockSequence& q : pl.sequences) {
+      const std::vector<scheduler::SequenceLocal> locals = scheduler::sequence_locals(pl.plan, q, ks);
+      with_locals += !locals.empty();
+      std::map<int, int> outside;
+      count_uses(pl, ks, pl.plan.steps, q.list, q.begin, q.end, outside);
+      for (const scheduler::SequenceLocal& l : locals) {
+        SCOPED_TRACE(what + ", storage " + std::to_string(l.storage));
+        const scheduler::Storage& st = pl.plan.storages.at(static_cast<size_t>(l.storage));
+        EXPECT_EQ(st.kind, scheduler::StorageKind::Arena);
+        EXPECT_LT(st.input, 0);
+        EXPECT_EQ(std::count(pl.plan.outputs.begin(), pl.plan.outputs.end(), l.storage), 0);
+        EXPECT_EQ(outside[l.storage], 0) << "used outside the sequence";
+        EXPECT_LE(l.first, l.last);
+      }
+    }
+  };
+  for (const char* file : {"examples/gpt2.grp", "bench/overhead/overhead.grp"}) {
+    auto c = compile_file(file);
+    ASSERT_TRUE(c->mod);
+    for (const auto& f : c->mod->functions) check(plan_of(f), std::string(file) + " " + f.name);
+  }
+  for (const auto& e : fs::directory_iterator(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases")) {
+    if (e.path().extension() != ".grp") continue;
+    auto c = compile_text(e.path().string(), read(e.path()));
+    if (!c->mod) continue;
+    for (const auto& f : c->mod->functions) check(plan_of(f), e.path().filename().string());
+  }
+  EXPECT_GT(with_locals, 10u);
+
+  auto c = compile_file("bench/overhead/overhead.grp");
+  const Sequenced pl = plan_of(c->mod->functions.back());
+  const auto ks = kernel_storages(pl);
+  size_t locals = 0;
+  for (const scheduler::BlockSequence& q : pl.sequences) {
+    const auto l = scheduler::sequence_locals(pl.plan, q, ks);
+    locals += l.size();
+    for (const auto& x : l) EXPECT_LE(x.last - x.first, 1u) << "written by one step, read by the next";
+    size_t total = 0;
+    const auto offsets =
+        scheduler::place_sequence_locals(l, std::vector<size_t>(l.size(), 2048), 32768, &total);
+    EXPECT_LE(total, 2u * 2048) << "two slots, used in turn";
+    EXPECT_EQ(std::count(offsets.begin(), offsets.end(), SIZE_MAX), 0);
+  }
+  // 100 softmaxes in two sequences: the input, the last result and the one between the
+  // sequences are not local.
+  EXPECT_EQ(locals, 98u);
+}
+
+TEST(BlockSequences, LocalsShareSharedMemoryOnlyWhenTheirLivesDoNotOverlap) {
+  using scheduler::SequenceLocal;
+  const std::vector<SequenceLocal> l = {{1, 0, 2}, {2, 1, 3}, {3, 3, 5}, {4, 4, 4}, {5, 6, 6}};
+  size_t total = 0;
+  const auto off = scheduler::place_sequence_locals(l, {100, 40, 16, 1, 5000}, 4096, &total);
+  EXPECT_EQ(off[0], 0u);
+  EXPECT_EQ(off[1], 112u) << "overlaps the first (steps 1-2); 100 bytes round to 112";
+  EXPECT_EQ(off[2], 0u) << "the first is dead from step 3";
+  EXPECT_EQ(off[3], 16u) << "beside the third, clear of the second (1-3)";
+  EXPECT_EQ(off[4], SIZE_MAX) << "over the budget: stays in global memory";
+  EXPECT_EQ(total, 160u);
+  for (size_t o : off) EXPECT_TRUE(o == SIZE_MAX || o % 16 == 0) << o;
 }
 
 TEST(BlockSequences, OffSwitch) {
