@@ -17,12 +17,23 @@ const std::string& embedded_file(const std::string& name) {
   return it->second;
 }
 
+namespace {
+// Every kernel source starts with these (NVRTC's precompiled header covers them).
+constexpr const char* kCudaHeaders = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n";
+}  // namespace
+
 std::string wide_variant_source(const std::string& source) {
-  return "#define " + std::string(kWideDefine) + " 1\n" + source;
+  // The define after the CUDA headers, as assemble_kernel_source puts defines.
+  const std::string define = "#define " + std::string(kWideDefine) + " 1\n";
+  const std::string headers = kCudaHeaders;
+  if (source.compare(0, headers.size(), headers) == 0)
+    return headers + define + source.substr(headers.size());
+  return define + source;
 }
 
-std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue) {
-  std::string s = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n";
+std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue,
+                                   const std::string& defines) {
+  std::string s = kCudaHeaders + defines;
   std::set<std::string> added;
   auto add = [&](const std::string& name) {
     if (!added.insert(name).second) return;

@@ -44,6 +44,9 @@ std::string wide_variant_source(const std::string& source);
 // A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
 // (in order, each once, with #line markers so NVRTC's messages name the template file and line),
 // then `glue`.
-std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue);
+// `defines` ("#define X 1\n" lines) go right after the CUDA headers: NVRTC's precompiled header
+// covers the includes at the very start of a source, so every kernel must begin with the same ones.
+std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue,
+                                   const std::string& defines = "");
 
 }  // namespace grape::jit
