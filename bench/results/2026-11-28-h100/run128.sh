@@ -21,7 +21,7 @@ timeout 200 python3 bench/beam/bench_beam.py --grape $PWD/$B/grape --out /tmp/be
 cp /tmp/beam/beam_results.md $R/run128-beam_results.md 2>/dev/null
 echo "beam $(( $(date +%s) - t0 )) s"
 for i in 0 1 2 3; do
-  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gct-$i timeout 280 $B/grape_gpu_tests --gtest_color=no > /tmp/gt$i.log 2>&1; echo "shard $i rc=$?" &
+  (GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gct-$i timeout 280 $B/grape_gpu_tests --gtest_color=no > /tmp/gt$i.log 2>&1; echo "shard $i rc=$?") &
 done
 wait
 cat /tmp/gt*.log > /tmp/gpu-tests.log
