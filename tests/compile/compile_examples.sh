@@ -1,5 +1,5 @@
 #!/bin/sh
-# CI check that every kernel Grape generates for the examples compiles cleanly (no errors, no
+# CI check that every kernel Grape generates for the examples (and bench/ programs) compiles cleanly (no errors, no
 # warnings) with NVRTC, at tiny sizes (the kernels' code does not depend on the sizes' magnitude).
 # Exit 77 (skipped) when no NVRTC library can be loaded.
 # usage: compile_examples.sh GRAPE   (run in the source root)
@@ -21,4 +21,8 @@ compile() {
 compile examples/mlp.grp
 compile examples/bert.grp -D L=2 -D H=64 -D NH=4 -D I=256 -D V=128 -D P=64
 compile examples/gpt2.grp -D L=2 -D E=64 -D NH=4 -D V=128 -D P=64 -D T=64 -D N=8
+# The benchmark programs (their sequences and row kernels at the real sizes).
+compile bench/overhead/overhead.grp
+compile bench/rows/log_softmax.grp
+compile bench/rows/argmax.grp
 exit $status
