@@ -62,6 +62,15 @@ DeviceProgram::DeviceProgram(const ir::Function& f, const std::map<std::string, 
 
 DeviceProgram::~DeviceProgram() = default;
 
+// The image a compile produced (its cubin, else its PTX), counted as built or taken from the
+// cache; rethrows the compile's failure.
+const void* DeviceProgram::image_of(const jit::CompileOutcome& built) {
+  if (built.failure) std::rethrow_exception(built.failure);
+  const jit::CompileResult& r = built.result;
+  ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
+  return r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
+}
+
 void DeviceProgram::compile() {
   auto t0 = std::chrono::steady_clock::now();
   fusion_ = scheduler::plan_fusion(f_);
@@ -87,11 +96,7 @@ void DeviceProgram::compile() {
   std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
   for (size_t k = 0; k < specs_.size(); ++k) {
     const jit::KernelSpec& s = specs_[k];
-    if (built[k].failure) std::rethrow_exception(built[k].failure);
-    const jit::CompileResult& r = built[k].result;
-    ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
-    const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
-    modules_.emplace_back(dev_, image, "kernel " + s.name);
+    modules_.emplace_back(dev_, image_of(built[k]), "kernel " + s.name);
     funcs_.push_back(modules_.back().function(jit::kKernelSymbol));
     tc_funcs_.push_back(nullptr);
     wide_funcs_.push_back(nullptr);
@@ -132,11 +137,7 @@ void DeviceProgram::build_sequences(const std::vector<size_t>& qs) {
   for (size_t i = 0; i < qs.size(); ++i) {
     const size_t q = qs[i];
     try {
-      if (built[i].failure) std::rethrow_exception(built[i].failure);
-      const jit::CompileResult& r = built[i].result;
-      ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
-      const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
-      seq_modules_.emplace_back(dev_, image, sequence_label(q));
+      seq_modules_.emplace_back(dev_, image_of(built[i]), sequence_label(q));
       CUfunction fn = seq_modules_.back().function(jit::kKernelSymbol);
       const size_t most =
           sequences_[q].kernels.size() * sizeof(jit::KParams) + scheduler::kSequenceMaxLocalBytes;
@@ -200,11 +201,7 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
   for (size_t i = 0; i < kernels.size(); ++i) {
     const size_t k = kernels[i];
     try {
-      if (built[i].failure) std::rethrow_exception(built[i].failure);
-      const jit::CompileResult& r = built[i].result;
-      ++(r.from_cache ? kernels_from_cache_ : kernels_compiled_);
-      const void* image = r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
-      modules_.emplace_back(dev_, image, "kernel " + jobs[i].name);
+      modules_.emplace_back(dev_, image_of(built[i]), "kernel " + jobs[i].name);
       CUfunction fn = modules_.back().function((std::string(jit::kKernelSymbol) + jit::kWideSuffix).c_str());
       jit::check(
           jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

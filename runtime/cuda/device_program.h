@@ -21,6 +21,7 @@
 
 #include "jit/cuda_driver.h"
 #include "jit/kernel_spec.h"
+#include "jit/parallel_compile.h"
 #include "runtime/cuda/control_kernels.h"
 #include "runtime/cuda/executor.h"
 #include "runtime/cuda/tuning_cache.h"
@@ -152,6 +153,7 @@ class DeviceProgram {
   void plan_sequence_locals();
   void build_wide(const std::vector<size_t>& kernels);
   void build_sequences(const std::vector<size_t>& sequences);
+  const void* image_of(const jit::CompileOutcome& built);
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
   void apply_launch(size_t kernel, const scheduler::LaunchDims& dims);
   bool upload_blocks();  // when they changed; returns whether it did
