@@ -220,9 +220,8 @@ std::string block_sequence_source(const scheduler::ExecPlan& plan, const schedul
       nk + " * sizeof(KParams);\n  grape_seq_stage(sp, kp, local, " + nk + ");\n  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) glue += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   glue += w.code + "}\n";
-  // After the CUDA headers, not before: a define ahead of them kept every sequence from NVRTC's
-  // precompiled header (the cold build of gpt2.grp's kernels on 16 cores: 7.0 s without sequences,
-  // 11.3 s with them, for 11% more compile work; run 126).
+  // After the CUDA headers, not before: NVRTC's precompiled header covers only the includes at the
+  // very start of a source, and a define ahead of them made each sequence parse the headers again.
   return assemble_kernel_source(w.templates, glue, "#define GRAPE_BLOCK_SEQUENCE 1\n");
 }
 

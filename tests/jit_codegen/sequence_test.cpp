@@ -257,7 +257,7 @@ TEST(BlockSequences, SameRunInTwoEntriesIsOneSource) {
   EXPECT_LT(distinct.size() * 3, total) << distinct.size() << " distinct sources of " << total;
   // Every source starts with the same CUDA headers, nothing before them: NVRTC's precompiled
   // header covers only that prefix (a define ahead of it made each sequence parse the headers
-  // again; run 126's cold build 7.0 -> 11.3 s with sequences).
+  // again).
   const std::string headers = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n";
   for (const std::string& src : distinct) EXPECT_EQ(src.compare(0, headers.size(), headers), 0);
   const std::string kernel = jit::assemble_kernel_source({}, "// glue\n");
