@@ -168,7 +168,7 @@ void DeviceProgram::plan_sequence_locals() {
       kernel_storages[k].push_back(plan_.storage(plan_.kernel_pred[k]));
   }
   seq_locals_.assign(sequences_.size(), {});
-  seq_local_offset_.assign(sequences_.size(), {});
+  seq_local_fields_.assign(sequences_.size(), jit::SeqParams{});
   seq_shared_.assign(sequences_.size(), 0);
   if (!scheduler::sequence_locals_enabled()) return;
   for (size_t q = 0; q < sequences_.size(); ++q) {
@@ -560,15 +560,7 @@ void DeviceProgram::decide_sequences() {
   for (const jit::KernelSpec& k : specs_) rules.push_back(k.launch);
   // Shared-memory places of the locals, sized at the buckets' top like the decision itself, so
   // that a graph's sequence nodes keep their shared memory for every binding of the bucket.
-  for (size_t q = 0; q < sequences_.size(); ++q) {
-    std::vector<size_t> bytes;
-    for (const scheduler::SequenceLocal& l : seq_locals_[q])
-      bytes.push_back(scheduler::bytes_of(plan_.storages.at(static_cast<size_t>(l.storage)).type, top));
-    size_t local_bytes = 0;
-    seq_local_offset_[q] = scheduler::place_sequence_locals(seq_locals_[q], bytes,
-                                                            scheduler::kSequenceMaxLocalBytes, &local_bytes);
-    seq_shared_[q] = static_cast<unsigned>(sequences_[q].kernels.size() * sizeof(jit::KParams) + local_bytes);
-  }
+  for (size_t q = 0; q < sequences_.size(); ++q) place_sequence_locals(q, top);
   std::vector<size_t> unbuilt;
   for (size_t q = 0; q < sequences_.size(); ++q) {
     seq_active_[q] = !seq_failed_[q] && scheduler::sequence_small_enough(plan_, sequences_[q], rules, top);
@@ -579,13 +571,62 @@ void DeviceProgram::decide_sequences() {
   for (size_t q : unbuilt) seq_active_[q] = seq_funcs_[q] != nullptr;
 }
 
+// Places sequence q's locals in its shared memory at the dims `top` (the buckets' top: a graph's
+// node keeps its shared memory for the whole bucket) and sets the SeqParams fields that say so:
+// the patches of the kernels' fields that hold a local, the copies' and loops' offsets.
+void DeviceProgram::place_sequence_locals(size_t q, const std::map<std::string, int64_t>& top) {
+  const scheduler::BlockSequence& s = sequences_[q];
+  std::vector<size_t> bytes;
+  for (const scheduler::SequenceLocal& l : seq_locals_[q])
+    bytes.push_back(scheduler::bytes_of(plan_.storages.at(static_cast<size_t>(l.storage)).type, top));
+  size_t local_bytes = 0;
+  const std::vector<size_t> offset = scheduler::place_sequence_locals(
+      seq_locals_[q], bytes, scheduler::kSequenceMaxLocalBytes, &local_bytes);
+  seq_shared_[q] = static_cast<unsigned>(s.kernels.size() * sizeof(jit::KParams) + local_bytes);
+  std::map<int, int> local;  // storage -> offset
+  for (size_t i = 0; i < offset.size(); ++i)
+    if (offset[i] != SIZE_MAX) local[seq_locals_[q][i].storage] = static_cast<int>(offset[i]);
+  auto offset_of = [&](int storage) {
+    auto it = local.find(storage);
+    return it == local.end() ? -1 : it->second;
+  };
+  jit::SeqParams& sp = seq_local_fields_[q];
+  std::memset(&sp, 0, sizeof sp);
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const jit::KernelSpec& k = specs_[s.kernels[i]];
+    auto patch = [&](unsigned field, int storage) {
+      const int off = offset_of(storage);
+      if (off < 0) return;
+      if (sp.local_patches >= GRAPE_SEQ_MAX_PATCHES)
+        throw Error(ErrorCode::Internal, sequence_label(q) + ": more shared-memory patches than slots");
+      sp.local_patch[sp.local_patches++] =
+          static_cast<unsigned>(i) << 26 | field << 21 | static_cast<unsigned>(off) / 16;
+    };
+    for (size_t j = 0; j < k.buffers.size(); ++j)
+      patch(static_cast<unsigned>(j), plan_.storage(k.buffers[j]));
+    if (plan_.kernel_pred[s.kernels[i]] != ir::kNoValue)
+      patch(GRAPE_KMAX_BUFFERS, plan_.storage(plan_.kernel_pred[s.kernels[i]]));
+  }
+  for (size_t i = 0; i < s.copies.size(); ++i) {
+    const scheduler::Step& c = *s.copies[i];
+    sp.copy_dst_local[i] = offset_of(c.dst);
+    sp.copy_src_local[i] = offset_of(c.src);
+    sp.copy_pred_local[i] = c.pred == ir::kNoValue ? -1 : offset_of(plan_.storage(c.pred));
+  }
+  for (size_t i = 0; i < s.loops.size(); ++i) {
+    const scheduler::LoopPlan& l = plan_.loops[s.loops[i]];
+    sp.loop_init_local[i] = offset_of(l.init_cond);
+    sp.loop_cond_local[i] = offset_of(l.cond);
+  }
+}
+
 // Each sequence's slots (jit/kernel_abi.h SeqParams) at the binding now: the kernels' parameter
 // blocks in device memory (uploaded with the others), the copies' and loops' storages.
 void DeviceProgram::fill_sequence_params() {
   for (size_t q = 0; q < sequences_.size(); ++q) {
     const scheduler::BlockSequence& s = sequences_[q];
     jit::SeqParams& sp = seq_params_[q];
-    std::memset(&sp, 0, sizeof sp);
+    sp = seq_local_fields_[q];  // the shared-memory fields (place_sequence_locals), the rest zero
     for (size_t i = 0; i < s.kernels.size(); ++i)
       sp.kernel[i] =
           reinterpret_cast<const jit::KParams*>(blocks_dev_.ptr() + s.kernels[i] * sizeof(jit::KParams));
@@ -602,41 +643,6 @@ void DeviceProgram::fill_sequence_params() {
       const scheduler::LoopPlan& l = plan_.loops[s.loops[i]];
       sp.loop_init[i] = reinterpret_cast<const unsigned char*>(address(l.init_cond));
       sp.loop_cond[i] = reinterpret_cast<const unsigned char*>(address(l.cond));
-    }
-    // Storages kept in shared memory (decide_sequences placed them).
-    std::map<int, int> local;  // storage -> offset
-    for (size_t i = 0; i < seq_local_offset_[q].size(); ++i)
-      if (seq_local_offset_[q][i] != SIZE_MAX)
-        local[seq_locals_[q][i].storage] = static_cast<int>(seq_local_offset_[q][i]);
-    auto offset_of = [&](int storage) {
-      auto it = local.find(storage);
-      return it == local.end() ? -1 : it->second;
-    };
-    for (size_t i = 0; i < s.kernels.size(); ++i) {
-      const jit::KernelSpec& k = specs_[s.kernels[i]];
-      auto patch = [&](unsigned field, int storage) {
-        const int off = offset_of(storage);
-        if (off < 0) return;
-        if (sp.local_patches >= GRAPE_SEQ_MAX_PATCHES)
-          throw Error(ErrorCode::Internal, sequence_label(q) + ": more shared-memory patches than slots");
-        sp.local_patch[sp.local_patches++] =
-            static_cast<unsigned>(i) << 26 | field << 21 | static_cast<unsigned>(off) / 16;
-      };
-      for (size_t j = 0; j < k.buffers.size(); ++j)
-        patch(static_cast<unsigned>(j), plan_.storage(k.buffers[j]));
-      if (plan_.kernel_pred[s.kernels[i]] != ir::kNoValue)
-        patch(GRAPE_KMAX_BUFFERS, plan_.storage(plan_.kernel_pred[s.kernels[i]]));
-    }
-    for (size_t i = 0; i < s.copies.size(); ++i) {
-      const scheduler::Step& c = *s.copies[i];
-      sp.copy_dst_local[i] = offset_of(c.dst);
-      sp.copy_src_local[i] = offset_of(c.src);
-      sp.copy_pred_local[i] = c.pred == ir::kNoValue ? -1 : offset_of(plan_.storage(c.pred));
-    }
-    for (size_t i = 0; i < s.loops.size(); ++i) {
-      const scheduler::LoopPlan& l = plan_.loops[s.loops[i]];
-      sp.loop_init_local[i] = offset_of(l.init_cond);
-      sp.loop_cond_local[i] = offset_of(l.cond);
     }
   }
 }

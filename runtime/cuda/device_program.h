@@ -151,6 +151,7 @@ class DeviceProgram {
   void fill_sequence_params();
   void plan_prefetches();
   void plan_sequence_locals();
+  void place_sequence_locals(size_t q, const std::map<std::string, int64_t>& top);
   void build_wide(const std::vector<size_t>& kernels);
   void build_sequences(const std::vector<size_t>& sequences);
   const void* image_of(const jit::CompileOutcome& built);
@@ -216,8 +217,8 @@ class DeviceProgram {
   std::vector<jit::SeqParams> seq_params_;  // host copies, filled at each bind
   std::vector<bool> seq_active_;            // small enough at the bound dims' buckets
   std::vector<std::vector<scheduler::SequenceLocal>> seq_locals_;  // per sequence, at most its patches
-  std::vector<std::vector<size_t>> seq_local_offset_;              // per local: in shared memory, or SIZE_MAX
-  std::vector<unsigned> seq_shared_;                               // dynamic shared bytes of each launch
+  std::vector<jit::SeqParams> seq_local_fields_;  // the shared-memory fields alone, set at dims changes
+  std::vector<unsigned> seq_shared_;              // dynamic shared bytes of each launch
   std::vector<unsigned char> blocks_host_, blocks_uploaded_;
   jit::DeviceBuffer blocks_dev_;
   jit::PinnedBuffer blocks_pinned_;
