@@ -180,6 +180,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.overwrite = !flag();
       else if (a == "--overwrite")
         o.overwrite = flag();
+      else if (a == "--no-warmup")
+        o.batch_warmup = !flag();
       else if (a == "--outputs") {
         o.outputs = next();
         if (o.outputs != "auto" && o.outputs != "inline" && o.outputs != "npy" && o.outputs != "npy-rows")

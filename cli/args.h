@@ -40,11 +40,11 @@ struct Options {
   bool json = false;     // bench
   bool profile = false;  // bench: per-kernel device times (CUDA eager executor)
   bool require_loop_bounds = false;
-  int64_t max_loop_trips = 0;  // run, bench: the session's trip cap for loops without `max` (0: default)
-  double timeout = 0;          // run, bench: seconds per run (0: none)
-  std::string buckets;         // run, bench, batch: shape buckets, "S=pow2;T=16,64" (--buckets, repeatable)
-  int64_t graph_memory_mb = 0; // run, bench, batch: graph memory budget in MiB (0: the library's default)
-  std::string shapes;          // bench: NAME=LO:HI[:STEP], one call per value of the dim
+  int64_t max_loop_trips = 0;   // run, bench: the session's trip cap for loops without `max` (0: default)
+  double timeout = 0;           // run, bench: seconds per run (0: none)
+  std::string buckets;          // run, bench, batch: shape buckets, "S=pow2;T=16,64" (--buckets, repeatable)
+  int64_t graph_memory_mb = 0;  // run, bench, batch: graph memory budget in MiB (0: the library's default)
+  std::string shapes;           // bench: NAME=LO:HI[:STEP], one call per value of the dim
   std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
   std::string bundle;                // compile: the kernel bundle to write; run, bench, batch: the one to use
   // batch (docs/batch.md)
@@ -54,6 +54,7 @@ struct Options {
   int threads = 0;                           // sessions per device (0: auto)
   int64_t shard_index = 0, shard_count = 1;  // --shard I/N
   bool overwrite = false;                    // start over instead of resuming
+  bool batch_warmup = true;                  // one call per session before the requests (--no-warmup)
   std::string outputs = "auto";              // auto | inline | npy
   bool quiet = false;
   bool help = false;

@@ -12,16 +12,18 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include "cli/api.h"
 #include "cli/batch_pool.h"
 #include "cli/batch_progress.h"
 #include "cli/batch_request.h"
 #include "cli/batch_results.h"
+#include "cli/batch_seen_ids.h"
 #include "cli/batch_signature.h"
 #include "cli/batch_stack.h"
+#include "cli/batch_warmup.h"
 #include "cli/interrupt.h"
 
 namespace grape::cli {
@@ -33,7 +35,8 @@ const char* kBatchUsage =
     "                   [--devices all|0,1,...] [--threads N|auto] [--shard I/N] [--resume | --overwrite]\n"
     "                   [--outputs auto|inline|npy|npy-rows] [--quiet] [--json] [--max-loop-trips N] "
     "[--timeout S]\n"
-    "                   [--limit NAME=N]... [--bundle F] [--buckets SPEC]... [--graph-memory MB]\n"
+    "                   [--limit NAME=N]... [--bundle F] [--buckets SPEC]... [--graph-memory MB] "
+    "[--no-warmup]\n"
     "Runs the entry once for every line of the request file (JSONL: {\"id\": ..., \"inputs\": {NAME: nested\n"
     "array | scalar | {\"npy\": PATH}}}) and appends one result line per request to DIR/results.jsonl\n"
     "(id, line, status ok with its outputs or error with the reason, the call's size and time).\n"
@@ -44,14 +47,18 @@ const char* kBatchUsage =
     "already in results.jsonl (--overwrite starts over). Outputs of at most 1024 elements are\n"
     "written inline, larger ones as DIR/outputs/*.npy (--outputs). Ctrl-C stops after the calls in\n"
     "flight. Exit status 1 if any request failed. --limit NAME=N as for `grape check`; --bundle F\n"
-    "as for `grape run`.\n"
+    "as for `grape run`. Before reading requests, every session runs one call of --max-batch rows of\n"
+    "zeros (where the entry's other dims are known), so that first-call costs are paid at start-up\n"
+    "(--no-warmup: not).\n"
     "See docs/batch.md.\n";
 
 const std::vector<std::string> kBatchFlags = {
-    "-D",        "--entry",          "--weights",   "--random-weights", "--input",   "--output",
-    "--backend", "--executor",       "--requests",  "--max-batch",      "--devices", "--threads",
-    "--shard",   "--resume",         "--overwrite", "--outputs",        "--quiet",   "-q",
-    "--json",    "--max-loop-trips", "--timeout",   "--limit", "--bundle", "--buckets", "--graph-memory"};
+    "-D",         "--entry",   "--weights",  "--random-weights", "--input",
+    "--output",   "--backend", "--executor", "--requests",       "--max-batch",
+    "--devices",  "--threads", "--shard",    "--resume",         "--overwrite",
+    "--outputs",  "--quiet",   "-q",         "--json",           "--max-loop-trips",
+    "--timeout",  "--limit",   "--bundle",   "--buckets",        "--graph-memory",
+    "--no-warmup"};
 
 namespace {
 
@@ -234,8 +241,12 @@ class WindowParser {
       pool_.emplace_back([&w, &ctx, t, threads] {
         NpyMemo memo;
         for (size_t b = t * 256; b < w.lines.size(); b += threads * 256)
-          for (size_t i = b; i < std::min(b + 256, w.lines.size()); ++i)
-            w.parsed[i] = std::make_shared<Request>(parse_request(w.lines[i], w.numbers[i], ctx, &memo));
+          for (size_t i = b; i < std::min(b + 256, w.lines.size()); ++i) {
+            auto r = std::make_shared<Request>(parse_request(w.lines[i], w.numbers[i], ctx, &memo));
+            // Here, on many threads, not on the one that dispatches the requests in order.
+            if (r->has_id) r->id_hash = fnv1a64(r->id);
+            w.parsed[i] = std::move(r);
+          }
       });
   }
   ~WindowParser() { finish(); }
@@ -275,7 +286,7 @@ class Dispatcher {
     for (auto& r : w.parsed) {
       if (interrupted()) break;
       if (shards_ > 1) {
-        uint64_t h = r->has_id ? fnv1a64(r->id) : static_cast<uint64_t>(r->line - 1);
+        uint64_t h = r->has_id ? r->id_hash : static_cast<uint64_t>(r->line - 1);
         if (h % shards_ != shard_) continue;
       }
       if (r->has_id && !resume_.ids.empty() && resume_.ids.count(r->id)) {
@@ -284,10 +295,9 @@ class Dispatcher {
       }
       ++counts.requests;
       if (r->has_id && r->error.empty()) {
-        auto [it, fresh] = seen_.emplace(r->id, r->line);
-        if (!fresh)
+        if (std::optional<size_t> first = seen_.insert(r->id_hash, r->id, r->line))
           r->error = ctx_.file + ":" + std::to_string(r->line) + ": duplicate id " + r->id_json +
-                     " (first at line " + std::to_string(it->second) + ")";
+                     " (first at line " + std::to_string(*first) + ")";
       }
       if (!r->error.empty()) {
         error_lines += ResultWriter::error_line(*r, r->error);
@@ -319,7 +329,7 @@ class Dispatcher {
   BatchCounters& counters_;
   uint64_t shard_, shards_;
   // Ids seen in this run, with their line: a second request with the same id is an error.
-  std::unordered_map<std::string, size_t> seen_;
+  SeenIds seen_;
 };
 
 // Reads the request file a window at a time and dispatches every request of this shard that is
@@ -401,6 +411,17 @@ int cmd_batch(const Options& o) {
     std::cerr << "grape batch: one call per request: " << sig.why_not
               << " (docs/batch.md, dynamic batching)\n";
 
+  // Where the shapes are not known before the requests (warmup_blocker), there is none.
+  double warmup_seconds = -1;
+  if (o.batch_warmup && warmup_blocker(sig, ctx.shared).empty()) {
+    auto t_warm = std::chrono::steady_clock::now();
+    size_t failed = warm_up(sessions, sig, ctx.shared, o.max_batch);
+    warmup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_warm).count();
+    if (failed && !o.quiet)
+      std::cerr << "grape batch: the warm-up call failed on " << failed << " session"
+                << (failed == 1 ? "" : "s") << " (zeros as inputs; the requests' calls run as usual)\n";
+  }
+
   BatchCounters counters;
   auto t_ready = std::chrono::steady_clock::now();
   ProgressLine progress(counters, !o.quiet);
@@ -433,6 +454,7 @@ int cmd_batch(const Options& o) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_ready).count();
   BatchSummary s = summarize(counters, secs);
   s.startup_seconds = std::chrono::duration<double>(t_ready - t0).count();
+  s.warmup_seconds = warmup_seconds;
   s.requests = counts.requests;
   s.resumed = counts.resumed;
   s.sessions = n_sessions;

@@ -1,8 +1,11 @@
 #include "cli/batch_pool.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 
 namespace grape::cli {
 
@@ -47,7 +50,10 @@ WorkerPool::WorkerPool(std::vector<SessionPtr> sessions, size_t formatters, cons
       queue_(queue),
       rows_groups_(writer.mode() == OutputsMode::NpyRows && !sig.batch_dim.empty()),
       finished_(2 * std::max<size_t>(formatters, 1) + sessions_.size(), false) {
-  for (auto& s : sessions_) workers_.emplace_back([this, raw = s.get()] { work(raw); });
+  if (const char* f = std::getenv("GRAPE_BATCH_TRACE")) trace_file_ = f;
+  traces_.resize(sessions_.size());
+  for (size_t i = 0; i < sessions_.size(); ++i)
+    workers_.emplace_back([this, i, raw = sessions_[i].get()] { work(i, raw); });
   for (size_t i = 0; i < std::max<size_t>(formatters, 1); ++i)
     formatters_.emplace_back([this] { formatter(); });
 }
@@ -68,7 +74,22 @@ void WorkerPool::join() {
   finished_.close();
   for (auto& t : formatters_)
     if (t.joinable()) t.join();
+  if (!trace_file_.empty()) write_trace();
   if (error_) std::rethrow_exception(error_);
+}
+
+double WorkerPool::since_start() const {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void WorkerPool::write_trace() const {
+  std::ofstream out(trace_file_);
+  out << "session,rows,taken_ms,inputs_set_ms,ran_ms,outputs_copied_ms\n";
+  for (size_t i = 0; i < traces_.size(); ++i)
+    for (const CallTrace& c : traces_[i])
+      out << i << ',' << c.rows << ',' << c.taken << ',' << c.inputs_set << ',' << c.ran << ','
+          << c.outputs_copied << '\n';
+  if (!out) std::cerr << "grape batch: warning: cannot write GRAPE_BATCH_TRACE file " << trace_file_ << "\n";
 }
 
 void WorkerPool::stop_with(std::exception_ptr e) {
@@ -82,12 +103,13 @@ void WorkerPool::stop_with(std::exception_ptr e) {
   finished_.close();
 }
 
-void WorkerPool::work(grp_session* s) {
+void WorkerPool::work(size_t index, grp_session* s) {
   try {
     std::vector<std::vector<uint8_t>> scratch;  // stacked inputs, reused from call to call
+    std::vector<CallTrace>* trace = trace_file_.empty() ? nullptr : &traces_[index];
     while (!stopped_.load())
       if (auto b = queue_.pop())
-        run(s, *b, scratch);
+        run(s, *b, scratch, trace);
       else
         break;
   } catch (const MappedFileChanged& e) {
@@ -108,8 +130,10 @@ void WorkerPool::fail(const Request& r, const std::string& message) {
   counters_.done += 1;
 }
 
-void WorkerPool::run(grp_session* s, const Batch& b, std::vector<std::vector<uint8_t>>& scratch) {
+void WorkerPool::run(grp_session* s, const Batch& b, std::vector<std::vector<uint8_t>>& scratch,
+                     std::vector<CallTrace>* trace) {
   auto t0 = std::chrono::steady_clock::now();
+  CallTrace times{static_cast<size_t>(b.rows), trace ? since_start() : 0, 0, 0, 0};
   Finished f;
   try {
     // Every call starts from a fresh state, as `grape run` would: requests never see each other.
@@ -121,7 +145,9 @@ void WorkerPool::run(grp_session* s, const Batch& b, std::vector<std::vector<uin
     // The inputs are read (set_input copies them): rows of a mapped file that shrank meanwhile
     // may be zeros, and such a call must not run (MappedFileChanged stops the run).
     check_mapped_inputs(b);
+    if (trace) times.inputs_set = since_start();
     check(grp_session_run(s));
+    if (trace) times.ran = since_start();
     for (size_t i = 0; i < sig_.outputs.size(); ++i) {
       grp_dtype dtype;
       const int64_t* shape;
@@ -141,12 +167,16 @@ void WorkerPool::run(grp_session* s, const Batch& b, std::vector<std::vector<uin
         Batch alone;
         alone.rows = r->rows;
         alone.requests.push_back(r);
-        run(s, alone, scratch);
+        run(s, alone, scratch, trace);
       }
       return;
     }
     fail(*b.requests[0], e.message);
     return;
+  }
+  if (trace) {
+    times.outputs_copied = since_start();
+    trace->push_back(times);
   }
   f.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   counters_.add_batch(f.ms, static_cast<size_t>(b.rows));

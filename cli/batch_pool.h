@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -146,8 +147,19 @@ class WorkerPool {
     uint64_t bytes() const;
   };
 
-  void work(grp_session* s);
-  void run(grp_session* s, const Batch& b, std::vector<std::vector<uint8_t>>& scratch);
+  // GRAPE_BATCH_TRACE=FILE: one line per call (session, rows, and when it was taken from the
+  // queue, its inputs were set, it ran, its outputs were copied out, in ms since the pool
+  // started), written at join(); for finding where a run's time goes.
+  struct CallTrace {
+    size_t rows;
+    double taken, inputs_set, ran, outputs_copied;
+  };
+
+  void work(size_t index, grp_session* s);
+  void run(grp_session* s, const Batch& b, std::vector<std::vector<uint8_t>>& scratch,
+           std::vector<CallTrace>* trace);
+  double since_start() const;
+  void write_trace() const;
   void formatter();
   void format(const Finished& f);
   void add_to_group(RowsGroup& g, const Finished& f);
@@ -169,6 +181,9 @@ class WorkerPool {
   std::mutex error_mu_;
   std::exception_ptr error_;
   std::atomic<bool> stopped_{false};  // by stop_with: the workers take no more calls
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::string trace_file_;                      // GRAPE_BATCH_TRACE; empty: no trace
+  std::vector<std::vector<CallTrace>> traces_;  // one per worker
 };
 
 }  // namespace grape::cli

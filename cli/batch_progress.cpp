@@ -93,6 +93,9 @@ BatchSummary summarize(BatchCounters& c, double seconds) {
 std::string summary_text(const BatchSummary& s) {
   char buf[4608];
   double rate = s.seconds > 0 ? static_cast<double>(s.ok + s.failed) / s.seconds : 0;
+  char warmup_buf[32];
+  std::snprintf(warmup_buf, sizeof warmup_buf, "%.6f", s.warmup_seconds);
+  const std::string warmup = s.warmup_seconds < 0 ? "null" : warmup_buf;
   std::snprintf(buf, sizeof buf,
                 "grape batch: %zu requests (%zu ok, %zu failed%s) in %.2f s after %.2f s to start, %.1f "
                 "req/s; %zu call%s "
@@ -110,14 +113,18 @@ std::string summary_text(const BatchSummary& s) {
 std::string summary_json(const BatchSummary& s) {
   char buf[4608];
   double rate = s.seconds > 0 ? static_cast<double>(s.ok + s.failed) / s.seconds : 0;
+  char warmup_buf[32];
+  std::snprintf(warmup_buf, sizeof warmup_buf, "%.6f", s.warmup_seconds);
+  const std::string warmup = s.warmup_seconds < 0 ? "null" : warmup_buf;
   std::snprintf(buf, sizeof buf,
                 "{\"requests\": %zu, \"ok\": %zu, \"failed\": %zu, \"resumed\": %zu, \"interrupted\": %s, "
-                "\"seconds\": %.6f, \"startup_seconds\": %.6f, \"requests_per_s\": %.3f, \"batches\": %zu, "
+                "\"seconds\": %.6f, \"startup_seconds\": %.6f, \"warmup_seconds\": %s, \"requests_per_s\": "
+                "%.3f, \"batches\": %zu, "
                 "\"rows\": %zu, "
                 "\"batch_p50_ms\": %.6f, \"batch_p99_ms\": %.6f, \"sessions\": %zu, \"backend\": %s, "
                 "\"results\": %s}\n",
                 s.ok + s.failed, s.ok, s.failed, s.resumed, s.interrupted ? "true" : "false", s.seconds,
-                s.startup_seconds, rate, s.batches, s.rows, s.p50_ms, s.p99_ms, s.sessions,
+                s.startup_seconds, warmup.c_str(), rate, s.batches, s.rows, s.p50_ms, s.p99_ms, s.sessions,
                 json_string(s.backend).c_str(), json_string(s.results).c_str());
   return buf;
 }

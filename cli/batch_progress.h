@@ -56,7 +56,8 @@ struct BatchSummary {
   size_t resumed = 0;   // skipped: already in results.jsonl
   size_t ok = 0, failed = 0, batches = 0, rows = 0;
   double seconds = 0;          // from the first request read to the last result written
-  double startup_seconds = 0;  // loading the program and weights, opening the sessions
+  double startup_seconds = 0;  // loading the program and weights, opening the sessions, the warm-up
+  double warmup_seconds = -1;  // of startup_seconds, the warm-up call (-1: none ran)
   double p50_ms = 0, p99_ms = 0;
   size_t sessions = 0;
   std::string backend;

@@ -44,6 +44,7 @@ struct Request {
   bool has_id = false;
   std::string id;                  // the id as text: a string's value, or an integer's digits
   std::string id_json;             // the id as it appears in results.jsonl ("null" without one)
+  uint64_t id_hash = 0;            // fnv1a64(id) when has_id: the shard and the duplicate check use it
   std::vector<HostTensor> inputs;  // one per parameter of the entry
   int64_t rows = 1;                // the size of the batch dim (1 when the entry is not batchable)
   std::string error;               // non-empty: rejected before any call; the message names file and line

@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--inputs", choices=["json", "npy-rows"], default="json",
                     help="requests carry their row as JSON numbers, or as rows of one shared .npy file")
     ap.add_argument("--outputs", default=None, help="passed to grape batch (auto, inline, npy)")
+    ap.add_argument("--batch-args", default="", help="more arguments for grape batch (e.g. --no-warmup)")
     ap.add_argument("--json-out")
     a = ap.parse_args()
     grape = os.path.abspath(a.grape)
@@ -113,6 +114,7 @@ def main():
             args += ["--outputs", a.outputs]
         if a.devices:
             args += ["--devices", a.devices]
+        args += a.batch_args.split()
         t0 = time.perf_counter()
         p = subprocess.run(args, check=True, capture_output=True, text=True)
         batch_s.append(time.perf_counter() - t0)

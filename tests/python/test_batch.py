@@ -779,6 +779,32 @@ def test_threads_share_the_queue():
     assert stable(results(os.path.join(d, "one"))) == stable(results(os.path.join(d, "three")))
 
 
+def test_warmup_before_the_requests_changes_no_result():
+    d = tmpdir()
+    xs = mlp_rows(64)
+    req = write_requests(os.path.join(d, "req.jsonl"),
+                         [{"id": i, "inputs": {"x": x.tolist()}} for i, x in enumerate(xs)])
+    rc, s, err = mlp_batch(req, os.path.join(d, "warm"), "--max-batch", 4, "--threads", 3, "--json")
+    assert rc == 0, err
+    warm = json.loads(s)
+    assert warm["warmup_seconds"] is not None and 0 <= warm["warmup_seconds"] <= warm["startup_seconds"], warm
+    rc, s, err = mlp_batch(req, os.path.join(d, "cold"), "--max-batch", 4, "--threads", 3, "--json", "--no-warmup")
+    assert rc == 0, err
+    assert json.loads(s)["warmup_seconds"] is None, s
+    assert stable(results(os.path.join(d, "warm"))) == stable(results(os.path.join(d, "cold")))
+    # A dim that only the requests fix (S): no warm-up, and the run is as before.
+    grp = scale_file(d)
+    np.save(os.path.join(d, "k.npy"), np.array(2.0, np.float32))
+    req = write_requests(os.path.join(d, "req2.jsonl"),
+                         [{"id": i, "inputs": {"x": [[i, 1.0]], "y": [[1.0, 2.0]]}} for i in range(3)])
+    rc, s, err = batch(grp, "--entry", "main", "--requests", req, "--output", os.path.join(d, "scale"),
+                       "--backend", "cpu", "--input", "k=" + os.path.join(d, "k.npy"), "--json")
+    assert rc == 0, err
+    assert json.loads(s)["warmup_seconds"] is None, s
+    assert [results(os.path.join(d, "scale"))[i]["outputs"]["out0"] for i in range(3)] == \
+        [[[2 * (i + 1), 6.0]] for i in range(3)]
+
+
 def test_usage_errors():
     d = tmpdir()
     req = write_requests(os.path.join(d, "req.jsonl"), [])

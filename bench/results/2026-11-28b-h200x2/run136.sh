@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# GPU run 136 (two GPUs): where `grape batch`'s time goes with one and two GPUs (run 135: one GPU
+# 0.60M requests/s, two 0.72-0.79M, the no-compute rows model 0.79M / 0.91M). GRAPE_BATCH_TRACE
+# writes each call's times; 100,000 and 300,000 requests.
+cd "$(dirname "$0")/../../.."
+export GRAPE_SOURCE_DIR=$PWD GRAPE_CACHE_DIR=/tmp/grape-cache
+B=$PWD/build-carry
+R=$OUT
+nvidia-smi -L
+BB="python3 bench/batch/bench_batch.py --grape $B/grape --backend cuda --inputs npy-rows --outputs npy-rows --max-batch 256 --runs 0 --out-root /dev/shm --defines D=4096,H=16384,C=4096"
+$BB --n 1000 --repeat 1 --threads 1 --devices 0 > /dev/null 2>&1   # the kernel cache
+show='import json,sys; r=json.load(sys.stdin); s=r["batch_summary"]; print({k:r[k] for k in ["processing_requests_per_s","batch_processing_rates","bench_rows_per_s","identical_to_stacked"]}, s["seconds"], s["batch_p50_ms"], s["batch_p99_ms"])'
+for n in 100000 300000; do
+  for d in 0 all; do
+    echo "== n=$n devices=$d threads=3"
+    GRAPE_BATCH_TRACE=$R/trace-n$n-dev$d.csv $BB --n $n --repeat 3 --devices $d --threads 3 | python3 -c "$show"
+  done
+done
