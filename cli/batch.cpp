@@ -413,7 +413,7 @@ int cmd_batch(const Options& o) {
 
   // Where the shapes are not known before the requests (warmup_blocker), there is none.
   double warmup_seconds = -1;
-  if (o.batch_warmup && warmup_blocker(sig, ctx.shared).empty()) {
+  if (o.batch_warmup && warmup_blocker(sig, ctx.shared, o.max_batch).empty()) {
     auto t_warm = std::chrono::steady_clock::now();
     size_t failed = warm_up(sessions, sig, ctx.shared, o.max_batch);
     warmup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_warm).count();

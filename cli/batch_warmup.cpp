@@ -16,15 +16,28 @@ bool ok_or_free(grp_error* e) {
 
 }  // namespace
 
-std::string warmup_blocker(const Signature& sig, const std::vector<const HostTensor*>& shared) {
+std::string warmup_blocker(const Signature& sig, const std::vector<const HostTensor*>& shared,
+                           int64_t max_batch) {
   if (sig.batch_dim.empty()) return "the entry is not batched (" + sig.why_not + ")";
+  double bytes = 0;
   for (size_t i = 0; i < sig.inputs.size(); ++i) {
     const ParamInfo& p = sig.inputs[i];
     if (!p.stacked && shared[i]) continue;
-    for (size_t d = p.stacked ? 1 : 0; d < p.dims.size(); ++d)
+    double n = static_cast<double>(grp_dtype_size(p.dtype));
+    for (size_t d = 0; d < p.dims.size(); ++d) {
+      if (p.stacked && d == 0) {
+        n *= static_cast<double>(max_batch);
+        continue;
+      }
       if (p.dims[d] < 0)
         return "input '" + p.name + "' has the dim " + p.exprs[d] + ", which only requests fix";
+      n *= static_cast<double>(p.dims[d]);
+    }
+    bytes += n;
   }
+  if (bytes > static_cast<double>(kMaxWarmupBytes))
+    return "its inputs at --max-batch rows would take " +
+           std::to_string(static_cast<int64_t>(bytes / 1048576)) + " MB of zeros";
   return "";
 }
 

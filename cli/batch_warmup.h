@@ -15,10 +15,15 @@
 
 namespace grape::cli {
 
-// Why the entry cannot be warmed up (empty when it can): the call's inputs must have known
-// shapes — the batch dim is --max-batch, every other dim a number, or the input a shared
-// --input value (`shared`, per input, null when not given).
-std::string warmup_blocker(const Signature& sig, const std::vector<const HostTensor*>& shared);
+// The most bytes of zeros a warm-up call may take as inputs (a huge --max-batch of a wide input
+// would otherwise allocate gigabytes before the first request).
+constexpr size_t kMaxWarmupBytes = size_t{1} << 30;
+
+// Why the entry is not warmed up (empty when it is): the call's inputs must have known shapes —
+// the batch dim is `max_batch`, every other dim a number, or the input a shared --input value
+// (`shared`, per input, null when not given) — and fit in kMaxWarmupBytes.
+std::string warmup_blocker(const Signature& sig, const std::vector<const HostTensor*>& shared,
+                           int64_t max_batch);
 
 // Runs the warm-up call on every session, in parallel, then resets their state. A call that
 // fails is not an error (the real calls report their own); returns how many failed.

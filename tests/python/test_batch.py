@@ -803,6 +803,13 @@ def test_warmup_before_the_requests_changes_no_result():
     assert json.loads(s)["warmup_seconds"] is None, s
     assert [results(os.path.join(d, "scale"))[i]["outputs"]["out0"] for i in range(3)] == \
         [[[2 * (i + 1), 6.0]] for i in range(3)]
+    # Zeros of more than 1 GB (8 KB rows, --max-batch 1000000): no warm-up rather than 8 GB.
+    req = write_requests(os.path.join(d, "req3.jsonl"), [{"id": 0, "inputs": {"x": [[0.5] * 4096]}}])
+    rc, s, err = batch(os.path.join(REPO, "bench", "batch", "rows.grp"), "--entry", "main", "-D", "D=4096",
+                       "--requests", req, "--output", os.path.join(d, "wide"), "--backend", "cpu",
+                       "--max-batch", 1000000, "--json")
+    assert rc == 0, err
+    assert json.loads(s)["warmup_seconds"] is None, s
 
 
 def test_usage_errors():
