@@ -119,33 +119,44 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       }
     }
   }
-  auto compile = [&](const std::string& arch, std::vector<CompileJob>& jobs, std::vector<Item>& items,
-                     size_t& compiled) {
-    std::vector<CompileOutcome> outs = compile_parallel(jobs, arch, nullptr);
-    std::set<std::string> bundled;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      std::string problem = outs[i].error;
-      if (problem.empty() && outs[i].result.has_warnings()) problem = "warnings:\n" + outs[i].result.log;
-      if (!problem.empty()) {
-        rep.errors.push_back(items[i].what + problem);
-        continue;
-      }
-      ++compiled;
-      if (bundle && bundled.insert(jobs[i].source).second)
-        bundle->push_back(
-            {bundle_key(jobs[i].source, arch, {}), arch, outs[i].result.cubin, outs[i].result.ptx});
+  // One pool over every target's jobs and the wide variants (compile_parallel builds each distinct
+  // (source, target) pair once, the longest first): a pool per target, one after another, made
+  // each pool's longest kernel a serial pole and left the cores idle at every switch.
+  std::vector<CompileJob> jobs;
+  std::vector<Item> items;
+  std::vector<bool> is_wide;
+  auto add = [&](std::vector<CompileJob>& js, std::vector<Item>& its, const std::string& target, bool w) {
+    for (size_t i = 0; i < js.size(); ++i) {
+      js[i].arch = target;
+      jobs.push_back(std::move(js[i]));
+      items.push_back(std::move(its[i]));
+      is_wide.push_back(w);
     }
   };
   for (const auto& arch : archs) {
-    auto& [jobs, items] = per_arch[arch];
+    auto& [ajobs, aitems] = per_arch[arch];
     for (const std::string& source : extra_sources) {
-      jobs.push_back({source, "executor kernels"});
-      items.push_back({"the executors' own kernels, " + arch + ": "});
+      ajobs.push_back({source, "executor kernels"});
+      aitems.push_back({"the executors' own kernels, " + arch + ": "});
     }
-    compile(arch, jobs, items, rep.compiled);
+    add(ajobs, aitems, arch, false);
   }
-  for (auto& [target, jobs_items] : wide)
-    compile(target, jobs_items.first, jobs_items.second, rep.wide_compiled);
+  for (auto& [target, jobs_items] : wide) add(jobs_items.first, jobs_items.second, target, true);
+  const std::vector<CompileOutcome> outs = compile_parallel(jobs, "", nullptr);
+  std::set<std::pair<std::string, std::string>> bundled;  // (target, source)
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::string problem = outs[i].error;
+    if (problem.empty() && outs[i].result.has_warnings()) problem = "warnings:\n" + outs[i].result.log;
+    if (!problem.empty()) {
+      rep.errors.push_back(items[i].what + problem);
+      continue;
+    }
+    ++(is_wide[i] ? rep.wide_compiled : rep.compiled);
+    const std::string& arch = jobs[i].arch;
+    if (bundle && bundled.emplace(arch, jobs[i].source).second)
+      bundle->push_back(
+          {bundle_key(jobs[i].source, arch, {}), arch, outs[i].result.cubin, outs[i].result.ptx});
+  }
   return rep;
 }
 

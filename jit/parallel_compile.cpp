@@ -2,32 +2,46 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "jit/build_progress.h"
 
 namespace grape::jit {
 
 std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs, const std::string& arch,
-                                             KernelCache* cache, unsigned threads) {
-  // Distinct sources, each with the first job that has it.
-  std::map<std::string, size_t> first;
+                                             KernelCache* cache, unsigned threads, const CompileFn& compile) {
+  auto target = [&](const CompileJob& j) -> const std::string& { return j.arch.empty() ? arch : j.arch; };
+  // Distinct (target, source) pairs, each with the first job that has it.
+  std::map<std::pair<std::string, std::string>, size_t> first;
   std::vector<size_t> distinct, slot(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
-    auto [it, fresh] = first.emplace(jobs[i].source, distinct.size());
+    auto [it, fresh] = first.emplace(std::make_pair(target(jobs[i]), jobs[i].source), distinct.size());
     if (fresh) distinct.push_back(i);
     slot[i] = it->second;
   }
   // Longest first (a source's length tracks its compile time: the matrix-product and attention
-  // templates make a kernel 0.7-4 s, a pointwise one 0.1 s), so that no long compile starts last
-  // while the other threads are idle.
+  // templates make a kernel 0.7-3.4 s, a pointwise one 0.1 s), so that no long compile starts last
+  // while the other threads are idle. Over every target at once: a second target's long kernels
+  // start beside the first's, not after its short ones.
   std::vector<size_t> order(distinct.size());
   for (size_t d = 0; d < order.size(); ++d) order[d] = d;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return jobs[distinct[a]].source.size() > jobs[distinct[b]].source.size();
   });
+  const char* trace_path = std::getenv("GRAPE_BUILD_TRACE");
+  if (trace_path && !*trace_path) trace_path = nullptr;
+  std::mutex trace_mutex;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(t - start).count();
+  };
   std::vector<CompileOutcome> built(distinct.size());
   std::atomic<size_t> next{0};
   BuildTicket ticket(distinct.size());
@@ -35,11 +49,23 @@ std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs
     for (size_t n; (n = next.fetch_add(1)) < distinct.size();) {
       const size_t d = order[n];
       const CompileJob& job = jobs[distinct[d]];
+      const std::string& to = target(job);
+      const auto began = std::chrono::steady_clock::now();
       try {
-        built[d].result = compile_cached(job.source, job.name, arch, {}, cache);
+        built[d].result = compile ? compile(job, to) : compile_cached(job.source, job.name, to, {}, cache);
       } catch (const std::exception& e) {
         built[d].error = e.what();
         built[d].failure = std::current_exception();
+      }
+      if (trace_path) {
+        const auto ended = std::chrono::steady_clock::now();
+        std::lock_guard<std::mutex> lock(trace_mutex);
+        if (std::FILE* f = std::fopen(trace_path, "a")) {
+          std::fprintf(f, "%.3f %.3f %zu %s %s\n", seconds(began),
+                       std::chrono::duration<double>(ended - began).count(), job.source.size(), to.c_str(),
+                       job.name.c_str());
+          std::fclose(f);
+        }
       }
       ticket.finished_one();
     }

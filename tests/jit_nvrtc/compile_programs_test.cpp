@@ -8,8 +8,10 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "jit/build_progress.h"
 #include "jit/codegen.h"
 #include "jit/kernel_bundle.h"
 #include "jit/kernel_source.h"
@@ -67,8 +69,16 @@ fn main(x: f16[B, 256]) -> f16[B, 256] {
 )");
   ASSERT_TRUE(c->mod);
   std::vector<jit::BundledKernel> bundle;
+  // The base kernels and the wide variants are one build (one pool, no barrier between them):
+  // every progress report has the same total.
+  std::vector<std::pair<size_t, size_t>> reports;
+  jit::set_build_observer([&](size_t done, size_t total) { reports.emplace_back(done, total); });
   jit::CompileReport r = jit::compile_module(*c->mod, {"sm_90"}, nullptr, &bundle);
+  jit::set_build_observer(nullptr);
   for (const auto& e : r.errors) ADD_FAILURE() << e.substr(0, 6000);
+  ASSERT_FALSE(reports.empty());
+  for (const auto& [done, total] : reports) EXPECT_EQ(total, bundle.size());
+  EXPECT_EQ(reports.back(), std::make_pair(bundle.size(), bundle.size()));
   const ir::Function* f = c->mod->find("main");
   ASSERT_NE(f, nullptr);
   auto ks = jit::emit_kernels(*f, scheduler::plan_fusion(*f));
