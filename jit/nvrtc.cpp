@@ -4,15 +4,14 @@
 #include <nvrtc.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 
-#include "base/error.h"
 #include "jit/shared_library.h"
+#include "base/error.h"
 
 namespace grape::jit {
 namespace {
@@ -41,9 +40,6 @@ struct Nvrtc {
   std::vector<int> archs;
   std::string include_dir;
   bool pch = false;   // automatic precompiled headers (NVRTC 12.8+; $GRAPE_NVRTC_PCH=0 turns them off)
-  // -no-cache: NVRTC's own disk cache off (NVRTC 12.9+; $GRAPE_NVRTC_CACHE=1 keeps it). Cleared
-  // for good if this NVRTC rejects the option.
-  mutable std::atomic<bool> no_cache{false};
   std::string error;  // empty when loaded
 };
 
@@ -122,8 +118,6 @@ std::unique_ptr<Nvrtc> load_nvrtc() {
   n->include_dir = find_include_dir(n->library.path());
   const char* pch = std::getenv("GRAPE_NVRTC_PCH");
   n->pch = n->library.symbol("nvrtcGetPCHCreateStatus") != nullptr && !(pch && std::string(pch) == "0");
-  const char* own_cache = std::getenv("GRAPE_NVRTC_CACHE");
-  n->no_cache = (major > 12 || (major == 12 && minor >= 9)) && !(own_cache && std::string(own_cache) == "1");
   return n;
 }
 
@@ -238,43 +232,24 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
   // the compile produces. Its messages would fill the log, which must stay empty.
   if (n.pch) all.insert(all.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});
   all.insert(all.end(), options.begin(), options.end());
-  // NVRTC 12.9+ keeps a disk cache of its own, through the CUDA driver: where libcuda is present,
-  // a compile loads it, initialises CUDA (cuInit) and looks up and adds its PTX and cubin in the
-  // driver's compute cache ($CUDA_CACHE_PATH, ~/.nv/ComputeCache). Grape has its own kernel cache
-  // (jit/kernel_cache.h); NVRTC's is the suspected serial part of cold builds on the GPU machines
-  // (gpt2.grp: ~10.7 s on 16 cores and on 32 alike, half the threads' time off the CPU; see
-  // docs/kernels.md). Like -pch and -I, not part of the cache key: the output is the same.
-  const bool no_cache = n.no_cache.load(std::memory_order_relaxed);
-  if (no_cache) all.push_back("-no-cache");
+  std::vector<const char*> argv;
+  for (const std::string& o : all) argv.push_back(o.c_str());
 
   const std::string program_name = name + ".cu";
-  auto compile = [&](const std::vector<std::string>& opts, std::unique_ptr<Program>& program) {
-    std::vector<const char*> argv;
-    for (const std::string& o : opts) argv.push_back(o.c_str());
-    nvrtcProgram raw = nullptr;
-    nvrtcResult r = n.nvrtcCreateProgram(&raw, source.c_str(), program_name.c_str(), 0, nullptr, nullptr);
-    if (r != NVRTC_SUCCESS) {
-      throw Error(r == NVRTC_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::Internal,
-                  "nvrtcCreateProgram failed for kernel " + name + ": " + n.nvrtcGetErrorString(r));
-    }
-    program = std::make_unique<Program>(n, raw);
-    return n.nvrtcCompileProgram(program->get(), static_cast<int>(argv.size()), argv.data());
-  };
-  std::unique_ptr<Program> program;
-  nvrtcResult compiled = compile(all, program);
-  if (compiled == NVRTC_ERROR_INVALID_OPTION && no_cache) {
-    // An NVRTC that does not know -no-cache: without it, for this compile and every later one
-    // (unless the retry is rejected too: then another option was the one).
-    all.pop_back();
-    compiled = compile(all, program);
-    if (compiled != NVRTC_ERROR_INVALID_OPTION) n.no_cache = false;
+  nvrtcProgram raw = nullptr;
+  nvrtcResult r = n.nvrtcCreateProgram(&raw, source.c_str(), program_name.c_str(), 0, nullptr, nullptr);
+  if (r != NVRTC_SUCCESS) {
+    throw Error(r == NVRTC_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::Internal,
+                "nvrtcCreateProgram failed for kernel " + name + ": " + n.nvrtcGetErrorString(r));
   }
+  Program program(n, raw);
+  nvrtcResult compiled = n.nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
 
   std::size_t log_size = 0;
   std::string log;
-  if (n.nvrtcGetProgramLogSize(program->get(), &log_size) == NVRTC_SUCCESS && log_size > 1) {
+  if (n.nvrtcGetProgramLogSize(program.get(), &log_size) == NVRTC_SUCCESS && log_size > 1) {
     log.resize(log_size);
-    if (n.nvrtcGetProgramLog(program->get(), log.data()) != NVRTC_SUCCESS) log.clear();
+    if (n.nvrtcGetProgramLog(program.get(), log.data()) != NVRTC_SUCCESS) log.clear();
   }
   log = trimmed_log(std::move(log));
 
@@ -296,17 +271,17 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
   result.log = std::move(log);
   result.nvrtc_version = n.version;
   std::size_t size = 0;
-  if (n.nvrtcGetPTXSize(program->get(), &size) == NVRTC_SUCCESS && size > 0) {
+  if (n.nvrtcGetPTXSize(program.get(), &size) == NVRTC_SUCCESS && size > 0) {
     result.ptx.resize(size);
-    if (n.nvrtcGetPTX(program->get(), result.ptx.data()) != NVRTC_SUCCESS) result.ptx.clear();
+    if (n.nvrtcGetPTX(program.get(), result.ptx.data()) != NVRTC_SUCCESS) result.ptx.clear();
     while (!result.ptx.empty() && result.ptx.back() == '\0') result.ptx.pop_back();
   }
   if (real) {
     size = 0;
-    nvrtcResult r = n.nvrtcGetCUBINSize(program->get(), &size);
+    r = n.nvrtcGetCUBINSize(program.get(), &size);
     if (r == NVRTC_SUCCESS && size > 0) {
       result.cubin.resize(size);
-      r = n.nvrtcGetCUBIN(program->get(), reinterpret_cast<char*>(result.cubin.data()));
+      r = n.nvrtcGetCUBIN(program.get(), reinterpret_cast<char*>(result.cubin.data()));
     }
     if (r != NVRTC_SUCCESS || result.cubin.empty()) {
       throw Error(ErrorCode::Internal, "NVRTC " + n.version + " compiled kernel " + name + " for " + arch +
