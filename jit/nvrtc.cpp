@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "jit/shared_library.h"
 #include "base/error.h"
@@ -39,7 +40,7 @@ struct Nvrtc {
   std::string version;
   std::vector<int> archs;
   std::string include_dir;
-  bool pch = false;   // automatic precompiled headers (NVRTC 12.8+; $GRAPE_NVRTC_PCH=0 turns them off)
+  bool pch = false;   // automatic precompiled headers (NVRTC 12.8+ and pch_wanted)
   std::string error;  // empty when loaded
 };
 
@@ -116,8 +117,8 @@ std::unique_ptr<Nvrtc> load_nvrtc() {
     if (n->nvrtcGetSupportedArchs(n->archs.data()) != NVRTC_SUCCESS) n->archs.clear();
   }
   n->include_dir = find_include_dir(n->library.path());
-  const char* pch = std::getenv("GRAPE_NVRTC_PCH");
-  n->pch = n->library.symbol("nvrtcGetPCHCreateStatus") != nullptr && !(pch && std::string(pch) == "0");
+  n->pch = n->library.symbol("nvrtcGetPCHCreateStatus") != nullptr &&
+           pch_wanted(std::getenv("GRAPE_NVRTC_PCH"), std::thread::hardware_concurrency());
   return n;
 }
 
@@ -182,6 +183,12 @@ bool nvrtc_available(std::string* why) {
 std::string nvrtc_version() { return nvrtc().version; }
 std::string nvrtc_library_path() { return nvrtc().library.path(); }
 bool nvrtc_uses_pch() { return nvrtc().pch; }
+
+bool pch_wanted(const char* env, unsigned hardware_threads) {
+  if (env && std::string(env) == "0") return false;
+  if (env && std::string(env) == "1") return true;
+  return hardware_threads <= kPchMaxThreads;
+}
 std::string cuda_include_dir() { return nvrtc().include_dir; }
 std::vector<int> nvrtc_supported_archs() { return nvrtc().archs; }
 

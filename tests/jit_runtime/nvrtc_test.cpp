@@ -4,9 +4,9 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "jit/kernel_cache.h"
 #include "jit_test_util.h"
-#include "base/error.h"
 
 namespace grape::jit {
 namespace {
@@ -32,7 +32,10 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
 
 // ELF magic: a cubin is an ELF file.
 bool is_elf(const std::vector<std::uint8_t>& bytes) {
-  return bytes.size() > 4 && std::memcmp(bytes.data(), "\x7f" "ELF", 4) == 0;
+  return bytes.size() > 4 && std::memcmp(bytes.data(),
+                                         "\x7f"
+                                         "ELF",
+                                         4) == 0;
 }
 
 TEST(Nvrtc, LoadsAndReportsItself) {
@@ -45,6 +48,16 @@ TEST(Nvrtc, LoadsAndReportsItself) {
   std::cout << "[ info     ] NVRTC " << nvrtc_version() << " from " << nvrtc_library_path()
             << ", CUDA headers from " << (cuda_include_dir().empty() ? "(none)" : cuda_include_dir())
             << (nvrtc_uses_pch() ? ", precompiled headers on" : ", precompiled headers off") << "\n";
+}
+
+TEST(Nvrtc, PrecompiledHeaderOnFewThreadsUnlessTheEnvironmentSays) {
+  EXPECT_TRUE(pch_wanted(nullptr, 2));
+  EXPECT_TRUE(pch_wanted(nullptr, kPchMaxThreads));
+  EXPECT_FALSE(pch_wanted(nullptr, kPchMaxThreads + 1));
+  EXPECT_FALSE(pch_wanted(nullptr, 16));
+  EXPECT_TRUE(pch_wanted("1", 16));
+  EXPECT_FALSE(pch_wanted("0", 2));
+  EXPECT_TRUE(pch_wanted("", 2));  // neither 0 nor 1: the default
 }
 
 class NvrtcArch : public ::testing::TestWithParam<const char*> {};
@@ -97,8 +110,8 @@ TEST(Nvrtc, CompileErrorCarriesLogAndNumberedSource) {
 
 TEST(Nvrtc, WarningsAreReturned) {
   SKIP_WITHOUT_NVRTC();
-  CompileResult r = compile_cuda("extern \"C\" __global__ void w(float* x) { int unused; x[0] = 1.0f; }\n", "w",
-                                 "sm_90");
+  CompileResult r =
+      compile_cuda("extern \"C\" __global__ void w(float* x) { int unused; x[0] = 1.0f; }\n", "w", "sm_90");
   EXPECT_FALSE(r.cubin.empty());
   EXPECT_TRUE(r.has_warnings());
   EXPECT_NE(r.log.find("unused"), std::string::npos) << r.log;
