@@ -11,8 +11,8 @@
 #include <memory>
 #include <thread>
 
-#include "jit/shared_library.h"
 #include "base/error.h"
+#include "jit/shared_library.h"
 
 namespace grape::jit {
 namespace {
@@ -77,7 +77,8 @@ std::string find_include_dir(const std::string& library_path) {
     candidates.push_back(dir.parent_path() / "include");                // <root>/lib64 -> <root>/include
     candidates.push_back(dir.parent_path().parent_path() / "include");  // targets/<t>/lib -> <root>/include
   }
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home) candidates.push_back(fs::path(home) / "include");
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    candidates.push_back(fs::path(home) / "include");
   candidates.push_back("/usr/local/cuda/include");
   for (const fs::path& c : candidates) {
     if (fs::exists(c / "cuda_fp16.h", ec)) return fs::canonical(c, ec).string();
@@ -101,7 +102,7 @@ std::unique_ptr<Nvrtc> load_nvrtc() {
     return n;
   }
 #define GRAPE_NVRTC_RESOLVE(function)                                                            \
-  n->function = reinterpret_cast<decltype(n->function)>(n->library.symbol(#function));          \
+  n->function = reinterpret_cast<decltype(n->function)>(n->library.symbol(#function));           \
   if (!n->function) {                                                                            \
     n->error = "the NVRTC library " + n->library.path() + " lacks " #function "; it is too old"; \
     return n;                                                                                    \
@@ -148,7 +149,9 @@ int arch_number(const std::string& arch, bool* real) {
     return -1;
   }
   while (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.pop_back();
-  if (digits.empty() || digits.size() > 4 || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) return -1;
+  if (digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    return -1;
   return std::stoi(digits);
 }
 
@@ -221,14 +224,15 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
   bool real = false;
   int number = arch_number(arch, &real);
   if (number < 0) {
-    throw Error(ErrorCode::Unsupported,
-                "cannot compile kernel " + name + ": \"" + arch + "\" is no CUDA target (use sm_90 or compute_90)");
+    throw Error(ErrorCode::Unsupported, "cannot compile kernel " + name + ": \"" + arch +
+                                            "\" is no CUDA target (use sm_90 or compute_90)");
   }
   if (!n.archs.empty() && std::find(n.archs.begin(), n.archs.end(), number) == n.archs.end()) {
     std::string supported;
     for (int a : n.archs) supported += (supported.empty() ? "sm_" : ", sm_") + std::to_string(a);
-    throw Error(ErrorCode::Unsupported, "NVRTC " + n.version + " (" + n.library.path() + ") cannot compile kernel " +
-                                            name + " for " + arch + " (it supports " + supported + ")");
+    throw Error(ErrorCode::Unsupported, "NVRTC " + n.version + " (" + n.library.path() +
+                                            ") cannot compile kernel " + name + " for " + arch +
+                                            " (it supports " + supported + ")");
   }
 
   std::vector<std::string> all = default_compile_options(arch);
@@ -264,14 +268,15 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
     std::string joined;
     for (const std::string& o : all) joined += (joined.empty() ? "" : " ") + o;
     if (compiled == NVRTC_ERROR_INVALID_OPTION) {
-      throw Error(ErrorCode::Unsupported, "NVRTC " + n.version + " rejects the options for kernel " + name + " (" +
-                                              joined + "): " + n.nvrtcGetErrorString(compiled) +
+      throw Error(ErrorCode::Unsupported, "NVRTC " + n.version + " rejects the options for kernel " + name +
+                                              " (" + joined + "): " + n.nvrtcGetErrorString(compiled) +
                                               (log.empty() ? "" : "\n" + log));
     }
     throw Error(compiled == NVRTC_ERROR_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::Internal,
                 "NVRTC " + n.version + " failed to compile kernel " + name + " for " + arch + ": " +
                     n.nvrtcGetErrorString(compiled) + "\n" + (log.empty() ? "(NVRTC left no log)" : log) +
-                    "\noptions: " + joined + "\ngenerated source of kernel " + name + ":\n" + number_lines(source));
+                    "\noptions: " + joined + "\ngenerated source of kernel " + name + ":\n" +
+                    number_lines(source));
   }
 
   CompileResult result;
@@ -291,9 +296,10 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
       r = n.nvrtcGetCUBIN(program.get(), reinterpret_cast<char*>(result.cubin.data()));
     }
     if (r != NVRTC_SUCCESS || result.cubin.empty()) {
-      throw Error(ErrorCode::Internal, "NVRTC " + n.version + " compiled kernel " + name + " for " + arch +
-                                           " but returned no cubin" +
-                                           (r != NVRTC_SUCCESS ? std::string(": ") + n.nvrtcGetErrorString(r) : ""));
+      throw Error(ErrorCode::Internal,
+                  "NVRTC " + n.version + " compiled kernel " + name + " for " + arch +
+                      " but returned no cubin" +
+                      (r != NVRTC_SUCCESS ? std::string(": ") + n.nvrtcGetErrorString(r) : ""));
     }
   }
   return result;
