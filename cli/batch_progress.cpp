@@ -93,9 +93,6 @@ BatchSummary summarize(BatchCounters& c, double seconds) {
 std::string summary_text(const BatchSummary& s) {
   char buf[4608];
   double rate = s.seconds > 0 ? static_cast<double>(s.ok + s.failed) / s.seconds : 0;
-  char warmup_buf[32];
-  std::snprintf(warmup_buf, sizeof warmup_buf, "%.6f", s.warmup_seconds);
-  const std::string warmup = s.warmup_seconds < 0 ? "null" : warmup_buf;
   std::snprintf(buf, sizeof buf,
                 "grape batch: %zu requests (%zu ok, %zu failed%s) in %.2f s after %.2f s to start, %.1f "
                 "req/s; %zu call%s "
