@@ -592,6 +592,16 @@ int main_impl(int argc, char** argv) {
 }  // namespace grape::cli
 
 int main(int argc, char** argv) {
+  // A compile worker of a build this command started (grape.h, grp_compile_worker_main).
+  if (argc >= 2 && std::strcmp(argv[1], GRP_COMPILE_WORKER_ARG) == 0)
+    return grp_compile_worker_main(argc, argv);
+  // Builds send their NVRTC compiles to worker processes running this executable (the path of the
+  // running file, not argv[0], which need not name it); none where it cannot be found.
+  {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec && !self.empty()) grp_set_compile_worker(self.c_str());
+  }
   // A write past the file-size limit (ulimit -f) fails with EFBIG and is reported as an I/O
   // error (the partial file removed) instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);

@@ -308,10 +308,14 @@ void KernelCache::clear() {
 }
 
 CompileResult compile_cached(const std::string& source, const std::string& name, const std::string& arch,
-                             const std::vector<std::string>& options, KernelCache* cache) {
+                             const std::vector<std::string>& options, KernelCache* cache,
+                             const NvrtcCompileFn& nvrtc) {
   // An ahead-of-time bundle in use (jit/kernel_bundle.h) wins: no NVRTC is needed for its kernels.
   if (std::optional<CompileResult> bundled = find_bundled(source, arch, options)) return *std::move(bundled);
-  if (!cache) return compile_cuda(source, name, arch, options);
+  auto compile = [&] {
+    return nvrtc ? nvrtc(source, name, arch, options) : compile_cuda(source, name, arch, options);
+  };
+  if (!cache) return compile();
   const std::string version = nvrtc_version();
   const Hash128 key = cache_key(KeyInputs::for_compile(source, version, arch, options));
   if (std::optional<CacheEntry> hit = cache->lookup(key)) {
@@ -323,7 +327,7 @@ CompileResult compile_cached(const std::string& source, const std::string& name,
     result.from_cache = true;
     return result;
   }
-  CompileResult result = compile_cuda(source, name, arch, options);
+  CompileResult result = compile();
   try {
     cache->store(key, CacheEntry{result.cubin, result.ptx, result.log});
   } catch (const Error& e) {

@@ -97,7 +97,12 @@ class KernelCache {
 // compile_cuda through `cache` (nullptr: no cache): a hit returns the stored cubin, PTX and log
 // (from_cache set); a miss compiles and stores. A failed store is reported as a warning, never fatal.
 // Kernel bundles in use (use_bundle, jit/kernel_bundle.h) are looked in first, cache or not.
+// `nvrtc` compiles a miss (compile_cuda's arguments and result); null: compile_cuda itself.
+using NvrtcCompileFn =
+    std::function<CompileResult(const std::string& source, const std::string& name, const std::string& arch,
+                                const std::vector<std::string>& options)>;
 CompileResult compile_cached(const std::string& source, const std::string& name, const std::string& arch,
-                             const std::vector<std::string>& options, KernelCache* cache);
+                             const std::vector<std::string>& options, KernelCache* cache,
+                             const NvrtcCompileFn& nvrtc = nullptr);
 
 }  // namespace grape::jit

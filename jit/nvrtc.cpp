@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <thread>
 
 #include "base/error.h"
 #include "jit/shared_library.h"
@@ -118,8 +117,8 @@ std::unique_ptr<Nvrtc> load_nvrtc() {
     if (n->nvrtcGetSupportedArchs(n->archs.data()) != NVRTC_SUCCESS) n->archs.clear();
   }
   n->include_dir = find_include_dir(n->library.path());
-  n->pch = n->library.symbol("nvrtcGetPCHCreateStatus") != nullptr &&
-           pch_wanted(std::getenv("GRAPE_NVRTC_PCH"), std::thread::hardware_concurrency());
+  n->pch =
+      n->library.symbol("nvrtcGetPCHCreateStatus") != nullptr && pch_wanted(std::getenv("GRAPE_NVRTC_PCH"));
   return n;
 }
 
@@ -187,11 +186,7 @@ std::string nvrtc_version() { return nvrtc().version; }
 std::string nvrtc_library_path() { return nvrtc().library.path(); }
 bool nvrtc_uses_pch() { return nvrtc().pch; }
 
-bool pch_wanted(const char* env, unsigned hardware_threads) {
-  if (env && std::string(env) == "0") return false;
-  if (env && std::string(env) == "1") return true;
-  return hardware_threads <= kPchMaxThreads;
-}
+bool pch_wanted(const char* env) { return !(env && std::string(env) == "0"); }
 std::string cuda_include_dir() { return nvrtc().include_dir; }
 std::vector<int> nvrtc_supported_archs() { return nvrtc().archs; }
 

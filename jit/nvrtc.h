@@ -28,15 +28,12 @@ std::string nvrtc_library_path();
 // Whether compiles use NVRTC's automatic precompiled headers: NVRTC 12.8 or newer, and
 // pch_wanted() (read once, when NVRTC is loaded).
 bool nvrtc_uses_pch();
-// The precompiled header's policy: $GRAPE_NVRTC_PCH ("0" off, "1" on), else on only where builds
-// run on at most kPchMaxThreads threads (`hardware_threads`). Each compile maps the .pch file in
-// 64 KB pieces (~230 mmap calls; a gpt2.grp build: 33,000 mmaps and 7 s more system time, 2-core
-// measurement), and every mmap takes the process's memory-map lock for writing, stalling the
-// page faults of every other compile thread: on 2 cores the header saves ~10% of the CPU, on the
-// 16-core GPU machines the cold build ran each compile 2.5x longer than alone, half of it off the
-// CPU (docs/kernels.md).
-constexpr unsigned kPchMaxThreads = 4;
-bool pch_wanted(const char* env, unsigned hardware_threads);
+// The precompiled header's policy: on unless $GRAPE_NVRTC_PCH is "0". Measured on a fresh 16-core
+// H100 machine (run 139, truly cold builds of every gpt2.grp kernel, alternating): 8.97 / 10.37 s
+// with it, 14.84 / 15.81 s without (docs/kernels.md, "Cold builds"). The session before had turned it
+// off on > 4 hardware threads on a 2-core strace (33,000 mmaps of the .pch per build) without
+// measuring; the measurement reversed that.
+bool pch_wanted(const char* env);
 // The toolkit include directory passed to NVRTC (for cuda_fp16.h, cuda_bf16.h), found beside the
 // loaded library, else under $CUDA_HOME or /usr/local/cuda; empty when none has cuda_fp16.h.
 std::string cuda_include_dir();

@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "jit/build_progress.h"
+#include "jit/compile_workers.h"
 
 namespace grape::jit {
 
@@ -45,14 +48,31 @@ std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs
   std::vector<CompileOutcome> built(distinct.size());
   std::atomic<size_t> next{0};
   BuildTicket ticket(distinct.size());
-  auto worker = [&] {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, distinct.size()));
+  // Compiles in worker processes where there are several (jit/compile_workers.h); a test's own
+  // `compile` stays in this process. Each process starts at its first cache miss.
+  std::unique_ptr<CompileWorkers> workers;
+  if (!compile && threads >= 2 && compile_workers_wanted() &&
+      distinct.size() >= kMinJobsPerWorker * worker_layout(threads).processes)
+    workers = std::make_unique<CompileWorkers>(compile_worker_executable(), worker_layout(threads));
+  auto worker = [&](unsigned slot) {
+    NvrtcCompileFn nvrtc;
+    if (workers)
+      nvrtc = [&, slot](const std::string& source, const std::string& name, const std::string& to,
+                        const std::vector<std::string>& options) {
+        if (std::optional<CompileResult> r = workers->compile(slot, source, name, to, options))
+          return *std::move(r);
+        return compile_cuda(source, name, to, options);  // the worker could not be started or died
+      };
     for (size_t n; (n = next.fetch_add(1)) < distinct.size();) {
       const size_t d = order[n];
       const CompileJob& job = jobs[distinct[d]];
       const std::string& to = target(job);
       const auto began = std::chrono::steady_clock::now();
       try {
-        built[d].result = compile ? compile(job, to) : compile_cached(job.source, job.name, to, {}, cache);
+        built[d].result =
+            compile ? compile(job, to) : compile_cached(job.source, job.name, to, {}, cache, nvrtc);
       } catch (const std::exception& e) {
         built[d].error = e.what();
         built[d].failure = std::current_exception();
@@ -70,12 +90,11 @@ std::vector<CompileOutcome> compile_parallel(const std::vector<CompileJob>& jobs
       ticket.finished_one();
     }
   };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, distinct.size()));
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+  worker(0);
   for (auto& t : pool) t.join();
+  workers.reset();
   std::vector<CompileOutcome> out(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) out[i] = built[slot[i]];
   return out;

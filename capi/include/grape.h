@@ -557,6 +557,24 @@ GRAPE_API grp_error* grp_kernel_bundle_use(const char* path);
 typedef void (*grp_build_progress_fn)(void* user, size_t done, size_t total);
 GRAPE_API void grp_set_build_progress(grp_build_progress_fn fn, void* user);
 
+/* Compile worker processes. NVRTC compiles on several threads of one process slow each other down
+ * (on a 16-core machine GPT-2's kernels built in 8.4-9.1 s on 16 threads, 5.1-5.8 s in 4 processes of
+ * 4 threads), so a build of several kernels (grp_session_create on the CUDA backend,
+ * grp_model_compile_kernels, grp_kernel_bundle_write) sends its compiles to worker processes when
+ * an executable that serves them is known: the one set here, else $GRAPE_COMPILE_WORKER. Such an
+ * executable, started with argv[1] == GRP_COMPILE_WORKER_ARG, calls grp_compile_worker_main(argc,
+ * argv) from main() and exits with its result before anything else; the grape command does that
+ * and sets itself, and an embedding program may do the same, or name an installed `grape`.
+ * $GRAPE_COMPILE_PROCESSES=0 keeps every compile in the building process. A worker that cannot be
+ * started or dies has its compiles run in the building process instead: the results are the same
+ * either way. NULL or "" unsets (the default: no worker, compiles on threads). Thread-safe. */
+#define GRP_COMPILE_WORKER_ARG "--grape-compile-worker"
+GRAPE_API void grp_set_compile_worker(const char* executable);
+/* The body of a worker process: serves the requests of the build that started it until it closes
+ * them. Returns the exit status: 0; 2 when argv is not a worker's (argv[1] is not
+ * GRP_COMPILE_WORKER_ARG, or the channel count is missing or out of range). */
+GRAPE_API int grp_compile_worker_main(int argc, char** argv);
+
 /* The on-disk kernel cache lives in the folder "kernels" of $GRAPE_CACHE_DIR, else of
  * $XDG_CACHE_HOME/grape, else of $HOME/.cache/grape (created, mode 0700, when missing).
  * *out is "directory: DIR\nentries: N\nbytes: B\ntuning file: F\ntuning decisions: T\n" (B: the

@@ -1,5 +1,6 @@
 // grp_model_compile_kernels (every kernel of a model through NVRTC, ahead of time), grp_kernel_bundle_*
-// (the same kernels in one file a session loads with no NVRTC) and grp_cache_* (the on-disk kernel cache).
+// (the same kernels in one file a session loads with no NVRTC), grp_cache_* (the on-disk kernel cache)
+// and the compile worker processes (grp_set_compile_worker, grp_compile_worker_main).
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -9,6 +10,7 @@
 #include "capi/src/internal.h"
 #include "jit/build_progress.h"
 #include "jit/codegen.h"
+#include "jit/compile_workers.h"
 #include "jit/kernel_bundle.h"
 #include "jit/kernel_cache.h"
 #include "jit/nvrtc.h"
@@ -148,6 +150,22 @@ void grp_set_build_progress(grp_build_progress_fn fn, void* user) {
   try {
     jit::set_build_observer([fn, user](size_t done, size_t total) { fn(user, done, total); });
   } catch (...) {  // std::function's allocation: no progress reports is the only consequence
+  }
+}
+
+void grp_set_compile_worker(const char* executable) {
+  try {
+    jit::set_compile_worker_executable(executable ? executable : "");
+  } catch (...) {  // the string's allocation: builds then compile in their own threads
+  }
+}
+
+int grp_compile_worker_main(int argc, char** argv) {
+  if (argc < 2 || !argv || !argv[1] || std::string(argv[1]) != GRP_COMPILE_WORKER_ARG) return 2;
+  try {
+    return jit::compile_worker_main(argc, argv);
+  } catch (...) {
+    return 1;
   }
 }
 

@@ -983,6 +983,36 @@ TEST(CapiCompile, EveryKernelCompiles) {
   grp_model_destroy(m);
 }
 
+TEST(CapiCompile, CompileWorkerArgumentsAreChecked) {
+  // Not a worker's arguments: status 2, nothing served.
+  char arg0[] = "prog", other[] = "run", worker[] = GRP_COMPILE_WORKER_ARG, zero[] = "0";
+  char* not_worker[] = {arg0, other, nullptr};
+  EXPECT_EQ(grp_compile_worker_main(2, not_worker), 2);
+  EXPECT_EQ(grp_compile_worker_main(0, nullptr), 2);
+  char* no_channels[] = {arg0, worker, nullptr};
+  EXPECT_EQ(grp_compile_worker_main(2, no_channels), 2);
+  char* zero_channels[] = {arg0, worker, zero, nullptr};
+  EXPECT_EQ(grp_compile_worker_main(3, zero_channels), 2);
+  // A worker that cannot start leaves the build to this process: the same report.
+  grp_model* m = load(kTestModel, false);
+  char* threads = nullptr;
+  Err e(grp_model_compile_kernels(m, "compute_80", &threads));
+  if (e.code() == GRP_ERR_NO_DEVICE) {
+    grp_model_destroy(m);
+    GTEST_SKIP() << "NVRTC cannot be loaded: " << e.msg();
+  }
+  ASSERT_TRUE(e.ok()) << e.msg();
+  grp_set_compile_worker("/nonexistent/grape");
+  char* missing = nullptr;
+  Err e2(grp_model_compile_kernels(m, "compute_80", &missing));
+  grp_set_compile_worker(nullptr);
+  grp_model_destroy(m);
+  ASSERT_TRUE(e2.ok()) << e2.msg();
+  EXPECT_STREQ(threads, missing);
+  grp_free(threads);
+  grp_free(missing);
+}
+
 void record_progress(void* user, size_t done, size_t total) {
   static_cast<std::vector<std::pair<size_t, size_t>>*>(user)->emplace_back(done, total);
 }

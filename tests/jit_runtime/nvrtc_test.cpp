@@ -50,14 +50,11 @@ TEST(Nvrtc, LoadsAndReportsItself) {
             << (nvrtc_uses_pch() ? ", precompiled headers on" : ", precompiled headers off") << "\n";
 }
 
-TEST(Nvrtc, PrecompiledHeaderOnFewThreadsUnlessTheEnvironmentSays) {
-  EXPECT_TRUE(pch_wanted(nullptr, 2));
-  EXPECT_TRUE(pch_wanted(nullptr, kPchMaxThreads));
-  EXPECT_FALSE(pch_wanted(nullptr, kPchMaxThreads + 1));
-  EXPECT_FALSE(pch_wanted(nullptr, 16));
-  EXPECT_TRUE(pch_wanted("1", 16));
-  EXPECT_FALSE(pch_wanted("0", 2));
-  EXPECT_TRUE(pch_wanted("", 2));  // neither 0 nor 1: the default
+TEST(Nvrtc, PrecompiledHeaderOnUnlessTheEnvironmentSaysZero) {
+  EXPECT_TRUE(pch_wanted(nullptr));
+  EXPECT_TRUE(pch_wanted("1"));
+  EXPECT_TRUE(pch_wanted(""));
+  EXPECT_FALSE(pch_wanted("0"));
 }
 
 class NvrtcArch : public ::testing::TestWithParam<const char*> {};

@@ -1096,6 +1096,44 @@ def precompiled_headers_change_nothing_compiled():
         assert a.read() == b.read(), "the bundles differ"
 
 
+MANY_KERNELS = """fn main(x: f32[8, 64], w: f32[64, 32]) -> f32[8] {
+  let a = softmax(x, axis=-1)
+  let b = log_softmax(a * 2.0, axis=-1)
+  let c = x @ w
+  let d = softmax(c, axis=-1)
+  let e = sum(d, axis=-1) + max(b, axis=-1)
+  let f = cumsum(e, axis=0)
+  let g = mean(x, axis=-1) * min(c, axis=-1)
+  return f + g + cast(argmax(b, axis=-1), f32)
+}
+"""
+
+
+@nvrtc_test
+def compile_workers_change_nothing_compiled():
+    # The grape command compiles in worker processes of itself (jit/compile_workers.h) where a build
+    # has jit::kMinJobsPerWorker distinct kernels per process (this program's 12 are enough for the
+    # two processes of a 2-core machine); with GRAPE_COMPILE_PROCESSES=0 on threads of one
+    # process. The bundles are byte for byte the same.
+    prog = path("many_kernels.grp")
+    with open(prog, "w") as f:
+        f.write(MANY_KERNELS)
+    bundles = []
+    for name, extra in (("workers", {}), ("threads", {"GRAPE_COMPILE_PROCESSES": "0"})):
+        bundles.append(path(f"many_{name}.grpkb"))
+        env = dict(os.environ, **extra)
+        rc, out, err = grape("compile", prog, "--arch", "compute_80,sm_80", "--bundle", bundles[-1], env=env,
+                             timeout=300)
+        if nvrtc_missing("compile_workers_change_nothing_compiled", rc, err):
+            return
+        assert rc == 0, f"exit {rc}\n{out}{err}"
+    data = []
+    for b in bundles:
+        with open(b, "rb") as f:
+            data.append(f.read())
+    assert data[0] and data[0] == data[1], "the bundles differ"
+
+
 def cache_env(d):
     return dict(os.environ, GRAPE_CACHE_DIR=d)
 

@@ -7,6 +7,9 @@
 
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 
+/// grape.h's GRP_COMPILE_WORKER_ARG: argv[1] of a compile worker process.
+pub const GRP_COMPILE_WORKER_ARG: &str = "--grape-compile-worker";
+
 pub const GRAPE_VERSION_MAJOR: u32 = 0;
 pub const GRAPE_VERSION_MINOR: u32 = 1;
 pub const GRAPE_VERSION_PATCH: u32 = 0;
@@ -226,6 +229,8 @@ extern "C" {
         report: *mut *mut c_char,
     ) -> *mut grp_error;
     pub fn grp_set_build_progress(fn_: grp_build_progress_fn, user: *mut c_void);
+    pub fn grp_set_compile_worker(executable: *const c_char);
+    pub fn grp_compile_worker_main(argc: c_int, argv: *mut *mut c_char) -> c_int;
 
     // sessions
     pub fn grp_session_options_init(opts: *mut grp_session_options, struct_size: usize);

@@ -156,6 +156,42 @@ pub fn set_build_progress(f: Option<BuildProgress>) {
     }
 }
 
+/// The executable that serves NVRTC compile workers (`grp_set_compile_worker`, grape.h): builds of
+/// several kernels then compile in worker processes of it, which is faster on many cores; `None`
+/// unsets it (compiles on threads, unless `$GRAPE_COMPILE_WORKER` names one). The path of an
+/// installed `grape`, or this program's own executable when its `main` starts with
+/// [`run_compile_worker_if_asked`]. Errors: [`Code::InvalidArgument`] for a path with a NUL byte.
+pub fn set_compile_worker(executable: Option<&Path>) -> Result<()> {
+    match executable {
+        Some(p) => {
+            let c = path_c_string(p)?;
+            unsafe { ffi::grp_set_compile_worker(c.as_ptr()) };
+        }
+        None => unsafe { ffi::grp_set_compile_worker(std::ptr::null()) },
+    }
+    Ok(())
+}
+
+/// When this process was started as a compile worker (its first argument is
+/// `ffi::GRP_COMPILE_WORKER_ARG`), serves the build that started it and returns `Some(exit
+/// status)`, which `main` should exit with at once; otherwise `None` (`grp_compile_worker_main`).
+pub fn run_compile_worker_if_asked() -> Option<i32> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() < 2 || args[1] != ffi::GRP_COMPILE_WORKER_ARG {
+        return None;
+    }
+    let owned: Vec<CString> = args
+        .iter()
+        .map(|a| {
+            use std::os::unix::ffi::OsStrExt;
+            CString::new(a.as_bytes()).unwrap_or_default()
+        })
+        .collect();
+    let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
+    argv.push(std::ptr::null_mut());
+    Some(unsafe { ffi::grp_compile_worker_main(owned.len() as std::os::raw::c_int, argv.as_mut_ptr()) })
+}
+
 pub(crate) fn path_c_string(path: &Path) -> Result<CString> {
     #[cfg(unix)]
     let bytes = {

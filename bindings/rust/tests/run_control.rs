@@ -150,7 +150,10 @@ fn last_run_stats_on_the_cpu() {
     assert_eq!((after.graph_launches, after.graphs, after.graph_bytes), (0, 0, 0));
     assert_eq!(after.auto_state, "");
     // Nothing to tune on the CPU.
-    assert_eq!((after.kernels_tuned, after.kernels_retuned, after.tuning_ms), (0, 0, 0.0));
+    assert_eq!(
+        (after.kernels_tuned, after.kernels_retuned, after.tuning_ms),
+        (0, 0, 0.0)
+    );
 }
 
 #[test]
