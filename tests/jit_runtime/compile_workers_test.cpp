@@ -15,12 +15,6 @@ namespace {
 
 using testing::ScopedEnv;
 
-#define SKIP_WITHOUT_NVRTC()                                                       \
-  do {                                                                             \
-    std::string why;                                                               \
-    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC cannot be loaded: " << why; \
-  } while (0)
-
 // tests/jit_runtime/worker/compile_worker_main.cpp
 const std::string kWorker = GRAPE_TEST_COMPILE_WORKER;
 

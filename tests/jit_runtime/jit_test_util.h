@@ -10,6 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "jit/nvrtc.h"
+
+// Skips a test on a machine where NVRTC cannot be loaded (its reason in the message).
+#define SKIP_WITHOUT_NVRTC()                                                       \
+  do {                                                                             \
+    std::string why;                                                               \
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC cannot be loaded: " << why; \
+  } while (0)
+
 namespace grape::jit::testing {
 
 class TempDir {

@@ -15,12 +15,6 @@ using testing::read_bytes;
 using testing::TempDir;
 using testing::write_bytes;
 
-#define SKIP_WITHOUT_NVRTC()                                                       \
-  do {                                                                             \
-    std::string why;                                                               \
-    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC cannot be loaded: " << why; \
-  } while (0)
-
 const char* const kVectorAdd = R"(#include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
