@@ -338,7 +338,7 @@ constexpr int kTopKUnroll = 8;
 // The longest rows the warp-per-row kernel (jit/kernels/row_norm.cuh, grape_row_norm_warp) takes:
 // 32 registers of values per lane. Its rows per block (GRAPE_ROW_NORM_WARPS there).
 constexpr int64_t kRowNormWarpMaxCols = 32 * 32;
-// Longer rows take the block-per-row kernel (grape_row_norm_block), with 1024 threads from this
+// Longer rows take the block-per-row kernel (grape_row_norm_rows), with 1024 threads from this
 // length on (a known length): one block must keep enough loads in flight to read the row at a
 // useful rate (a beam search's 5 rows of 50257: 72 us with 256 threads and three passes).
 constexpr int64_t kRowNormWideBlockMinCols = 8192;
@@ -381,7 +381,7 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   bool sm = op.op == Op::Softmax || op.op == Op::LogSoftmax;
   int64_t axis = sm ? op.attrs.axis : static_cast<int64_t>(c.type(x).rank()) - 1;
   RowSpace r = row_space(c, x, {axis});
-  c.templates = {"row_norm.cuh"};
+  c.templates = {"cluster.cuh", "row_norm.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
   const bool known = r.red_dims.size() == 1 && r.red_dims[0].is_const();
@@ -399,8 +399,13 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   const bool wide = known && r.red_dims[0].const_value() >= kRowNormWideBlockMinCols;
   std::string s = norm_ops(c, r, c.numel(r.red_dims)) + kernel_header(name, wide ? "1024" : "256") +
-                  block_per_row("grape_row_norm_block<Ops>");
-  if (wide) L.threads = 1024;
+                  "  grape_row_norm_rows<Ops>(p);\n}\n";
+  if (wide) {
+    L.threads = 1024;
+    // Few such rows fill few SMs: on sm_90 each may take a cluster of blocks (scheduler/launch.cpp).
+    L.cluster_rows = true;
+    L.row_len = r.red_dims[0];
+  }
   return s;
 }
 

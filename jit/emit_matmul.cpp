@@ -447,7 +447,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "#endif\n";
   }
   s += "#endif\n";
-  c.templates = {"gemv.cuh", "gemm_mma.cuh", "gemm_wgmma.cuh"};
+  c.templates = {"gemv.cuh", "gemm_mma.cuh", "cluster.cuh", "gemm_wgmma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
   L.wgmma = wgmma;
   L.items = {rows, n_dim, k_dim};

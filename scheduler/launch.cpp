@@ -420,6 +420,17 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
         blocks = n * splits;
         if (splits > 1) d.scratch_bytes = topk_scratch_bytes(n, splits, rule.topk_k);
       }
+      if (rule.cluster_rows && wgmma_device && n > 0) {
+        // A few long rows, one block each, leave most of the GPU idle (a beam search's log_softmax:
+        // 5 rows of 50257 on 5 SMs); a cluster of blocks per row reads it nc times as fast.
+        const int64_t len = std::max<int64_t>(0, rule.row_len.eval(dims));
+        const int64_t nc =
+            std::clamp<int64_t>(std::min(len / kRowClusterMinPerBlock, 2 * sm_count / n), 1, kRowClusterMax);
+        if (nc > 1) {
+          d.cluster = static_cast<int>(nc);
+          blocks = n * nc;
+        }
+      }
       break;
     }
     case LaunchRule::Tiles: {

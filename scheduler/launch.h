@@ -31,6 +31,11 @@ struct LaunchDims {
 // per row. Each block's best k meet in the scratch area, where the row's last block merges them.
 constexpr int64_t kTopKElementsPerBlock = 8192;
 constexpr int64_t kTopKMaxSplits = 128;
+// LaunchRule::cluster_rows: at least this many elements of a row per block of the cluster, at most
+// kRowClusterMax blocks (the portable cluster size), and only while the rows' blocks stay within two
+// per multiprocessor.
+constexpr int64_t kRowClusterMinPerBlock = 4096;
+constexpr int64_t kRowClusterMax = 8;
 // The scratch of a topk launch: a u32 counter per row (padded to 8 bytes), then the k keys of
 // every block of every row.
 size_t topk_scratch_bytes(int64_t rows, int64_t splits, int k);

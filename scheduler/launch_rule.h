@@ -32,6 +32,9 @@ struct LaunchRule {
   // row is split over several blocks (LaunchDims::splits per row), which meet in the scratch area.
   int topk_k = 0;
   ir::Dim row_len;
+  // Rows, row_norm.cuh's block kernel on rows of row_len: on a device with thread-block clusters
+  // (sm_90) a few long rows are each spread over the blocks of one cluster (LaunchDims::cluster).
+  bool cluster_rows = false;
   int gemv_max_m = 16;
   int gemv_cols = 32;
   int tile_m = 64;

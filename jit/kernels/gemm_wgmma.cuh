@@ -148,32 +148,6 @@ template <int NREG> __device__ __forceinline__ void grape_wgmma_pin(float* d) {
 // tensor cores' reads (the async proxy); each thread fences its own writes before the barrier.
 __device__ __forceinline__ void grape_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
-// Thread-block clusters (scheduler: LaunchDims::cluster): the K splits of one tile run as one
-// cluster and add their partial tiles through distributed shared memory instead of global memory.
-__device__ __forceinline__ unsigned grape_cluster_size() {
-  unsigned n;
-  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-  return n;
-}
-__device__ __forceinline__ unsigned grape_cluster_rank() {
-  unsigned r;
-  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-// Every thread of every block of the cluster; the release/acquire pair orders the shared-memory
-// writes before the barrier with the other blocks' reads after it.
-__device__ __forceinline__ void grape_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-// The float at this block's shared-memory address `saddr`, in the block of rank `rank`.
-__device__ __forceinline__ float grape_ld_cluster(unsigned saddr, unsigned rank) {
-  unsigned remote;
-  float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(saddr), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-
 // A value the optimiser must treat as unknown from here on, so it keeps it in a register instead
 // of recomputing it at each use (see the chunk addresses below).
 __device__ __forceinline__ void grape_opaque(const char*& p) { asm volatile("" : "+l"(p)); }

@@ -179,29 +179,34 @@ __device__ __forceinline__ float grape_warp_max_nan(float v) {
   for (int o = 16; o > 0; o >>= 1) v = grape_fmax_nan(v, grape_shfl_xor(v, o));
   return v;
 }
-// A block's pass over elements j = threadIdx.x + blockDim.x * t < cnt: f(j, x(j)) for each, in
-// order of j, the loads of GRAPE_BLOCK_PASS_U elements issued before any is used. One at a time,
-// a thread's loads are a memory latency apart: a row of 50257 over 256 threads is 196 of them
-// (a beam search's log_softmax took 26 us per call that way on an H100, run 119). The order of f's
-// calls is unchanged, so sums are the same as one element at a time.
+// A block's pass over elements j = first + step * t < cnt (grape_block_pass: first = threadIdx.x,
+// step = blockDim.x): f(j, x(j)) for each, in order of j, the loads of GRAPE_BLOCK_PASS_U elements
+// issued before any is used. One at a time, a thread's loads are a memory latency apart: a row of
+// 50257 over 256 threads is 196 of them (a beam search's log_softmax took 26 us per call that way on
+// an H100, run 119). The order of f's calls is unchanged, so sums are the same as one element at a
+// time.
 #define GRAPE_BLOCK_PASS_U 8
 template <class X, class F>
-__device__ __forceinline__ void grape_block_pass(long long cnt, X x, F f) {
+__device__ __forceinline__ void grape_span_pass(long long first, long long step, long long cnt, X x, F f) {
   constexpr int U = GRAPE_BLOCK_PASS_U;
   using V = decltype(x(0LL));
-  for (long long j0 = threadIdx.x; j0 < cnt; j0 += U * (long long)blockDim.x) {
+  for (long long j0 = first; j0 < cnt; j0 += U * step) {
     V v[U];
 #pragma unroll
     for (int q = 0; q < U; ++q) {
-      const long long j = j0 + q * (long long)blockDim.x;
+      const long long j = j0 + q * step;
       v[q] = j < cnt ? x(j) : V(0);
     }
 #pragma unroll
     for (int q = 0; q < U; ++q) {
-      const long long j = j0 + q * (long long)blockDim.x;
+      const long long j = j0 + q * step;
       if (j < cnt) f(j, v[q]);
     }
   }
+}
+template <class X, class F>
+__device__ __forceinline__ void grape_block_pass(long long cnt, X x, F f) {
+  grape_span_pass(threadIdx.x, blockDim.x, cnt, x, f);
 }
 // Block reduction with a combine functor; every thread of the block must call it and gets the
 // result. `sm` holds 32 elements. The block size is a multiple of 32.

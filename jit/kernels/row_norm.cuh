@@ -167,37 +167,54 @@ __device__ void grape_row_norm(const KParams* p) {
 
 // One row per block of blockDim.x threads (a multiple of 32; the glue gives rows of known length
 // from 8192 on 1024 threads: one block must keep enough loads in flight to read a long row at a
-// useful rate), thread i taking the elements j = i + blockDim.x * t.
+// useful rate), or per thread-block cluster of `nc` such blocks (sm_90, scheduler/launch.cpp: few
+// long rows, which would leave most of the GPU idle), block `rank` of the cluster taking the
+// elements j = rank * blockDim.x + i + nc * blockDim.x * t of thread i. Each block reduces its
+// statistics, then the cluster combines the blocks' in rank order through distributed shared
+// memory (cluster.cuh), so the result does not depend on timing.
 //
 // softmax and log_softmax read the row once for the maximum and the sum together: each thread
 // takes GRAPE_BLOCK_PASS_U elements at a time (their loads issued together) and keeps the largest
 // element it has seen and the sum of exp(x - that), rescaled when a group raises the maximum;
 // then the block's maximum, and each thread's sum rescaled to it. The output pass issues each
 // group's loads before its stores. (Beam search's 5 x 50257 log_softmax: 37.6 -> 29.0 us under
-// ncu, beam_search 98.71 -> 97.97 ms, run 129. Still 5 SMs issuing ~80 instructions per element:
-// the next step is several blocks per row.) -inf elements add
-// exp(-inf) = 0 and are skipped, so a thread that saw nothing else keeps a sum of 0 and adds 0,
-// not 0 * exp(-inf - -inf) = NaN; a row of only -inf still comes out NaN (0 / 0, log 0 - NaN),
-// and a NaN or +inf anywhere makes the maximum or the sum NaN, as the CPU's two passes do.
-// layer_norm and rms_norm take a pass per statistic (the mean, then the squares).
+// ncu, beam_search 98.71 -> 97.97 ms, run 129, one block per row: 5 SMs issuing ~80 instructions
+// per element, hence the clusters.) -inf elements add exp(-inf) = 0 and are skipped, so a thread
+// (or block) that saw nothing else keeps a sum of 0 and adds 0, not 0 * exp(-inf - -inf) = NaN; a
+// row of only -inf still comes out NaN (0 / 0, log 0 - NaN), and a NaN or +inf anywhere makes the
+// maximum or the sum NaN, as the CPU's two passes do. layer_norm and rms_norm take a pass per
+// statistic (the mean, then the squares).
+struct GrapeSoftmaxCombine {
+  __device__ void operator()(float* m, float* s, float m2, float s2) const {
+    const float nm = grape_fmax_nan(*m, m2);
+    *s = (*s == 0.0f ? 0.0f : *s * expf(*m - nm)) + (s2 == 0.0f ? 0.0f : s2 * expf(m2 - nm));
+    *m = nm;
+  }
+};
+struct GrapeSumCombine {
+  __device__ void operator()(float* a, float*, float a2, float) const { *a += a2; }
+};
+
 template <class Ops>
-__device__ void grape_row_norm_block(const KParams* p, long long row_index) {
+__device__ void grape_row_norm_block(const KParams* p, long long row_index, unsigned rank = 0, unsigned nc = 1) {
   __shared__ float sm[32];
   constexpr int U = GRAPE_BLOCK_PASS_U;
   const long long cnt = Ops::cnt(p);
+  const long long first = (long long)rank * blockDim.x + threadIdx.x, step = (long long)nc * blockDim.x;
   const typename Ops::Row row = Ops::row(p, row_index);
   const float kNegInf = -__int_as_float(0x7f800000);
+  auto x = [&](long long j) { return Ops::x(p, row, j); };
   float a, b;  // softmax: max, sum of exp; norms: mean, inv
   if constexpr (Ops::kKind == kGrapeSoftmax || Ops::kKind == kGrapeLogSoftmax) {
     // U elements at a time, their loads issued together: the running maximum moves once per
     // group and the sum is rescaled once.
     float tmx = kNegInf, tsum = 0.0f;
-    for (long long j0 = threadIdx.x; j0 < cnt; j0 += U * (long long)blockDim.x) {
+    for (long long j0 = first; j0 < cnt; j0 += U * step) {
       float v[U];
 #pragma unroll
       for (int q = 0; q < U; ++q) {
-        const long long j = j0 + q * (long long)blockDim.x;
-        v[q] = j < cnt ? Ops::x(p, row, j) : kNegInf;
+        const long long j = j0 + q * step;
+        v[q] = j < cnt ? x(j) : kNegInf;
       }
       float gm = kNegInf;
 #pragma unroll
@@ -214,24 +231,28 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index) {
     }
     a = grape_block_reduce(tmx, GrapeMax(), sm);
     b = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - a), GrapeAdd(), sm);
+    if (nc > 1) grape_cluster_combine2(&a, &b, GrapeSoftmaxCombine());
   } else {
-    float mean = 0.0f;
+    float unused = 0.0f, mean = 0.0f;
     if constexpr (Ops::kKind == kGrapeLayerNorm) {
-      grape_block_pass(cnt, [&](long long j) { return Ops::x(p, row, j); }, [&](long long, float v) { mean += v; });
-      mean = grape_block_reduce(mean, GrapeAdd(), sm) / (float)cnt;
+      grape_span_pass(first, step, cnt, x, [&](long long, float v) { mean += v; });
+      mean = grape_block_reduce(mean, GrapeAdd(), sm);
+      if (nc > 1) grape_cluster_combine2(&mean, &unused, GrapeSumCombine());
+      mean /= (float)cnt;
     }
     float sq = 0.0f;
-    grape_block_pass(cnt, [&](long long j) { return Ops::x(p, row, j); }, [&](long long, float v) {
+    grape_span_pass(first, step, cnt, x, [&](long long, float v) {
       const float d = v - mean;
       sq += d * d;
     });
     sq = grape_block_reduce(sq, GrapeAdd(), sm);
+    if (nc > 1) grape_cluster_combine2(&sq, &unused, GrapeSumCombine());
     a = mean;
     b = 1.0f / sqrtf(sq / (float)cnt + Ops::kEps);
   }
   // The output: each group's loads before any of its stores (a store may alias an input).
   const float lb = Ops::kKind == kGrapeLogSoftmax ? logf(b) : 0.0f;
-  grape_block_pass(cnt, [&](long long j) { return Ops::x(p, row, j); }, [&](long long j, float v) {
+  grape_span_pass(first, step, cnt, x, [&](long long j, float v) {
     float y;
     if constexpr (Ops::kKind == kGrapeSoftmax)
       y = expf(v - a) / b;
@@ -241,6 +262,16 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index) {
       y = (v - a) * b;
     Ops::out(p, row, j, y);
   });
+}
+
+// The rows of a block-per-row kernel: row blockIdx.x / nc, then every gridDim.x / nc-th, nc the
+// blocks of this launch's clusters (1 without; the grid is a multiple of it). Every block of a
+// cluster takes the same rows, so their cluster barriers pair up.
+template <class Ops>
+__device__ void grape_row_norm_rows(const KParams* p) {
+  const long long rows = Ops::rows(p);
+  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
+  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) grape_row_norm_block<Ops>(p, row, rank, nc);
 }
 
 #endif  // GRAPE_KERNELS_ROW_NORM_CUH

@@ -443,6 +443,55 @@ fn slices(k: f32[4, 8], pos: i32[], x: f32[R, N]) -> (f32[4, 8], f32[R, N], f32[
   compare(m, "slices", slices, "slice writes");
 }
 
+// Norms over few long rows of known length: on an H100 each row takes a thread-block cluster of
+// blocks (row_norm.cuh, LaunchRule::cluster_rows: 1 row of 50257 -> 8 blocks, 5 -> 8 each, 40 rows
+// of 9000 -> 2 each, 300 rows -> one block each), which combine their statistics through
+// distributed shared memory. Against the CPU under both executors, with a -inf run, a row of only
+// -inf and a NaN in the rows; beam search's log_softmax of f16 logits plus a score.
+TEST(GpuParity, LongRowNormsOverClustersOfBlocks) {
+  REQUIRE_GPU();
+  auto m = Model::load_source(R"(
+fn beam(logits: f16[R, 50257], s: f32[R]) -> f32[R, 50257] {
+  return log_softmax(cast(logits, f32), axis=-1) + reshape(s, (R, 1))
+}
+fn norms(y: f32[R, 9000], g: f32[9000]) -> (f32[R, 9000], f32[R, 9000], f32[R, 9000], f32[R, 9000]) {
+  return (softmax(y, axis=-1), log_softmax(y * 3.0, axis=-1), layer_norm(y, g, g * 0.5), rms_norm(y, g))
+}
+)",
+                              "cluster_rows.grp");
+  const float inf = std::numeric_limits<float>::infinity();
+  uint32_t seed = 120;
+  std::vector<Inputs> beam, norms;
+  for (int64_t r : {1, 5})
+    beam.push_back(
+        {{"logits", sample(DType::F16, {r, 50257}, seed++)}, {"s", sample(DType::F32, {r}, seed++)}});
+  for (int64_t r : {1, 40, 300}) {
+    Tensor y = sample(DType::F32, {r, 9000}, seed++);
+    if (r == 40) {
+      for (int64_t j = 0; j < 5000; ++j) y.set(3 * 9000 + j, -inf);  // row 3: -inf over several blocks' spans
+      for (int64_t j = 0; j < 9000; ++j) y.set(4 * 9000 + j, -inf);  // row 4: only -inf (NaN out, as the CPU)
+      y.set(7 * 9000 + 8999, std::numeric_limits<float>::quiet_NaN());
+    }
+    norms.push_back({{"y", y}, {"g", sample(DType::F32, {9000}, seed++)}});
+  }
+  for (const char* executor : {"eager", "graph"}) {
+    Session cpu_b(m, SessionOptions{"beam", "cpu", "auto", 0}),
+        gpu_b(m, SessionOptions{"beam", "cuda", executor, 0});
+    for (size_t c = 0; c < beam.size(); ++c)
+      expect_close(cpu_b.run(beam[c])[0], gpu_b.run(beam[c])[0],
+                   std::string(executor) + " beam call " + std::to_string(c));
+    Session cpu_n(m, SessionOptions{"norms", "cpu", "auto", 0}),
+        gpu_n(m, SessionOptions{"norms", "cuda", executor, 0});
+    for (size_t c = 0; c < norms.size(); ++c) {
+      auto a = cpu_n.run(norms[c]), b = gpu_n.run(norms[c]);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        expect_close(a[i], b[i],
+                     std::string(executor) + " norms call " + std::to_string(c) + " out" + std::to_string(i));
+    }
+  }
+}
+
 // Reductions and arg-reductions over rows of known length from 8192 on (blocks of 1024 threads,
 // jit/emit_kernels.cpp wide_reduction; generate's argmax over 50257 logits): many ties (values
 // k/8), a NaN in one row, f16 and integer rows, against the CPU.

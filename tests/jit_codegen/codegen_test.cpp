@@ -91,7 +91,7 @@ fn long_rows(x: f32[B, 2000]) -> f32[B, 2000] {
   EXPECT_NE(short_rows[0].source.find("grape_row_norm<Ops, 24>(p);"), std::string::npos);
   EXPECT_NE(short_rows[0].source.find("static constexpr float kEps = 1.0f;"), std::string::npos);
   EXPECT_EQ(long_rows[0].source.find("grape_row_norm<"), std::string::npos);
-  EXPECT_NE(long_rows[0].source.find("grape_row_norm_block<Ops>(p, row);"), std::string::npos);
+  EXPECT_NE(long_rows[0].source.find("grape_row_norm_rows<Ops>(p);"), std::string::npos);
   EXPECT_NE(long_rows[0].source.find("static constexpr float kEps = 2.0f;"), std::string::npos);
   // 300 rows, 4 per block of 128 threads; the block-per-row kernel one block per row.
   EXPECT_EQ(scheduler::launch_dims(short_rows[0].launch, {{"B", 300}}, 132).grid, 75u);
@@ -940,12 +940,32 @@ fn main(x: f32[R, N], h: f16[R, 2000], y: f32[R, 9000]) -> (f32[R, N], f16[R, 20
   ASSERT_EQ(ks.size(), 5u);
   for (const auto& k : ks) {
     EXPECT_EQ(k.launch.kind, jit::LaunchRule::Rows);
-    expect_template(k, "row_norm.cuh", "grape_row_norm_block<Ops>(p, row);");
+    expect_template(k, "row_norm.cuh", "grape_row_norm_rows<Ops>(p);");
+    EXPECT_NE(k.source.find("#line 1 \"cluster.cuh\""), std::string::npos);
     const bool wide = body(k).find("9000LL") != std::string::npos;
     EXPECT_NE(body(k).find(wide ? "__launch_bounds__(1024)" : "__launch_bounds__(256)"), std::string::npos);
     auto d = scheduler::launch_dims(k.launch, {{"R", 7}, {"N", 3000}}, 132);
     EXPECT_EQ(d.block, wide ? 1024u : 256u);
     EXPECT_EQ(d.grid, 7u);  // a block per row
+    EXPECT_EQ(d.cluster, 1);
+    // On a device with clusters (sm_90), the 9000-long rows take two blocks each while 7 rows
+    // leave the GPU idle; 200 rows fill it, one block each. The others never take clusters.
+    auto h = scheduler::launch_dims(k.launch, {{"R", 7}, {"N", 3000}}, 132, true);
+    EXPECT_EQ(h.cluster, wide ? 2 : 1);
+    EXPECT_EQ(h.grid, wide ? 14u : 7u);
+    auto many = scheduler::launch_dims(k.launch, {{"R", 200}, {"N", 3000}}, 132, true);
+    EXPECT_EQ(many.cluster, 1);
+    EXPECT_EQ(many.grid, 200u);
+    if (wide) {
+      // A beam search's 5 rows of 50257: the portable cluster size, 8 blocks a row.
+      jit::LaunchRule beam = k.launch;
+      beam.items = {5};
+      beam.row_len = 50257;
+      auto b = scheduler::launch_dims(beam, {}, 132, true);
+      EXPECT_EQ(b.cluster, 8);
+      EXPECT_EQ(b.grid, 40u);
+      EXPECT_EQ(scheduler::launch_dims(beam, {}, 132, false).cluster, 1);
+    }
   }
   expect_compiles(ks);
 }
