@@ -219,6 +219,15 @@ bool wide_reduction(const RowSpace& r) {
   }
   return n >= kReduceWideBlockMinCols;
 }
+// A wide row kernel (1024 threads, rows of known length): on sm_90 a few such rows each take a
+// cluster of blocks (LaunchRule::cluster_rows, scheduler/launch.cpp).
+void cluster_wide_rows(const RowSpace& r, LaunchRule& L) {
+  int64_t n = 1;
+  for (const ir::Dim& d : r.red_dims) n *= d.const_value();
+  L.threads = 1024;
+  L.cluster_rows = true;
+  L.row_len = n;
+}
 
 // sum, mean, prod, max, min, all, any (jit/kernels/reduce.cuh, grape_reduce_row).
 std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
@@ -281,11 +290,11 @@ std::string reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   ops += "  __device__ static void out(const KParams* p, const Row& r, Acc acc) {\n" +
          c.emit_output(oidx, fin, "    ") + "  }\n};\n\n";
   const bool wide = wide_reduction(r);
-  std::string s = ops + kernel_header(name, wide ? "1024" : "256") + block_per_row("grape_reduce_row<Ops>");
-  c.templates = {"reduce.cuh"};
+  std::string s = ops + kernel_header(name, wide ? "1024" : "256") + "  grape_reduce_rows<Ops>(p);\n}\n";
+  c.templates = {"cluster.cuh", "reduce.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
-  if (wide) L.threads = 1024;
+  if (wide) cluster_wide_rows(r, L);
   return s;
 }
 
@@ -309,12 +318,11 @@ std::string arg_reduce(Ctx& c, const std::string& name, LaunchRule& L) {
   ops += "  __device__ static void out(const KParams* p, const Row& r, long long i) {\n" +
          c.emit_output(oidx, "(int)i", "    ") + "  }\n};\n\n";
   const bool wide = wide_reduction(r);
-  std::string s =
-      ops + kernel_header(name, wide ? "1024" : "256") + block_per_row("grape_arg_reduce_row<Ops>");
-  c.templates = {"reduce.cuh"};
+  std::string s = ops + kernel_header(name, wide ? "1024" : "256") + "  grape_arg_reduce_rows<Ops>(p);\n}\n";
+  c.templates = {"cluster.cuh", "reduce.cuh"};
   L.kind = LaunchRule::Rows;
   L.items = r.kept_dims;
-  if (wide) L.threads = 1024;
+  if (wide) cluster_wide_rows(r, L);
   return s;
 }
 
@@ -400,12 +408,7 @@ std::string norm(Ctx& c, const std::string& name, LaunchRule& L) {
   const bool wide = known && r.red_dims[0].const_value() >= kRowNormWideBlockMinCols;
   std::string s = norm_ops(c, r, c.numel(r.red_dims)) + kernel_header(name, wide ? "1024" : "256") +
                   "  grape_row_norm_rows<Ops>(p);\n}\n";
-  if (wide) {
-    L.threads = 1024;
-    // Few such rows fill few SMs: on sm_90 each may take a cluster of blocks (scheduler/launch.cpp).
-    L.cluster_rows = true;
-    L.row_len = r.red_dims[0];
-  }
+  if (wide) cluster_wide_rows(r, L);
   return s;
 }
 

@@ -46,37 +46,52 @@ __device__ __forceinline__ float grape_ld_cluster(unsigned saddr, unsigned rank)
 #endif
 }
 
-// Two statistics of each block of the cluster, combined in rank order: f(&a, &b, a_r, b_r) for
-// r = 1 .. size - 1 onto block 0's, so every block gets the same result whatever the timing.
-// Every thread of every block calls it; each gets the result. The ranks' values are loaded at
-// once by the first warp's lanes (the cluster has at most 8 blocks, scheduler/launch.cpp).
-template <class F>
-__device__ __forceinline__ void grape_cluster_combine2(float* a, float* b, F f) {
-  __shared__ float mine[2], all[2];
+// The 32-bit word at this block's shared-memory address `saddr`, in the block of rank `rank`.
+__device__ __forceinline__ unsigned grape_ld_cluster_u32(unsigned saddr, unsigned rank) {
+#if __CUDA_ARCH__ >= 900
+  unsigned remote, v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(saddr), "r"(rank));
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(remote) : "memory");
+  return v;
+#else
+  return 0u;
+#endif
+}
+
+// A value of each block of the cluster (thread 0's `mine`; S: 4 to 16 bytes, copied as words),
+// combined in rank order: f(f(v_0, v_1), v_2) ..., so every block gets the same result whatever
+// the timing. Every thread of every block calls it; each gets the result. The ranks' values are
+// loaded at once by the first warp's lanes (at most 8 blocks a cluster, scheduler/launch.cpp).
+template <class S, class F>
+__device__ __forceinline__ S grape_cluster_combine(const S& mine, F f) {
+  static_assert(sizeof(S) % 4 == 0 && sizeof(S) <= 16, "a cluster combines values of 4 to 16 bytes");
+  constexpr int W = sizeof(S) / 4;
+  __shared__ unsigned mine_w[W], all_w[W];
   const unsigned n = grape_cluster_size();
-  if (threadIdx.x == 0) {
-    mine[0] = *a;
-    mine[1] = *b;
-  }
+  if (threadIdx.x == 0) memcpy(mine_w, &mine, sizeof(S));
   grape_cluster_sync();
   if (threadIdx.x < 32) {
-    const unsigned lane = threadIdx.x, s = (unsigned)__cvta_generic_to_shared(mine);
-    float ra = 0.0f, rb = 0.0f;
-    if (lane < n) {
-      ra = grape_ld_cluster(s, lane);
-      rb = grape_ld_cluster(s + 4, lane);
-    }
-    float xa = __shfl_sync(0xffffffffu, ra, 0), xb = __shfl_sync(0xffffffffu, rb, 0);
-    for (unsigned r = 1; r < n; ++r) f(&xa, &xb, __shfl_sync(0xffffffffu, ra, r), __shfl_sync(0xffffffffu, rb, r));
-    if (lane == 0) {
-      all[0] = xa;
-      all[1] = xb;
-    }
+    const unsigned lane = threadIdx.x, s = (unsigned)__cvta_generic_to_shared(mine_w);
+    unsigned w[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) w[k] = lane < n ? grape_ld_cluster_u32(s + 4 * k, lane) : 0u;
+    auto from = [&](unsigned r) {
+      unsigned x[W];
+#pragma unroll
+      for (int k = 0; k < W; ++k) x[k] = __shfl_sync(0xffffffffu, w[k], r);
+      S v;
+      memcpy(&v, x, sizeof(S));
+      return v;
+    };
+    S acc = from(0);
+    for (unsigned r = 1; r < n; ++r) acc = f(acc, from(r));
+    if (lane == 0) memcpy(all_w, &acc, sizeof(S));
   }
-  // All reads of `mine` done before any block writes it again or leaves; `all` seen by the block.
+  // All reads of mine_w done before any block writes it again or leaves; all_w seen by the block.
   grape_cluster_sync();
-  *a = all[0];
-  *b = all[1];
+  S out;
+  memcpy(&out, all_w, sizeof(S));
+  return out;
 }
 
 #endif  // GRAPE_KERNELS_CLUSTER_CUH

@@ -179,8 +179,8 @@ __device__ __forceinline__ float grape_warp_max_nan(float v) {
   for (int o = 16; o > 0; o >>= 1) v = grape_fmax_nan(v, grape_shfl_xor(v, o));
   return v;
 }
-// A block's pass over elements j = first + step * t < cnt (grape_block_pass: first = threadIdx.x,
-// step = blockDim.x): f(j, x(j)) for each, in order of j, the loads of GRAPE_BLOCK_PASS_U elements
+// A pass over elements j = first + step * t < cnt (a block's threads: first = threadIdx.x plus
+// the block's offset in its cluster, step = blockDim.x times the cluster's blocks): f(j, x(j)) for each, in order of j, the loads of GRAPE_BLOCK_PASS_U elements
 // issued before any is used. One at a time, a thread's loads are a memory latency apart: a row of
 // 50257 over 256 threads is 196 of them (a beam search's log_softmax took 26 us per call that way on
 // an H100, run 119). The order of f's calls is unchanged, so sums are the same as one element at a
@@ -203,10 +203,6 @@ __device__ __forceinline__ void grape_span_pass(long long first, long long step,
       if (j < cnt) f(j, v[q]);
     }
   }
-}
-template <class X, class F>
-__device__ __forceinline__ void grape_block_pass(long long cnt, X x, F f) {
-  grape_span_pass(threadIdx.x, blockDim.x, cnt, x, f);
 }
 // Block reduction with a combine functor; every thread of the block must call it and gets the
 // result. `sm` holds 32 elements. The block size is a multiple of 32.

@@ -2,11 +2,15 @@
 // one value: sum, mean, prod, max, min, all, any (grape_reduce_row) and argmax, argmin
 // (grape_arg_reduce_row), the same functions as runtime/cpu/reduce.cpp.
 //
-// One block per row (scheduler/launch.cpp, LaunchRule::Rows; the glue's entry point loops over
-// the rows): each thread combines the elements j = threadIdx.x + blockDim.x * t in order, eight
-// loads in flight at a time (grape_block_pass, prelude.cuh), then the block
-// combines the threads' values (warp shuffles, then one value per warp through shared memory) and
-// thread 0 stores the result. Rows of any length, known at compile time or not.
+// One block per row (scheduler/launch.cpp, LaunchRule::Rows; grape_reduce_rows and
+// grape_arg_reduce_rows loop over the rows), or on sm_90 one thread-block cluster of `nc` blocks
+// per row where a few long rows would leave the GPU idle (LaunchRule::cluster_rows: generate's
+// argmax over 5 x 50257 logits), block `rank` taking elements rank * blockDim.x + i + nc *
+// blockDim.x * t: each thread combines its elements in order, eight loads in flight at a time
+// (grape_span_pass, prelude.cuh), then the block combines the threads' values (warp shuffles, then
+// one value per warp through shared memory), the cluster the blocks' in rank order
+// (grape_cluster_combine, cluster.cuh), and thread 0 of rank 0 stores the result. Rows of any
+// length, known at compile time or not.
 //
 // Ops of grape_reduce_row (jit/emit_kernels.cpp, reduce()):
 //   using Acc          float (float inputs), long long (integers), int (all, any)
@@ -27,23 +31,30 @@
 #define GRAPE_KERNELS_REDUCE_CUH
 
 template <class Ops>
-__device__ void grape_reduce_row(const KParams* p, long long row_index) {
+__device__ void grape_reduce_row(const KParams* p, long long row_index, unsigned rank = 0, unsigned nc = 1) {
   using Acc = typename Ops::Acc;
   __shared__ Acc sm[32];
   const long long cnt = Ops::cnt(p);
   const typename Ops::Row row = Ops::row(p, row_index);
   const typename Ops::Combine combine{};
   Acc acc = Ops::init();
-  grape_block_pass(
-      cnt, [&](long long j) { return Ops::x(p, row, j); }, [&](long long, Acc v) { acc = combine(acc, v); });
+  grape_span_pass(
+      (long long)rank * blockDim.x + threadIdx.x, (long long)nc * blockDim.x, cnt,
+      [&](long long j) { return Ops::x(p, row, j); }, [&](long long, Acc v) { acc = combine(acc, v); });
   acc = grape_block_reduce(acc, combine, sm);
-  if (threadIdx.x == 0) Ops::out(p, row, acc);
+  if (nc > 1) acc = grape_cluster_combine(acc, combine);
+  if (threadIdx.x == 0 && rank == 0) Ops::out(p, row, acc);
 }
 
 // The first index of the extreme (NaN counts as the extreme; grape_arg_first): each thread's
 // best (value, index), then the block's (grape_block_best).
+template <class T>
+struct GrapeArgBest {
+  T v;
+  long long i;  // -1: none yet
+};
 template <class Ops>
-__device__ void grape_arg_reduce_row(const KParams* p, long long row_index) {
+__device__ void grape_arg_reduce_row(const KParams* p, long long row_index, unsigned rank = 0, unsigned nc = 1) {
   using T = typename Ops::T;
   __shared__ T smv[32];
   __shared__ long long smi[32];
@@ -52,8 +63,9 @@ __device__ void grape_arg_reduce_row(const KParams* p, long long row_index) {
   const typename Ops::Row row = Ops::row(p, row_index);
   T bv = 0;
   long long bi = -1;
-  grape_block_pass(
-      cnt, [&](long long j) { return Ops::x(p, row, j); },
+  grape_span_pass(
+      (long long)rank * blockDim.x + threadIdx.x, (long long)nc * blockDim.x, cnt,
+      [&](long long j) { return Ops::x(p, row, j); },
       [&](long long j, T v) {
         if (before(v, j, bv, bi)) {
           bv = v;
@@ -61,7 +73,29 @@ __device__ void grape_arg_reduce_row(const KParams* p, long long row_index) {
         }
       });
   grape_block_best(bv, bi, before, smv, smi);
-  if (threadIdx.x == 0) Ops::out(p, row, bi < 0 ? 0 : bi);
+  if (nc > 1) {
+    const GrapeArgBest<T> best = grape_cluster_combine(GrapeArgBest<T>{bv, bi}, [&](GrapeArgBest<T> a, GrapeArgBest<T> b) {
+      return before(b.v, b.i, a.v, a.i) ? b : a;
+    });
+    bi = best.i;
+  }
+  if (threadIdx.x == 0 && rank == 0) Ops::out(p, row, bi < 0 ? 0 : bi);
+}
+
+// The rows of the kernel: row blockIdx.x / nc, then every gridDim.x / nc-th, nc the blocks of this
+// launch's clusters (1 without; the grid is a multiple of it). Every block of a cluster takes the
+// same rows, so their cluster barriers pair up.
+template <class Ops>
+__device__ void grape_reduce_rows(const KParams* p) {
+  const long long rows = Ops::rows(p);
+  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
+  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) grape_reduce_row<Ops>(p, row, rank, nc);
+}
+template <class Ops>
+__device__ void grape_arg_reduce_rows(const KParams* p) {
+  const long long rows = Ops::rows(p);
+  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
+  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) grape_arg_reduce_row<Ops>(p, row, rank, nc);
 }
 
 #endif  // GRAPE_KERNELS_REDUCE_CUH

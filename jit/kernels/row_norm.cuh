@@ -184,15 +184,14 @@ __device__ void grape_row_norm(const KParams* p) {
 // row of only -inf still comes out NaN (0 / 0, log 0 - NaN), and a NaN or +inf anywhere makes the
 // maximum or the sum NaN, as the CPU's two passes do. layer_norm and rms_norm take a pass per
 // statistic (the mean, then the squares).
-struct GrapeSoftmaxCombine {
-  __device__ void operator()(float* m, float* s, float m2, float s2) const {
-    const float nm = grape_fmax_nan(*m, m2);
-    *s = (*s == 0.0f ? 0.0f : *s * expf(*m - nm)) + (s2 == 0.0f ? 0.0f : s2 * expf(m2 - nm));
-    *m = nm;
-  }
+struct GrapeMaxSum {
+  float m, s;  // a maximum, and a sum of exp(x - m)
 };
-struct GrapeSumCombine {
-  __device__ void operator()(float* a, float*, float a2, float) const { *a += a2; }
+struct GrapeSoftmaxCombine {
+  __device__ GrapeMaxSum operator()(GrapeMaxSum a, GrapeMaxSum b) const {
+    const float nm = grape_fmax_nan(a.m, b.m);
+    return {nm, (a.s == 0.0f ? 0.0f : a.s * expf(a.m - nm)) + (b.s == 0.0f ? 0.0f : b.s * expf(b.m - nm))};
+  }
 };
 
 template <class Ops>
@@ -231,13 +230,17 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index, unsi
     }
     a = grape_block_reduce(tmx, GrapeMax(), sm);
     b = grape_block_reduce(tsum == 0.0f ? 0.0f : tsum * expf(tmx - a), GrapeAdd(), sm);
-    if (nc > 1) grape_cluster_combine2(&a, &b, GrapeSoftmaxCombine());
+    if (nc > 1) {
+      const GrapeMaxSum all = grape_cluster_combine(GrapeMaxSum{a, b}, GrapeSoftmaxCombine());
+      a = all.m;
+      b = all.s;
+    }
   } else {
-    float unused = 0.0f, mean = 0.0f;
+    float mean = 0.0f;
     if constexpr (Ops::kKind == kGrapeLayerNorm) {
       grape_span_pass(first, step, cnt, x, [&](long long, float v) { mean += v; });
       mean = grape_block_reduce(mean, GrapeAdd(), sm);
-      if (nc > 1) grape_cluster_combine2(&mean, &unused, GrapeSumCombine());
+      if (nc > 1) mean = grape_cluster_combine(mean, GrapeAdd());
       mean /= (float)cnt;
     }
     float sq = 0.0f;
@@ -246,7 +249,7 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index, unsi
       sq += d * d;
     });
     sq = grape_block_reduce(sq, GrapeAdd(), sm);
-    if (nc > 1) grape_cluster_combine2(&sq, &unused, GrapeSumCombine());
+    if (nc > 1) sq = grape_cluster_combine(sq, GrapeAdd());
     a = mean;
     b = 1.0f / sqrtf(sq / (float)cnt + Ops::kEps);
   }

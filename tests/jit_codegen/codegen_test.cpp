@@ -895,8 +895,8 @@ fn main(x: f32[R, N], h: f16[R, N], n: i32[R, N], m: bool[R, N]) -> (f32[R], f16
   for (const auto& k : ks) {
     EXPECT_EQ(k.launch.kind, jit::LaunchRule::Rows);
     const bool arg = k.root->op == ir::Op::ArgMax || k.root->op == ir::Op::ArgMin;
-    expect_template(k, "reduce.cuh",
-                    arg ? "grape_arg_reduce_row<Ops>(p, row);" : "grape_reduce_row<Ops>(p, row);");
+    expect_template(k, "reduce.cuh", arg ? "grape_arg_reduce_rows<Ops>(p);" : "grape_reduce_rows<Ops>(p);");
+    EXPECT_FALSE(k.launch.cluster_rows);  // rows of a runtime length: never a cluster
     (arg ? arg_reductions : reductions)++;
     if (k.root->op == ir::Op::Mean) check_golden("reduce_rows", body(k));
   }
@@ -905,6 +905,31 @@ fn main(x: f32[R, N], h: f16[R, N], n: i32[R, N], m: bool[R, N]) -> (f32[R], f16
   auto d = scheduler::launch_dims(ks[0].launch, {{"R", 300}, {"N", 5000}}, 132);
   EXPECT_EQ(d.grid, 300u);
   EXPECT_EQ(d.block, 256u);
+  EXPECT_EQ(scheduler::launch_dims(ks[0].launch, {{"R", 3}, {"N", 50000}}, 132, true).cluster, 1);
+  expect_compiles(ks);
+}
+
+// Reductions of rows of a known length from 8192 on: 1024 threads, and on sm_90 a few rows take a
+// cluster of blocks each (generate's argmax over 5 x 50257 logits: 8 blocks a row).
+TEST(CodegenTemplates, FewLongKnownRowsTakeClustersOnHopper) {
+  auto c = compile_text("long_reduce.grp", R"(
+fn main(x: f32[R, 50257], n: i32[R, 9000]) -> (i32[R], i32[R], f32[R]) {
+  return (argmax(x, axis=-1), sum(n, axis=1), mean(x, axis=1))
+}
+)");
+  auto ks = kernels_of(*c->mod, "main");
+  ASSERT_EQ(ks.size(), 3u);
+  for (const auto& k : ks) {
+    EXPECT_TRUE(k.launch.cluster_rows) << k.name;
+    EXPECT_EQ(k.launch.threads, 1024);
+    const bool long_row = k.root->op != ir::Op::Sum;
+    auto h = scheduler::launch_dims(k.launch, {{"R", 5}}, 132, true);
+    EXPECT_EQ(h.cluster, long_row ? 8 : 2) << k.name;
+    EXPECT_EQ(h.grid, long_row ? 40u : 10u) << k.name;
+    auto old = scheduler::launch_dims(k.launch, {{"R", 5}}, 132, false);
+    EXPECT_EQ(old.cluster, 1);
+    EXPECT_EQ(old.grid, 5u);
+  }
   expect_compiles(ks);
 }
 

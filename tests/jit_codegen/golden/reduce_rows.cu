@@ -26,6 +26,5 @@ extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_cons
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
-  const long long rows = Ops::rows(p);
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) grape_reduce_row<Ops>(p, row);
+  grape_reduce_rows<Ops>(p);
 }
