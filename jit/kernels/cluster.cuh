@@ -94,4 +94,14 @@ __device__ __forceinline__ S grape_cluster_combine(const S& mine, F f) {
   return out;
 }
 
+// The rows of a row kernel (row_norm.cuh, reduce.cuh): f(row, rank, nc) for row blockIdx.x / nc,
+// then every gridDim.x / nc-th, nc the blocks of this launch's clusters (1 without; the grid is a
+// multiple of it) and rank this block's place in its cluster. Every block of a cluster takes the
+// same rows, so their cluster barriers pair up.
+template <class F>
+__device__ __forceinline__ void grape_cluster_rows(long long rows, F f) {
+  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
+  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) f(row, rank, nc);
+}
+
 #endif  // GRAPE_KERNELS_CLUSTER_CUH

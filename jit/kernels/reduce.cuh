@@ -82,20 +82,15 @@ __device__ void grape_arg_reduce_row(const KParams* p, long long row_index, unsi
   if (threadIdx.x == 0 && rank == 0) Ops::out(p, row, bi < 0 ? 0 : bi);
 }
 
-// The rows of the kernel: row blockIdx.x / nc, then every gridDim.x / nc-th, nc the blocks of this
-// launch's clusters (1 without; the grid is a multiple of it). Every block of a cluster takes the
-// same rows, so their cluster barriers pair up.
+// The kernels' rows (grape_cluster_rows, cluster.cuh).
 template <class Ops>
 __device__ void grape_reduce_rows(const KParams* p) {
-  const long long rows = Ops::rows(p);
-  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
-  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) grape_reduce_row<Ops>(p, row, rank, nc);
+  grape_cluster_rows(Ops::rows(p), [&](long long row, unsigned rank, unsigned nc) { grape_reduce_row<Ops>(p, row, rank, nc); });
 }
 template <class Ops>
 __device__ void grape_arg_reduce_rows(const KParams* p) {
-  const long long rows = Ops::rows(p);
-  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
-  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) grape_arg_reduce_row<Ops>(p, row, rank, nc);
+  grape_cluster_rows(Ops::rows(p),
+                     [&](long long row, unsigned rank, unsigned nc) { grape_arg_reduce_row<Ops>(p, row, rank, nc); });
 }
 
 #endif  // GRAPE_KERNELS_REDUCE_CUH

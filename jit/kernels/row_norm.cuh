@@ -267,14 +267,10 @@ __device__ void grape_row_norm_block(const KParams* p, long long row_index, unsi
   });
 }
 
-// The rows of a block-per-row kernel: row blockIdx.x / nc, then every gridDim.x / nc-th, nc the
-// blocks of this launch's clusters (1 without; the grid is a multiple of it). Every block of a
-// cluster takes the same rows, so their cluster barriers pair up.
+// The kernel's rows (grape_cluster_rows, cluster.cuh).
 template <class Ops>
 __device__ void grape_row_norm_rows(const KParams* p) {
-  const long long rows = Ops::rows(p);
-  const unsigned nc = grape_cluster_size(), rank = grape_cluster_rank();
-  for (long long row = blockIdx.x / nc; row < rows; row += gridDim.x / nc) grape_row_norm_block<Ops>(p, row, rank, nc);
+  grape_cluster_rows(Ops::rows(p), [&](long long row, unsigned rank, unsigned nc) { grape_row_norm_block<Ops>(p, row, rank, nc); });
 }
 
 #endif  // GRAPE_KERNELS_ROW_NORM_CUH
