@@ -118,8 +118,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
           throw UsageError("--backend must be cpu, cuda or auto, got " + quoted(o.backend));
       } else if (a == "--executor") {
         o.executor = next();
-        if (o.executor != "auto" && o.executor != "eager" && o.executor != "graph")
-          throw UsageError("--executor must be eager, graph or auto, got " + quoted(o.executor));
+        if (o.executor != "auto" && o.executor != "eager" && o.executor != "graph" && o.executor != "mono")
+          throw UsageError("--executor must be eager, graph, mono or auto, got " + quoted(o.executor));
       } else if (a == "--no-optimize")
         o.no_optimize = flag();
       else if (a == "--require-loop-bounds")

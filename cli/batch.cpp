@@ -31,7 +31,7 @@ namespace grape::cli {
 const char* kBatchUsage =
     "usage: grape batch FILE --entry NAME --requests R.jsonl|- --output DIR [-D NAME=VALUE]...\n"
     "                   [--weights F.safetensors | --random-weights SEED] [--input NAME=F.npy]...\n"
-    "                   [--backend cpu|cuda|auto] [--executor eager|graph|auto] [--max-batch N]\n"
+    "                   [--backend cpu|cuda|auto] [--executor eager|graph|mono|auto] [--max-batch N]\n"
     "                   [--devices all|0,1,...] [--threads N|auto] [--shard I/N] [--resume | --overwrite]\n"
     "                   [--outputs auto|inline|npy|npy-rows] [--quiet] [--json] [--max-loop-trips N] "
     "[--timeout S]\n"

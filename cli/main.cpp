@@ -63,7 +63,7 @@ const char* kIrUsage =
 
 const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
-    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|auto]\n"
+    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|mono|auto]\n"
     "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
     "                   [--limit NAME=N]... [--bundle F] [--profile] [--buckets SPEC]...\n"
     "                   [--graph-memory MB] [--shapes NAME=LO:HI[:STEP]]\n"
@@ -94,7 +94,7 @@ const char* kRunUsage =
     "usage: grape run FILE [--entry NAME] [-D NAME=VALUE]...\n"
     "                 [--weights F.safetensors | --random-weights SEED]\n"
     "                 [--input NAME=F.npy]... [--output DIR] [--backend cpu|cuda|auto]\n"
-    "                 [--executor eager|graph|auto] [--max-loop-trips N] [--timeout SECONDS]\n"
+    "                 [--executor eager|graph|mono|auto] [--max-loop-trips N] [--timeout SECONDS]\n"
     "                 [--limit NAME=N]... [--bundle F] [--buckets SPEC]... [--graph-memory MB]\n"
     "Runs one entry point (default: main). Inputs bind to the entry's parameters by name; symbolic\n"
     "dims come from the inputs. With --output DIR the results are written as DIR/out0.npy,\n"

@@ -35,6 +35,7 @@ namespace grape::jit {
   X(cuFuncGetAttribute, "cuFuncGetAttribute")                                                   \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor") \
   X(cuLaunchKernel, "cuLaunchKernel")                                                           \
+  X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel")                                     \
   X(cuMemAlloc, "cuMemAlloc_v2")                                                                \
   X(cuMemFree, "cuMemFree_v2")                                                                  \
   X(cuMemAllocHost, "cuMemAllocHost_v2")                                                        \

@@ -62,6 +62,31 @@ struct SeqParams {
   int loop_init_local[GRAPE_SEQ_MAX_LOOPS];
   int loop_cond_local[GRAPE_SEQ_MAX_LOOPS];
 };
+// The one kernel of the mono executor (runtime/cuda/mono_executor.h, jit/persistent_source.h): every
+// step of an entry in one launch of co-resident blocks. Its copies come from a table in device memory.
+struct PersistentCopy {
+  void* dst;
+  const void* src;
+  unsigned long long bytes;
+  const unsigned char* pred;  // null: unconditional
+};
+// A range of device memory the whole grid requests into L2 (grape_prefetch_l2); 0 bytes: none.
+struct PersistentRange {
+  const void* ptr;
+  unsigned long long bytes;
+};
+struct PersistentParams {
+  const KParams* kernel;       // the program's parameter blocks in device memory, one slot per kernel
+  const PersistentCopy* copy;  // the copies, in the order the kernel's code names them
+  // Per launch, in order: what the grid requests into L2 as that launch starts (the weight of the
+  // next matrix product, so weights stream from memory while other steps and barriers run).
+  const PersistentRange* prefetch;
+  // Null, or 2 * (barriers + 2) stamps of %globaltimer (ns) that block 0 writes: [0] the start,
+  // [2i] its arrival at barrier i and [2i + 1] its leaving it (barrier i = 1.. in code order;
+  // the last is the kernel's end). The mono executor's GRAPE_MONO_TRACE.
+  unsigned long long* trace;
+  unsigned int* barrier;  // one word, zero before the first launch (jit/persistent_source.cpp)
+};
 // A sequence copies its kernels' blocks 16 bytes at a time.
 static_assert(sizeof(KParams) % 16 == 0, "KParams must be a whole number of 16-byte words");
 // Kernel parameters of up to 4 KB are accepted by every driver and device.

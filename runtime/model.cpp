@@ -324,11 +324,12 @@ Session::Session(std::shared_ptr<const Model> model, const SessionOptions& optio
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
     throw Error(ErrorCode::InvalidArgument,
                 "backend \"" + options.backend + "\" is not one of \"auto\", \"cpu\", \"cuda\"");
-  if (options.executor != "auto" && options.executor != "eager" && options.executor != "graph") {
-    if (options.executor == "mono" || options.executor == "dataflow")
+  if (options.executor != "auto" && options.executor != "eager" && options.executor != "graph" &&
+      options.executor != "mono") {
+    if (options.executor == "dataflow")
       throw Error(ErrorCode::Unsupported,
                   "executor \"" + options.executor +
-                      "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
+                      "\" is not implemented yet; use \"eager\", \"graph\", \"mono\" or \"auto\"");
     throw Error(ErrorCode::InvalidArgument,
                 "executor \"" + options.executor +
                     "\" is not one of \"auto\", \"eager\", \"graph\", \"mono\", \"dataflow\"");

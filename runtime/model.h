@@ -81,7 +81,8 @@ struct SessionOptions {
   std::string entry;             // "" means "main"
   std::string backend = "auto";  // "cpu", "cuda", or "auto" (CUDA when a driver and GPU exist)
   // CUDA: "auto" (per shape bucket, eager or graph, whichever its first calls measured faster;
-  // docs/execution.md) | "eager" | "graph" (mono, dataflow: not yet)
+  // docs/execution.md) | "eager" | "graph" | "mono" (one persistent kernel, entries without device
+  // loops; runtime/cuda/mono_executor.h) (dataflow: not yet)
   std::string executor = "auto";
   int device = 0;
   // Trips of a device loop without `max` before the run stops with an error; 0: the default

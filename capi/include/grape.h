@@ -226,13 +226,14 @@ typedef struct grp_session_options {
   size_t struct_size;  /* sizeof(grp_session_options) */
   const char* entry;   /* NULL: "main" */
   const char* backend; /* "auto" | "cpu" | "cuda"; NULL: "auto" */
-  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager", "graph" and
-   * "auto": per shape bucket (see `buckets` below) the first 8 calls
+  /* "auto" | "eager" | "graph" | "mono" | "dataflow"; NULL: "auto". CUDA runs "eager", "graph",
+   * "mono" (the whole entry as one persistent kernel; entries without device loops, else
+   * GRP_ERR_UNSUPPORTED at creation) and "auto": per shape bucket (see `buckets` below) the first 8 calls
    * alternate between eager and graph, the last 3 of each timed with CUDA events, and the
    * executor with the lower median runs every later call (graph only when more than 2% faster;
    * eager where the driver lacks conditional graph nodes); grp_run_stats.executor says which ran,
-   * grp_run_stats.auto_state and grp_session_auto_decisions what was decided ("mono",
-   * "dataflow": GRP_ERR_UNSUPPORTED); docs/execution.md. The CPU backend has one executor: it
+   * grp_run_stats.auto_state and grp_session_auto_decisions what was decided ("dataflow":
+   * GRP_ERR_UNSUPPORTED); docs/execution.md. The CPU backend has one executor: it
    * accepts only "auto" (others: GRP_ERR_UNSUPPORTED). */
   const char* executor;
   int device; /* CUDA device ordinal; must be 0 on the CPU backend */

@@ -316,7 +316,7 @@ const char* grp_session_fallback_reason(const grp_session* s) {
 
 // grp_run_stats.executor stays valid while the session lives: a string literal, not the stats'.
 static const char* executor_name(const std::string& e) {
-  for (const char* known : {"eager", "graph", "auto", "cpu"})
+  for (const char* known : {"eager", "graph", "mono", "auto", "cpu"})
     if (e == known) return known;
   return "";
 }

@@ -90,7 +90,7 @@ __device__ __forceinline__ float grape_attn_dot_row(const KParams* p, long long 
 #pragma unroll 8
     for (long long d0 = 0; d0 < DK; d0 += V) {
       float f[V];
-      GrapeVec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(kr + d0)), f);
+      GrapeVec<T>::unpack(GRAPE_LDG(reinterpret_cast<const uint4*>(kr + d0)), f);
 #pragma unroll
       for (int e = 0; e < V; ++e) dot += q[d0 + e] * f[e];
     }
@@ -112,7 +112,7 @@ __device__ __forceinline__ void grape_attn_v_load(const KParams* p, long long b,
 #pragma unroll
   for (int t = 0; t < LPR; ++t) {
     const long long j = j0 + t * RPL + g;
-    u[t] = j < KV ? __ldg(reinterpret_cast<const uint4*>(Ops::v_at(p, b, j, (long long)c * V)))
+    u[t] = j < KV ? GRAPE_LDG(reinterpret_cast<const uint4*>(Ops::v_at(p, b, j, (long long)c * V)))
                   : make_uint4(0, 0, 0, 0);
   }
 }

@@ -36,11 +36,19 @@
 #define GRAPE_GEMV_PF 8     // weight vectors per thread requested before A is staged (gemv_kn)
 #define GRAPE_GEMV_NK_PF 2  // steps of 4 vectors per lane requested before A is staged (gemv_nk)
 
+// Not through the read-only path in a persistent kernel, where W may be an earlier step's result.
 __device__ __forceinline__ uint4 grape_ld_stream16(const void* p) {
   uint4 u;
+#ifndef GRAPE_PERSISTENT
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
                : "l"(p));
+#else
+  asm volatile("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+               : "l"(p)
+               : "memory");
+#endif
   return u;
 }
 

@@ -19,9 +19,25 @@ __device__ __forceinline__ long long grape_ld_i64(const void* b, long long i) { 
 __device__ __forceinline__ bool grape_ld_b8(const void* b, long long i) { GRAPE_ASSUME_GLOBAL(b); return ((const unsigned char*)b)[i] != 0; }
 // The same through the read-only data path (ld.global.nc) for kernels that never write what they
 // read (jit/emit_context.h, Ctx::readonly_inputs): such loads may be reordered with the kernel's
-// stores. In a block sequence (scheduler/sequence.h) a kernel's inputs may have been written
-// earlier in the same launch, which the read-only path does not promise to see: plain loads there.
-#ifndef GRAPE_BLOCK_SEQUENCE
+// stores. In a block sequence (scheduler/sequence.h) or a persistent kernel (GRAPE_PERSISTENT,
+// jit/persistent_source.h) a kernel's inputs may have been written earlier in the same launch,
+// which the read-only path does not promise to see: plain loads there.
+#if defined(GRAPE_PERSISTENT)
+// A global load the compiler knows is global (a generic one might alias shared memory, which
+// would serialise loads behind shared-memory stores), not through the read-only path. (A block
+// sequence may keep storages in shared memory: plain generic loads there.)
+template <class T>
+__device__ __forceinline__ T grape_ld_plain(const T* p) {
+  __builtin_assume(__isGlobal(p));
+  return *p;
+}
+#define GRAPE_LDG(p) grape_ld_plain(p)
+#elif defined(GRAPE_BLOCK_SEQUENCE)
+#define GRAPE_LDG(p) (*(p))
+#else
+#define GRAPE_LDG(p) __ldg(p)
+#endif
+#if !defined(GRAPE_BLOCK_SEQUENCE) && !defined(GRAPE_PERSISTENT)
 __device__ __forceinline__ float grape_ldg_f32(const void* b, long long i) { return __ldg((const float*)b + i); }
 __device__ __forceinline__ float grape_ldg_f16(const void* b, long long i) { return __half2float(__ldg((const __half*)b + i)); }
 __device__ __forceinline__ float grape_ldg_bf16(const void* b, long long i) { return __bfloat162float(__ldg((const __nv_bfloat16*)b + i)); }

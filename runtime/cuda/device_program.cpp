@@ -71,6 +71,15 @@ const void* DeviceProgram::image_of(const jit::CompileOutcome& built) {
   return r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
 }
 
+jit::Module DeviceProgram::build_module(const std::string& source, const std::string& label) {
+  const auto t0 = std::chrono::steady_clock::now();
+  jit::KernelCache cache = jit::KernelCache::open_default();
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel({{source, label}}, dev_.arch(), &cache);
+  jit::Module m(dev_, image_of(built.at(0)), label);
+  compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
 void DeviceProgram::compile() {
   auto t0 = std::chrono::steady_clock::now();
   fusion_ = scheduler::plan_fusion(f_);

@@ -74,6 +74,11 @@ class DeviceProgram {
   // Changes whenever a storage's device address changes (arena regrown, a state reallocated):
   // anything that baked addresses in (a CUDA graph) must be rebuilt.
   uint64_t generation() const { return generation_; }
+  // The parameter blocks in device memory (slot k: kernel k), as the last bind uploaded them.
+  CUdeviceptr device_blocks() const { return blocks_dev_.ptr(); }
+  // Compiles one more source of this program (through the kernel cache) and loads it; `label`
+  // names it in errors. Counts in kernels_compiled / kernels_from_cache and compile_ms.
+  jit::Module build_module(const std::string& source, const std::string& label);
   // The host parameter blocks as bound now (what a graph's kernel nodes were built with).
   const std::vector<unsigned char>& host_blocks() const { return blocks_host_; }
 

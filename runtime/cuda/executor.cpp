@@ -5,6 +5,7 @@
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/eager_executor.h"
 #include "runtime/cuda/graph_executor.h"
+#include "runtime/cuda/mono_executor.h"
 #include "scheduler/launch.h"
 
 namespace grape::cuda {
@@ -26,9 +27,10 @@ std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Funct
                                         const RunControl& control,
                                         std::function<SourcePosition(const Span&)> locate,
                                         const GraphOptions& graph) {
-  if (kind != "auto" && kind != "eager" && kind != "graph")
-    throw Error(ErrorCode::Unsupported,
-                "executor \"" + kind + "\" is not implemented yet; use \"eager\", \"graph\" or \"auto\"");
+  if (kind != "auto" && kind != "eager" && kind != "graph" && kind != "mono")
+    throw Error(
+        ErrorCode::Unsupported,
+        "executor \"" + kind + "\" is not implemented yet; use \"eager\", \"graph\", \"mono\" or \"auto\"");
   if (kind == "graph" && !jit::driver().has_graphs())
     throw Error(ErrorCode::Unsupported,
                 "executor \"graph\" needs CUDA graphs with conditional nodes (a CUDA 12.4 or "
@@ -39,6 +41,7 @@ std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Funct
   program->set_buckets(graph.buckets);
   if (kind == "graph") return std::make_unique<GraphExecutor>(std::move(program), control, graph);
   if (kind == "auto") return std::make_unique<AutoExecutor>(std::move(program), control, graph);
+  if (kind == "mono") return std::make_unique<MonoExecutor>(std::move(program), control);
   return std::make_unique<EagerExecutor>(std::move(program), control);
 }
 

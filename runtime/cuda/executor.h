@@ -124,9 +124,9 @@ class Executor {
 // GRAPE_EAGER_PDL) is not 0.
 bool programmatic_launch(const jit::Device& device, const char* knob);
 
-// "eager", "graph" or "auto" (runtime/cuda/auto_executor.h). Compiles (or loads from the kernel
-// cache) every kernel of `f` and uploads the weights. `control` must outlive the executor. Throws
-// grape::Error (NoDevice without a driver; Unsupported for "graph" with a driver without
+// "eager", "graph", "mono" (runtime/cuda/mono_executor.h) or "auto" (runtime/cuda/auto_executor.h). Compiles
+// (or loads from the kernel cache) every kernel of `f` and uploads the weights. `control` must outlive the
+// executor. Throws grape::Error (NoDevice without a driver; Unsupported for "graph" with a driver without
 // conditional graph nodes, where "auto" runs eager).
 // `locate` gives an op's source position for run-time errors (FILE:LINE:COL: error: ...).
 std::unique_ptr<Executor> make_executor(const std::string& kind, const ir::Function& f,

@@ -221,7 +221,7 @@ def long_arguments_are_cut_in_messages():
     xs = npy("x_long_args.npy", np.zeros((2, 784), np.float16))
     for args, code, fragment in [
         (["run", mlp, "--backend", long], 2, "--backend must be cpu, cuda or auto, got " + cut),
-        (["run", mlp, "--executor", long], 2, "--executor must be eager, graph or auto, got " + cut),
+        (["run", mlp, "--executor", long], 2, "--executor must be eager, graph, mono or auto, got " + cut),
         (["run", mlp, "-D", long], 2, "-D expects NAME=VALUE, got " + cut),
         (["run", mlp, "--random-weights", long], 2, "expected an integer, got " + cut),
         (["run", mlp, "--" + long[2:]], 2, "unknown option '--" + "a" * 30 + "...' (5000 characters)"),
