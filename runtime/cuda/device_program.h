@@ -93,6 +93,7 @@ class DeviceProgram {
   };
   const Launch& launch(size_t kernel) const { return launches_.at(kernel); }
   const jit::KernelSpec& spec(size_t kernel) const { return specs_.at(kernel); }
+  const std::vector<jit::KernelSpec>& specs() const { return specs_; }
   size_t num_kernels() const { return specs_.size(); }
   std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"
   std::string where(const ir::Operation* op) const;

@@ -30,7 +30,6 @@ bool overlaps_any(const Range& r, const std::vector<Range>& set) {
 
 struct MonoExecutor::Impl {
   DeviceProgram& p;
-  RunStats& stats;
   jit::Event start, stop;
   jit::DeviceBuffer barrier;  // PersistentParams::barrier
   jit::DeviceBuffer copy_table, prefetch_table;
@@ -47,12 +46,8 @@ struct MonoExecutor::Impl {
   std::map<std::string, Built> built;
   int threads = 0;
 
-  Impl(DeviceProgram& program, RunStats& s)
-      : p(program),
-        stats(s),
-        start(p.device()),
-        stop(p.device()),
-        barrier(p.device(), 16, "the grid barrier") {
+  explicit Impl(DeviceProgram& program)
+      : p(program), start(p.device()), stop(p.device()), barrier(p.device(), 16, "the grid barrier") {
     barrier.fill_bytes(0, p.stream());
   }
 
@@ -162,7 +157,7 @@ struct MonoExecutor::Impl {
     if (it != built.end()) return it->second;
     std::string source;
     try {
-      source = jit::persistent_kernel_source(steps, specs(), threads);
+      source = jit::persistent_kernel_source(steps, p.specs(), threads);
     } catch (const std::invalid_argument& e) {
       throw Error(ErrorCode::Unsupported, std::string("the mono executor: ") + e.what());
     }
@@ -192,12 +187,6 @@ struct MonoExecutor::Impl {
     if (cap > 0) per_sm = std::min(per_sm, cap);
     b.grid = static_cast<unsigned>(per_sm * p.device().sm_count());
     return built.emplace(key, std::move(b)).first->second;
-  }
-
-  std::vector<jit::KernelSpec> specs() const {
-    std::vector<jit::KernelSpec> v;
-    for (size_t k = 0; k < p.num_kernels(); ++k) v.push_back(p.spec(k));
-    return v;
   }
 
   // GRAPE_MONO_TRACE=FILE: block 0's %globaltimer stamps at every barrier (jit/kernel_abi.h,
@@ -269,7 +258,7 @@ MonoExecutor::MonoExecutor(std::shared_ptr<DeviceProgram> program, const RunCont
       throw Error(ErrorCode::Unsupported, "the mono executor runs entries without device loops; " +
                                               program_->function().name + " has one (" +
                                               program_->where(s.op) + "): use --executor graph");
-  impl_ = std::make_unique<Impl>(*program_, stats_);
+  impl_ = std::make_unique<Impl>(*program_);
 }
 
 MonoExecutor::~MonoExecutor() = default;
