@@ -99,13 +99,6 @@ std::vector<AutoDecision> compare_auto(const std::shared_ptr<Model>& m, const st
   return seen;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // 20 calls per case. Without state, the symbolic dims alternate between 3 and 4: two buckets of 10
 // calls, each measured and decided on its own while the other is in between. With state (whose
 // shapes the first call fixes), one bucket; the values change on every call either way.
@@ -115,7 +108,7 @@ TEST(AutoExecutor, ControlFlowCases) {
   for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/difftest/cases")) {
     if (e.path().extension() != ".grp") continue;
     SCOPED_TRACE(e.path().filename().string());
-    auto m = Model::load_source(read(e.path()), e.path().string());
+    auto m = Model::load_source(read_text(e.path().string()), e.path().string());
     Session probe(m, "main");
     const bool stateful = !probe.states().empty();
     std::vector<Inputs> calls;

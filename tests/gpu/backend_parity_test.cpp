@@ -40,13 +40,6 @@ void compare(const std::shared_ptr<Model>& m, const std::string& entry, const st
   }
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(GpuParity, Mlp) {
   REQUIRE_GPU();
   ModelOptions o;
@@ -93,7 +86,7 @@ TEST(GpuParity, ControlFlowCases) {
   for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/difftest/cases")) {
     if (e.path().extension() != ".grp") continue;
     SCOPED_TRACE(e.path().filename().string());
-    auto m = Model::load_source(read(e.path()), e.path().string());
+    auto m = Model::load_source(read_text(e.path().string()), e.path().string());
     Session probe(m, "main");
     std::vector<Inputs> calls;
     for (uint32_t c = 0; c < 3; ++c) calls.push_back(sample_inputs(probe.inputs(), c, 3));

@@ -9,8 +9,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,14 @@ namespace grape::gpu_test {
 
 // The repository root: $GRAPE_SOURCE_DIR when the binary runs away from where it was built (the
 // lent GPU machine), else the build's source tree.
+// The whole text of a file ("" when it cannot be read): the control-flow cases' sources.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 inline std::string source_dir() {
   const char* env = std::getenv("GRAPE_SOURCE_DIR");
   return env ? env : GRAPE_SOURCE_DIR;

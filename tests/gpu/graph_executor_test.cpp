@@ -49,13 +49,6 @@ void compare(const std::shared_ptr<Model>& m, const std::string& entry, const st
   }
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class Executors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Executors, ControlFlowCases) {
@@ -63,7 +56,7 @@ TEST_P(Executors, ControlFlowCases) {
   for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/difftest/cases")) {
     if (e.path().extension() != ".grp") continue;
     SCOPED_TRACE(e.path().filename().string());
-    auto m = Model::load_source(read(e.path()), e.path().string());
+    auto m = Model::load_source(read_text(e.path().string()), e.path().string());
     Session probe(m, "main");
     std::vector<Inputs> calls;
     // Symbolic dims change between calls: 3, 4, 3, 2.

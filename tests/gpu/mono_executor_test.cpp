@@ -6,8 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -40,20 +38,13 @@ void compare_mono(const std::shared_ptr<Model>& m, const std::string& entry, con
   }
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(MonoExecutor, ControlFlowCasesWithoutDeviceLoops) {
   REQUIRE_GPU();
   int ran = 0, refused = 0;
   for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/tests/difftest/cases")) {
     if (e.path().extension() != ".grp") continue;
     SCOPED_TRACE(e.path().filename().string());
-    auto m = Model::load_source(read(e.path()), e.path().string());
+    auto m = Model::load_source(read_text(e.path().string()), e.path().string());
     try {
       Session probe(m, SessionOptions{"main", "cuda", "mono", 0});
     } catch (const Error& err) {
