@@ -135,7 +135,7 @@ class Session {
   // is "cpu", and fallback_reason() says why.
   const std::string& backend() const;
   const std::string& fallback_reason() const;
-  // The executor it was created with: "cpu" on the CPU backend, else "eager", "graph" or "auto"
+  // The executor it was created with: "cpu" on the CPU backend, else "eager", "graph", "mono" or "auto"
   // (which runs each call on eager or graph: RunStats::executor says which).
   const std::string& executor() const;
   // What the last run did (also after a failed run); valid until the next run.

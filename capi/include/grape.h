@@ -434,8 +434,9 @@ typedef struct grp_run_stats {
   size_t device_bytes; /* device memory held by the session */
   double compile_ms;   /* building the session's kernels (NVRTC or the kernel cache) */
   /* Appended after the first version (filled only when struct_size covers them): */
-  /* The executor that ran the run: "eager" or "graph" on CUDA (with executor "auto" either one;
-   * "auto" before its first run), "cpu" on the CPU backend. Valid while the session lives. */
+  /* The executor that ran the run: "eager", "graph" or "mono" on CUDA (with executor "auto"
+   * "eager" or "graph"; "auto" before its first run), "cpu" on the CPU backend. Valid while the
+   * session lives. */
   const char* executor;
   int64_t graph_launches; /* CUDA graphs launched by the run (graph executor: 1) */
   size_t graphs;          /* instantiated CUDA graphs the session holds */
