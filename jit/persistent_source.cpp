@@ -34,7 +34,7 @@ __device__ __forceinline__ unsigned int grape_ctaid() {
 }
 __device__ __forceinline__ unsigned long long grape_globaltimer() {
   unsigned long long t;
-  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
 // Tracing (PersistentParams::trace): block 0 stamps when it arrives at each barrier and leaves it.
@@ -74,9 +74,9 @@ __device__ __noinline__ void grape_grid_copy(const PersistentCopy& c) {
   }
   for (unsigned long long b = done + first; b < c.bytes; b += stride) d[b] = s[b];
 }
-// A step's parameter block and its prefetch range into shared memory: the entries read it there, where the compiler knows
-// the step's global stores cannot change it (through a global pointer it would reload every field
-// after every store), and with no L1 refill after each barrier's acquire.
+// A step's parameter block and its prefetch range into shared memory: the entries read it there,
+// where the compiler knows the step's global stores cannot change it (through a global pointer it
+// would reload every field after every store), and with no L1 refill after each barrier's acquire.
 __device__ __forceinline__ void grape_stage_params(KParams& dst, const KParams* src, PersistentRange& pf,
                                                    const PersistentRange* pf_src) {
   constexpr int kWords = (int)(sizeof(KParams) / 16);
