@@ -35,8 +35,6 @@ struct MonoExecutor::Impl {
   jit::DeviceBuffer copy_table, prefetch_table;
   std::vector<jit::PersistentCopy> copies_host;
   std::vector<jit::PersistentRange> prefetch_host;  // per launch
-  uint64_t copies_generation = 0;
-  std::map<std::string, int64_t> copies_dims;
   struct Built {
     jit::Module module;
     CUfunction function = nullptr;
@@ -45,6 +43,24 @@ struct MonoExecutor::Impl {
   // Per signature (entry points, barriers, block size): the persistent kernel built for it.
   std::map<std::string, Built> built;
   int threads = 0;
+  // The last binding's steps and kernel, planned again only when an address or a dim changed
+  // (the launch configurations follow the dims: the tuner decides at a bucket's first bind).
+  std::vector<jit::PersistentStep> steps;
+  size_t copies = 0;
+  Built* kernel = nullptr;
+  uint64_t steps_generation = 0;
+  std::map<std::string, int64_t> steps_dims;
+
+  void prepare() {
+    if (kernel && steps_generation == p.generation() && steps_dims == p.dims()) return;
+    kernel = nullptr;
+    unsigned shared = 0;
+    steps = plan_steps(shared, copies);
+    kernel = &kernel_for(steps, shared);
+    upload_tables();
+    steps_generation = p.generation();
+    steps_dims = p.dims();
+  }
 
   explicit Impl(DeviceProgram& program)
       : p(program), start(p.device()), stop(p.device()), barrier(p.device(), 16, "the grid barrier") {
@@ -226,28 +242,20 @@ struct MonoExecutor::Impl {
     out << "# total " << total << " us, " << names.size() << " phases\n";
   }
 
-  // The copies' and prefetches' tables, when an address in them may have changed.
+  // The copies' and prefetches' tables (plan_steps filled them), into device memory.
   void upload_tables() {
     const size_t copy_bytes = std::max<size_t>(copies_host.size(), 1) * sizeof(jit::PersistentCopy);
     const size_t prefetch_bytes = std::max<size_t>(prefetch_host.size(), 1) * sizeof(jit::PersistentRange);
-    bool fresh = false;
-    if (copy_table.size() < copy_bytes) {
+    if (copy_table.size() < copy_bytes)
       copy_table = jit::DeviceBuffer(p.device(), copy_bytes, "the persistent kernel's copies");
-      fresh = true;
-    }
-    if (prefetch_table.size() < prefetch_bytes) {
+    if (prefetch_table.size() < prefetch_bytes)
       prefetch_table = jit::DeviceBuffer(p.device(), prefetch_bytes, "the persistent kernel's prefetches");
-      fresh = true;
-    }
-    if (!fresh && copies_generation == p.generation() && copies_dims == p.dims()) return;
     if (!copies_host.empty())
       copy_table.copy_from_host(copies_host.data(), copies_host.size() * sizeof(jit::PersistentCopy),
                                 p.stream());
     if (!prefetch_host.empty())
       prefetch_table.copy_from_host(prefetch_host.data(), prefetch_host.size() * sizeof(jit::PersistentRange),
                                     p.stream());
-    copies_generation = p.generation();
-    copies_dims = p.dims();
   }
 };
 
@@ -273,11 +281,8 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
   p.upload_inputs(inputs);
   std::vector<Tensor> out;
   try {
-    unsigned shared = 0;
-    size_t copies = 0;
-    const std::vector<jit::PersistentStep> steps = impl_->plan_steps(shared, copies);
-    Impl::Built& k = impl_->kernel_for(steps, shared);
-    impl_->upload_tables();
+    impl_->prepare();
+    const Impl::Built& k = *impl_->kernel;
     // Nothing has been launched yet: an interrupt or the deadline stops the run with the states
     // as they were (the kernel itself runs to its end).
     control_.check();
@@ -285,7 +290,7 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
     pp.kernel = reinterpret_cast<const jit::KParams*>(p.device_blocks());
     pp.copy = reinterpret_cast<const jit::PersistentCopy*>(impl_->copy_table.ptr());
     pp.prefetch = reinterpret_cast<const jit::PersistentRange*>(impl_->prefetch_table.ptr());
-    pp.trace = impl_->trace_start(steps);
+    pp.trace = impl_->trace_start(impl_->steps);
     pp.barrier = reinterpret_cast<unsigned int*>(impl_->barrier.ptr());
     void* args[] = {&pp};
     jit::check(jit::driver().cuLaunchCooperativeKernel(k.function, k.grid, 1, 1,
@@ -293,9 +298,9 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
                                                        k.shared_bytes, p.stream(), args),
                "cuLaunchCooperativeKernel", "the persistent kernel of " + p.function().name);
     stats_.kernels = 1;
-    stats_.copies = static_cast<int64_t>(copies);
+    stats_.copies = static_cast<int64_t>(impl_->copies);
     out = p.download_outputs();
-    impl_->trace_write(steps);
+    impl_->trace_write(impl_->steps);
   } catch (...) {
     try {
       p.device().synchronize();

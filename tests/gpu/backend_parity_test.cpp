@@ -21,23 +21,10 @@ namespace {
 
 using namespace gpu_test;
 
-// Runs `calls` on a CPU and a CUDA session of the same model and compares every output and, at
-// the end, every state.
+// Compares an eager CUDA session with the CPU.
 void compare(const std::shared_ptr<Model>& m, const std::string& entry, const std::vector<Inputs>& calls,
              const std::string& what) {
-  Session cpu(m, SessionOptions{entry, "cpu", "auto", 0});
-  Session gpu(m, SessionOptions{entry, "cuda", "eager", 0});
-  for (size_t c = 0; c < calls.size(); ++c) {
-    auto a = cpu.run(calls[c]);
-    auto b = gpu.run(calls[c]);
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i)
-      expect_close(a[i], b[i], what + " call " + std::to_string(c) + " out" + std::to_string(i));
-  }
-  for (const auto& s : cpu.states()) {
-    Tensor a = cpu.state(s.name), b = gpu.state(s.name);
-    if (a.defined() || b.defined()) expect_close(a, b, what + " state " + s.name);
-  }
+  compare_with_cpu(m, entry, calls, "eager", what);
 }
 
 TEST(GpuParity, Mlp) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -22,8 +23,6 @@
 
 namespace grape::gpu_test {
 
-// The repository root: $GRAPE_SOURCE_DIR when the binary runs away from where it was built (the
-// lent GPU machine), else the build's source tree.
 // The whole text of a file ("" when it cannot be read): the control-flow cases' sources.
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -32,6 +31,8 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// The repository root: $GRAPE_SOURCE_DIR when the binary runs away from where it was built (the
+// lent GPU machine), else the build's source tree.
 inline std::string source_dir() {
   const char* env = std::getenv("GRAPE_SOURCE_DIR");
   return env ? env : GRAPE_SOURCE_DIR;
@@ -119,6 +120,30 @@ inline Inputs sample_inputs(const std::vector<TensorSignature>& sigs, uint32_t c
     in.emplace_back(sig.name, sample(sig.dtype, shape, 100 * call + static_cast<uint32_t>(in.size()), 6));
   }
   return in;
+}
+
+// Runs `calls` on a CPU session and a CUDA session with `executor`; compares every output and, at
+// the end, every state. `after_call(stats, at)` checks each CUDA run's statistics (`at` names the
+// call in messages).
+inline void compare_with_cpu(
+    const std::shared_ptr<Model>& m, const std::string& entry, const std::vector<Inputs>& calls,
+    const std::string& executor, const std::string& what,
+    const std::function<void(const RunStats&, const std::string&)>& after_call = {}) {
+  Session cpu(m, SessionOptions{entry, "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{entry, "cuda", executor, 0});
+  ASSERT_EQ(gpu.executor(), executor);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const std::string at = what + " (" + executor + ") call " + std::to_string(c);
+    auto a = cpu.run(calls[c]);
+    auto b = gpu.run(calls[c]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) expect_close(a[i], b[i], at + " out" + std::to_string(i));
+    if (after_call) after_call(gpu.last_run_stats(), at);
+  }
+  for (const auto& s : cpu.states()) {
+    Tensor a = cpu.state(s.name), b = gpu.state(s.name);
+    if (a.defined() || b.defined()) expect_close(a, b, what + " (" + executor + ") state " + s.name);
+  }
 }
 
 }  // namespace grape::gpu_test
