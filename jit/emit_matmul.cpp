@@ -125,7 +125,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // A runtime row count is an extra[] slot, not a product of shape entries: `B * T` in a prefill,
   // `B` in a decode step and `5 * T` in a beam are then one source (the same machine code),
   // compiled once. A constant stays a literal: the template may specialise on it.
-  const std::string R = rows.is_const() ? c.dim(rows) : c.extra_dim(rows);
+  // A runtime one may also be a literal: GRAPE_ROWS_OR is it in a row-count variant (kRowsDefine).
+  const std::string R = rows.is_const() ? c.dim(rows) : "GRAPE_ROWS_OR(" + c.extra_dim(rows) + ")";
   const std::string N = c.dim(n_dim), K = c.dim(k_dim);
   const std::string T = storage_type(dt);
   const bool a_direct = !rp && c.buf.count(a) && !c.prod.count(a);
@@ -386,6 +387,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
          "(p, item, grape_smem);\n";
   }
   s += "}\n\n";
+  // A row-count variant (kRowsDefine) is built only for the GEMV path: the rest is left out.
+  s += std::string("#ifndef ") + kRowsDefine + "\n";
   s += kernel_header(name + kTensorCoreSuffix, "256, 2", true);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   s += "  const long long items = ((Ops::R(p) + 63) / 64) * ((Ops::N(p) + 63) / 64) * p->splits;\n";
@@ -446,6 +449,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     narrow_entry(kWgmmaM64Suffix, 64, 64, scheduler::gemm_wgmma_m64_stages());
     s += "#endif\n";
   }
+  s += "#endif\n";
   s += "#endif\n";
   c.templates = {"gemv.cuh", "gemm_mma.cuh", "cluster.cuh", "gemm_wgmma.cuh"};
   L.kind = LaunchRule::MatrixProduct;

@@ -20,15 +20,22 @@ const std::string& embedded_file(const std::string& name) {
 namespace {
 // Every kernel source starts with these (NVRTC's precompiled header covers them).
 constexpr const char* kCudaHeaders = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n";
-}  // namespace
 
-std::string wide_variant_source(const std::string& source) {
-  // The define after the CUDA headers, as assemble_kernel_source puts defines.
-  const std::string define = "#define " + std::string(kWideDefine) + " 1\n";
+// `define` after the CUDA headers, as assemble_kernel_source puts defines.
+std::string with_define(const std::string& source, const std::string& define) {
   const std::string headers = kCudaHeaders;
   if (source.compare(0, headers.size(), headers) == 0)
     return headers + define + source.substr(headers.size());
   return define + source;
+}
+}  // namespace
+
+std::string wide_variant_source(const std::string& source) {
+  return with_define(source, "#define " + std::string(kWideDefine) + " 1\n");
+}
+
+std::string rows_variant_source(const std::string& source, long long rows) {
+  return with_define(source, "#define " + std::string(kRowsDefine) + " " + std::to_string(rows) + "LL\n");
 }
 
 std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue,

@@ -40,6 +40,14 @@ constexpr const char* kWgmma96Suffix = "_wgmma96";
 constexpr const char* kWgmmaM64Suffix = "_wgmma_m64";
 // The source of a matrix product's wide variant: `source` with kWideDefine defined.
 std::string wide_variant_source(const std::string& source);
+// Row-count variants: a matrix product whose row count is a runtime dim (decode's batch B) reads
+// it through GRAPE_ROWS_OR(x) (gemv.cuh), which is `rows` when the source is compiled with
+// kRowsDefine defined as `rows`; that source then has only the GEMV entry point (kKernelSymbol).
+// The GEMV's loops over rows are then fully known to the compiler: 12-20% faster per product at
+// 5 rows (docs/kernels.md, "Row-count variants"). runtime/cuda/device_program.cpp builds them at the
+// first bind of each row count <= scheduler::kGemvMaxRows.
+constexpr const char* kRowsDefine = "GRAPE_ROWS";
+std::string rows_variant_source(const std::string& source, long long rows);
 
 // A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
 // (in order, each once, with #line markers so NVRTC's messages name the template file and line),

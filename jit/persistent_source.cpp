@@ -101,7 +101,7 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 }  // namespace
 
-std::string persistent_entry(const std::string& source, const std::string& symbol) {
+std::string persistent_entry(const std::string& source, const std::string& symbol, long long rows) {
   const size_t marker = source.find(kGlueMarker);
   if (marker == std::string::npos) return "";
   const std::string glue = source.substr(marker + std::string(kGlueMarker).size());
@@ -128,6 +128,7 @@ std::string persistent_entry(const std::string& source, const std::string& symbo
       "__device__ __noinline__ void grape_entry(const KParams& kp) {\n  __builtin_assume(__isShared(&kp));" +
       body.substr(1) + "\n";
   replace_all(out, "__ldg(", "grape_ld_plain(");
+  if (rows > 0) replace_all(out, "GRAPE_ROWS_OR(", "GRAPE_ROWS_AS(" + std::to_string(rows) + "LL, ");
   return out;
 }
 
@@ -162,7 +163,7 @@ std::string persistent_kernel_source(const std::vector<PersistentStep>& steps,
       continue;
     }
     const KernelSpec& s = specs.at(st.index);
-    const std::string entry = persistent_entry(s.source, st.entry);
+    const std::string entry = persistent_entry(s.source, st.entry, st.rows);
     if (entry.empty())
       throw std::invalid_argument("kernel " + s.name + " (entry " + st.entry +
                                   ") cannot run inside a persistent kernel");

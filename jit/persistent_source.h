@@ -30,12 +30,15 @@ struct PersistentStep {
   size_t index = 0;             // Launch: the kernel (and its parameter-block slot); Copy: its table slot
   std::string entry;            // Launch: the entry point its bound launch runs (kKernelSymbol + suffix)
   bool barrier_before = false;  // a grid-wide barrier between the previous step and this one
+  long long rows = 0;           // Launch: the row count its body is specialised for (kRowsDefine), or 0
 };
 
 // The glue of a kernel source (after the templates) with entry point `symbol` as
 // `__device__ void grape_entry(const KParams& kp)`, the other entry points left out; "" when the
 // glue is not in the shape this expects (then the kernel cannot run in a persistent kernel).
-std::string persistent_entry(const std::string& source, const std::string& symbol);
+// `rows` > 0: the body of the row-count variant for that many rows (GRAPE_ROWS_OR(x) becomes
+// GRAPE_ROWS_AS(rows, x): one persistent source holds bodies of several row counts).
+std::string persistent_entry(const std::string& source, const std::string& symbol, long long rows = 0);
 
 // The whole persistent kernel (kPersistentSymbol, PersistentParams of jit/kernel_abi.h) of `threads`
 // threads a block. Identical entries (the same layer repeated) are emitted once. Throws

@@ -297,6 +297,7 @@ void Session::Impl::refresh_stats() {
   r.kernels_from_cache = g.kernels_from_cache;
   r.kernels_tuned = g.kernels_tuned;
   r.kernels_retuned = g.kernels_retuned;
+  r.row_variants = g.row_variants;
   r.tuning_ms = g.tuning_ms;
   r.graph_launches = g.graph_launches;
   r.graphs = g.graphs;

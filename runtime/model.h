@@ -112,6 +112,9 @@ struct RunStats {
   // Autotuning (CUDA): kernels whose launch configurations the session measured so far, the time
   // that took, and the kernels bound now to a configuration other than the heuristic's.
   size_t kernels_tuned = 0, kernels_retuned = 0;
+  // Matrix products of the last run that ran code specialised for their runtime row count
+  // (decode's batch; docs/kernels.md, "Row-count variants").
+  size_t row_variants = 0;
   double tuning_ms = 0;
   int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
   size_t graphs = 0;           // instantiated CUDA graphs held

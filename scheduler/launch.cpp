@@ -13,7 +13,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 // Mirrors jit/kernels/gemv.cuh and gemm_mma.cuh: GEMV column tiles, the longest K range of a split,
 // shared memory of each path.
-constexpr int64_t kGemvMaxRows = 16, kGemvSplitUnit = 64, kMinSplitK = 128;
+constexpr int64_t kGemvSplitUnit = 64, kMinSplitK = 128;
 // A [8][K range rounded up to 64] in 2-byte elements, then floats: row statistics, cross-warp sums.
 constexpr unsigned gemv_shared_bytes(int64_t kchunk) {
   return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64) * 2 + 4 * (2 * 8 + 8 * 8 * 64));
@@ -51,10 +51,15 @@ bool wide_tiles(int64_t R, int64_t N, int sm_count) {
 }
 
 // The launch configurations of the matrix-product paths. Each sets grid too.
-LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count) {
+// `splits` > 0 asks for that many K splits (a tuning candidate), else as many as cover every
+// multiprocessor twice.
+LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count, int64_t splits = 0) {
   LaunchDims d;
   const int64_t tiles = ceil_div(N, 128);
-  split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+  if (splits > 0)
+    split_k(K, tiles, tiles * splits, splits, 32, d);
+  else
+    split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
   d.shared_bytes = kGemvTcSharedBytes;
   d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
   d.grid = static_cast<unsigned>(tiles * d.splits);
@@ -161,7 +166,12 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
                     bool alternatives, std::vector<LaunchCandidate>& out) {
   auto add = [&](const char* name, const LaunchDims& d) { out.push_back({name, d}); };
   if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
-    add("tc16", gemv_tc_dims(R, N, K, sm_count));
+    const LaunchDims d = gemv_tc_dims(R, N, K, sm_count);
+    add("tc16", d);
+    // A vocabulary projection's 393 tiles (GPT-2: 50257 columns) are 1.5 waves of two blocks per
+    // multiprocessor: two K splits make 3 full waves, at the price of a round of partial sums.
+    if (alternatives && d.splits == 1 && K >= 2 * kMinSplitK)
+      add("tc16-split2", gemv_tc_dims(R, N, K, sm_count, 2));
     return;
   }
   if (R <= kGemvMaxRows) {

@@ -83,6 +83,10 @@ bool gemv_uses_tensor_cores();
 constexpr int64_t kGemvTensorCoreMinColumns = 32768;
 bool gemv_on_tensor_cores(const ir::Dim& n);
 
+// MatrixProduct kernels of at most this many rows run their GEMV entry point (jit/kernels/gemv.cuh,
+// or 16-row tensor-core tiles for vocabulary projections); more rows take GEMM tiles.
+constexpr int64_t kGemvMaxRows = 16;
+
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
 // kernel's limit to this once, at load.
 constexpr unsigned kMatrixProductMaxSharedBytes = 41472;

@@ -30,6 +30,7 @@ DeviceProgram::DeviceProgram(const ir::Function& f, const std::map<std::string, 
   blocks_host_.assign(bytes, 0);
   scratch_.resize(plan_.num_kernels);
   launches_.resize(plan_.num_kernels);
+  bound_rows_.assign(plan_.num_kernels, 0);
   output_pool_.resize(plan_.outputs.size());
   // What the plan writes: kernel outputs (in-place updates write their operand's storage),
   // copies' destinations, loop-carried storages.
@@ -253,6 +254,65 @@ void DeviceProgram::build_wide(const std::vector<size_t>& kernels) {
   compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+namespace {
+// GRAPE_ROW_VARIANTS=0 runs every matrix product's own code, whatever its bound row count (for
+// A/B measurements, and a way out should a variant misbehave).
+bool row_variants_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("GRAPE_ROW_VARIANTS");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+}  // namespace
+
+int64_t DeviceProgram::variant_rows(size_t k) const {
+  const scheduler::LaunchRule& rule = specs_[k].launch;
+  if (!row_variants_enabled() || rule.kind != jit::LaunchRule::MatrixProduct || rule.items.empty() ||
+      rule.items[0].is_const())
+    return 0;
+  const int64_t rows = rule.items[0].eval(dims_);
+  return rows >= 1 && rows <= scheduler::kGemvMaxRows ? rows : 0;
+}
+
+size_t DeviceProgram::row_variants_bound() const {
+  return static_cast<size_t>(
+      std::count_if(bound_rows_.begin(), bound_rows_.end(), [](int64_t r) { return r > 0; }));
+}
+
+// Row-count variants (jit::rows_variant_source), compiled together at the first bind that needs
+// them (and kept in the kernel cache). A failure is not an error: the kernel runs its own code,
+// with a warning once.
+void DeviceProgram::build_row_variants(const std::vector<std::pair<size_t, int64_t>>& wanted) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<jit::CompileJob> jobs;
+  for (const auto& [k, rows] : wanted)
+    jobs.push_back(
+        {jit::rows_variant_source(specs_[k].source, rows), specs_[k].name + "_rows" + std::to_string(rows)});
+  jit::KernelCache cache = jit::KernelCache::open_default();
+  std::vector<jit::CompileOutcome> built = jit::compile_parallel(jobs, dev_.arch(), &cache);
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    try {
+      modules_.emplace_back(dev_, image_of(built[i]), "kernel " + jobs[i].name);
+      CUfunction fn = modules_.back().function(jit::kKernelSymbol);
+      jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
+                 "cuFuncSetAttribute", "kernel " + jobs[i].name);
+      row_funcs_[wanted[i]] = fn;
+    } catch (const std::exception& e) {
+      row_failed_.insert(wanted[i]);
+      static bool warned = false;
+      if (!warned) {
+        warned = true;
+        std::cerr << "grape: warning: the " << wanted[i].second << "-row variant of kernel "
+                  << specs_[wanted[i].first].name << " could not be built; the kernel's general code runs ("
+                  << e.what() << "); kernel bundles do not hold row variants\n";
+      }
+    }
+  }
+  compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void DeviceProgram::upload_weights(const std::map<std::string, Tensor>& weights) {
   std::set<std::string> used;
   for (const auto& s : plan_.storages)
@@ -325,6 +385,12 @@ bool DeviceProgram::bind(const std::map<std::string, int64_t>& dims) {
           scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count(), wgmma).wide)
         need_wide.push_back(k);
     if (!need_wide.empty()) build_wide(need_wide);
+    std::vector<std::pair<size_t, int64_t>> need_rows;
+    for (size_t k = 0; k < specs_.size(); ++k)
+      if (const int64_t rows = variant_rows(k);
+          rows && !row_funcs_.count({k, rows}) && !row_failed_.count({k, rows}))
+        need_rows.push_back({k, rows});
+    if (!need_rows.empty()) build_row_variants(need_rows);
     for (size_t k = 0; k < specs_.size(); ++k) {
       scheduler::LaunchDims ld = scheduler::launch_dims(specs_[k].launch, dims_, dev_.sm_count(), wgmma);
       if (ld.wide && !function_for(k, ld)) {  // build failed: 64 x 64 tiles
@@ -358,10 +424,15 @@ bool DeviceProgram::upload_blocks() {
 CUfunction DeviceProgram::function_for(size_t k, const scheduler::LaunchDims& ld) const {
   if (ld.n96) return wgmma96_funcs_[k];
   if (ld.m64) return wgmma_m64_funcs_[k];
-  return ld.narrow         ? wgmma64_funcs_[k]
-         : ld.wide         ? wide_funcs_[k]
-         : ld.tensor_cores ? tc_funcs_[k]
-                           : funcs_[k];
+  if (ld.narrow) return wgmma64_funcs_[k];
+  if (ld.wide) return wide_funcs_[k];
+  if (ld.tensor_cores) return tc_funcs_[k];
+  // The GEMV entry point: a row-count variant where one was built for the bound rows.
+  if (const int64_t rows = variant_rows(k)) {
+    auto it = row_funcs_.find({k, rows});
+    if (it != row_funcs_.end()) return it->second;
+  }
+  return funcs_[k];
 }
 
 void DeviceProgram::apply_launch(size_t k, const scheduler::LaunchDims& ld) {
@@ -372,6 +443,8 @@ void DeviceProgram::apply_launch(size_t k, const scheduler::LaunchDims& ld) {
   }
   Launch& l = launches_[k];
   l.function = function_for(k, ld);
+  const int64_t rows = variant_rows(k);
+  bound_rows_[k] = rows && row_funcs_.count({k, rows}) && l.function == row_funcs_.at({k, rows}) ? rows : 0;
   l.dims = ld;
   l.grid = ld.grid;
   l.block = ld.block;
@@ -785,6 +858,7 @@ bool Executor::bind(const std::vector<Tensor>& inputs, const std::map<std::strin
   stats_.kernels_from_cache = program_->kernels_from_cache();
   stats_.kernels_tuned = program_->kernels_tuned();
   stats_.kernels_retuned = program_->kernels_retuned();
+  stats_.row_variants = program_->row_variants_bound();
   stats_.tuning_ms = program_->tuning_ms();
   return uploaded;
 }

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,11 @@ class DeviceProgram {
     const jit::KParams* params = nullptr;  // the kernel's parameter block (host copy, by value)
   };
   const Launch& launch(size_t kernel) const { return launches_.at(kernel); }
+  // The row count the kernel's bound launch is specialised for (a row-count variant,
+  // jit::kRowsDefine), or 0 when it runs the kernel's own code.
+  int64_t bound_rows(size_t kernel) const { return bound_rows_.at(kernel); }
+  // Kernels bound to a row-count variant at the bound dims.
+  size_t row_variants_bound() const;
   const jit::KernelSpec& spec(size_t kernel) const { return specs_.at(kernel); }
   const std::vector<jit::KernelSpec>& specs() const { return specs_; }
   size_t num_kernels() const { return specs_.size(); }
@@ -160,6 +166,10 @@ class DeviceProgram {
   void place_sequence_locals(size_t q, const std::map<std::string, int64_t>& top);
   void build_wide(const std::vector<size_t>& kernels);
   void build_sequences(const std::vector<size_t>& sequences);
+  // The row count a row-count variant of kernel k would have at the bound dims, or 0 (not a
+  // matrix product with a runtime row count <= kGemvMaxRows, or the variants are off).
+  int64_t variant_rows(size_t k) const;
+  void build_row_variants(const std::vector<std::pair<size_t, int64_t>>& wanted);
   const void* image_of(const jit::CompileOutcome& built);
   CUfunction function_for(size_t kernel, const scheduler::LaunchDims& dims) const;  // null: not built
   void apply_launch(size_t kernel, const scheduler::LaunchDims& dims);
@@ -190,6 +200,11 @@ class DeviceProgram {
   std::vector<CUfunction> wgmma96_funcs_;    // its 128 x 96 entry (jit::kWgmma96Suffix), likewise
   std::vector<CUfunction> wgmma_m64_funcs_;  // its 64 x 64 entry (jit::kWgmmaM64Suffix), likewise
   std::vector<bool> wide_failed_;
+  // Row-count variants (jit::rows_variant_source) by (kernel, rows): the GEMV entry point compiled
+  // for that row count, built at the first bind with it; failed ones (no NVRTC) keep the kernel's own.
+  std::map<std::pair<size_t, int64_t>, CUfunction> row_funcs_;
+  std::set<std::pair<size_t, int64_t>> row_failed_;
+  std::vector<int64_t> bound_rows_;  // per kernel: bound_rows()
   // Per kernel: the kernel whose weight it prefetches into L2 (-1: none), and per kernel the size
   // of its weight when it is a prefetch target (plan_prefetches).
   std::vector<int> prefetch_of_;

@@ -49,6 +49,8 @@ struct RunStats {
   // Autotuning: kernels measured so far, the time it took, kernels not on the heuristic's choice.
   size_t kernels_tuned = 0;
   size_t kernels_retuned = 0;
+  // Matrix products bound to a row-count variant (jit::kRowsDefine) at the last run's dims.
+  size_t row_variants = 0;
   double tuning_ms = 0;
 };
 

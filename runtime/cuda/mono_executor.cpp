@@ -116,6 +116,7 @@ struct MonoExecutor::Impl {
         st.entry = std::string(jit::kKernelSymbol) + (d.wide           ? jit::kWideSuffix
                                                       : d.tensor_cores ? jit::kTensorCoreSuffix
                                                                        : "");
+        st.rows = p.bound_rows(k);
         shared = std::max(shared, l.shared_bytes);
         const jit::KernelSpec& spec = p.spec(k);
         for (size_t b = 0; b < spec.buffers.size(); ++b)
@@ -168,7 +169,8 @@ struct MonoExecutor::Impl {
   Built& kernel_for(const std::vector<jit::PersistentStep>& steps, unsigned shared) {
     std::string key = std::to_string(threads) + ":" + std::to_string(shared);
     for (const jit::PersistentStep& s : steps)
-      key += (s.barrier_before ? "|" : ",") + std::to_string(static_cast<int>(s.kind)) + s.entry;
+      key += (s.barrier_before ? "|" : ",") + std::to_string(static_cast<int>(s.kind)) + s.entry +
+             (s.rows ? "@" + std::to_string(s.rows) : "");
     auto it = built.find(key);
     if (it != built.end()) return it->second;
     std::string source;

@@ -73,7 +73,7 @@ fn rows3(x: f16[B, T, 64]) -> f16[B, T, 128] { return x @ w }
   ASSERT_EQ(a.size(), 1u);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(first_difference(a[0].source, b[0].source), "") << "B and B * T rows: the same machine code";
-  EXPECT_NE(a[0].source.find("static long long R(const KParams* p) { return p->extra[0]; }"),
+  EXPECT_NE(a[0].source.find("static long long R(const KParams* p) { return GRAPE_ROWS_OR(p->extra[0]); }"),
             std::string::npos);
   std::map<std::string, int64_t> dims{{"B", 3}, {"T", 5}};
   ASSERT_EQ(a[0].extra.size(), 1u);

@@ -15,8 +15,9 @@ namespace {
 
 using namespace codegen_test;
 
-// A whole decode step (GPT-2 at a small size): every kernel's base entry point, a barrier before
-// every step but the first, each distinct body once, compiled with NVRTC.
+// A whole decode step (GPT-2 at a small size): every kernel's base entry point (the matrix
+// products' 5-row variants), a barrier before every step but the first, each distinct body once,
+// compiled with NVRTC.
 TEST(PersistentSource, AWholeDecodeStepCompiles) {
   auto c = compile_file("examples/gpt2.grp",
                         {{"L", 2}, {"E", 64}, {"NH", 4}, {"V", 128}, {"P", 64}, {"T", 64}, {"N", 8}});
@@ -34,11 +35,16 @@ TEST(PersistentSource, AWholeDecodeStepCompiles) {
     s.index = s.kind == jit::PersistentStep::Kind::Copy ? copies++ : st.index;
     s.entry = jit::kKernelSymbol;
     s.barrier_before = !steps.empty();
+    // The matrix products' bodies of the 5-row variants, as the mono executor binds them at batch 5.
+    if (s.kind == jit::PersistentStep::Kind::Launch &&
+        pl.specs[s.index].launch.kind == jit::LaunchRule::MatrixProduct)
+      s.rows = 5;
     steps.push_back(s);
   }
   ASSERT_GT(steps.size(), 10u);
   const std::string src = jit::persistent_kernel_source(steps, pl.specs, 256);
   EXPECT_NE(src.find("#define GRAPE_PERSISTENT 1"), std::string::npos);
+  EXPECT_NE(src.find("GRAPE_ROWS_AS(5LL, "), std::string::npos);
   size_t calls = 0, barriers = 0;
   for (size_t at = src.find("::grape_entry(grape_kp["); at != std::string::npos;
        at = src.find("::grape_entry(grape_kp[", at + 1))

@@ -6,7 +6,7 @@ struct Ops {
   static constexpr bool kRowStats = true;
   static constexpr bool kWKN = false;
   static constexpr bool kADirect = false;
-  __device__ static long long R(const KParams* p) { return p->extra[0]; }
+  __device__ static long long R(const KParams* p) { return GRAPE_ROWS_OR(p->extra[0]); }
   __device__ static long long N(const KParams* p) { return 256LL; }
   __device__ static long long K(const KParams* p) { return 64LL; }
   __device__ static const W* w(const KParams* p) { return (const W*)p->buf[3]; }
@@ -81,6 +81,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_c
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, grape_smem);
 }
 
+#ifndef GRAPE_ROWS
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
@@ -101,4 +102,5 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wide(const __g
   const long long items = ((Ops::R(p) + 127) / 128) * ((Ops::N(p) + 127) / 128) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 128, 128, 2, 3>(p, item, grape_smem);
 }
+#endif
 #endif

@@ -6,7 +6,7 @@ struct Ops {
   static constexpr bool kRowStats = false;
   static constexpr bool kWKN = false;
   static constexpr bool kADirect = true;
-  __device__ static long long R(const KParams* p) { return p->extra[0]; }
+  __device__ static long long R(const KParams* p) { return GRAPE_ROWS_OR(p->extra[0]); }
   __device__ static long long N(const KParams* p) { return 360LL; }
   __device__ static long long K(const KParams* p) { return 128LL; }
   __device__ static const W* w(const KParams* p) { return (const W*)p->buf[1]; }
@@ -77,6 +77,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_c
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, grape_smem);
 }
 
+#ifndef GRAPE_ROWS
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_mma(const __grid_constant__ KParams kp) {
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
@@ -151,5 +152,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel_wgmma_m64(cons
     return;
   }
 }
+#endif
 #endif
 #endif
