@@ -51,15 +51,10 @@ bool wide_tiles(int64_t R, int64_t N, int sm_count) {
 }
 
 // The launch configurations of the matrix-product paths. Each sets grid too.
-// `splits` > 0 asks for that many K splits (a tuning candidate), else as many as cover every
-// multiprocessor twice.
-LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count, int64_t splits = 0) {
+LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count) {
   LaunchDims d;
   const int64_t tiles = ceil_div(N, 128);
-  if (splits > 0)
-    split_k(K, tiles, tiles * splits, splits, 32, d);
-  else
-    split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+  split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
   d.shared_bytes = kGemvTcSharedBytes;
   d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
   d.grid = static_cast<unsigned>(tiles * d.splits);
@@ -166,12 +161,10 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
                     bool alternatives, std::vector<LaunchCandidate>& out) {
   auto add = [&](const char* name, const LaunchDims& d) { out.push_back({name, d}); };
   if (R <= kGemvMaxRows && rule.gemv_tensor_cores) {
-    const LaunchDims d = gemv_tc_dims(R, N, K, sm_count);
-    add("tc16", d);
-    // A vocabulary projection's 393 tiles (GPT-2: 50257 columns) are 1.5 waves of two blocks per
-    // multiprocessor: two K splits make 3 full waves, at the price of a round of partial sums.
-    if (alternatives && d.splits == 1 && K >= 2 * kMinSplitK)
-      add("tc16-split2", gemv_tc_dims(R, N, K, sm_count, 2));
+    // One candidate: two K splits for GPT-2's lm_head (393 tiles, 1.5 waves of two blocks per
+    // multiprocessor; 786 with them) measured slower, 0.5225 against 0.5155 ms per decode step
+    // (run 159): the round of partial sums costs more than the half-empty wave.
+    add("tc16", gemv_tc_dims(R, N, K, sm_count));
     return;
   }
   if (R <= kGemvMaxRows) {
