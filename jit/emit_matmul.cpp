@@ -374,13 +374,15 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : std::to_string(tx * 8);
   // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
   // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
-  std::string s = ops + kernel_header(name, "256, 2");
-  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   const bool gemv_tc = scheduler::gemv_on_tensor_cores(n_dim);
+  std::string s =
+      ops + kernel_header(name, gemv_tc ? "256, " + std::to_string(scheduler::kGemvTcBlocksPerSm) : "256, 2");
+  s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   if (gemv_tc) {
     s += "  const long long items = ((Ops::R(p) + 15) / 16) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, "
-         "1, 3>(p, item, grape_smem);\n";
+         "1, " +
+         std::to_string(scheduler::kGemvTcStages) + ">(p, item, grape_smem);\n";
   } else {
     s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv +

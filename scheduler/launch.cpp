@@ -40,9 +40,8 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
 static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
               gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
 
-// gemm_mma.cuh with BM = 16, BN = 128, 3 stages: A and B stages of BK = 32 (rows padded by 8).
-constexpr unsigned kGemvTcSharedBytes = 2 * 3 * (16 * 40 + 128 * 40) + 16 * 8;
-static_assert(kGemvTcSharedBytes <= kMatrixProductMaxSharedBytes);
+// kGemvTcSharedBytes (launch.h): gemm_mma.cuh with BM = 16, BN = 128 and kGemvTcStages stages: A
+// and B stages of BK = 32 (rows padded by 8), then the row statistics.
 
 bool wide_tiles(int64_t R, int64_t N, int sm_count) {
   const int o = gemm_wide_override();

@@ -88,8 +88,20 @@ bool gemv_on_tensor_cores(const ir::Dim& n);
 constexpr int64_t kGemvMaxRows = 16;
 
 // The dynamic shared memory a MatrixProduct kernel may ask for: the executor raises each such
-// kernel's limit to this once, at load.
+// kernel's limit to this once, at load (its GEMV entry's to matrix_product_gemv_max_shared_bytes).
 constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
+
+// Few rows over very many columns (a vocabulary projection: LaunchRule::gemv_tensor_cores) run
+// 16 x 128 tensor-core tiles (gemm_mma.cuh) of kGemvTcStages stages of 32 K steps, kGemvTcBlocksPerSm
+// blocks per multiprocessor (the entry's __launch_bounds__): GPT-2's lm_head is 393 tiles, one
+// wave at 3 blocks on 132 SMs where 2 made 1.5, and each block keeps 5 stages of W in flight.
+constexpr int kGemvTcStages = 6, kGemvTcBlocksPerSm = 3;
+constexpr unsigned kGemvTcSharedBytes = 2 * kGemvTcStages * (16 * 40 + 128 * 40) + 16 * 8;
+// The limit of a MatrixProduct kernel's GEMV entry point (kKernelSymbol, its row-count variants).
+constexpr unsigned matrix_product_gemv_max_shared_bytes(bool tensor_cores) {
+  return tensor_cores && kGemvTcSharedBytes > kMatrixProductMaxSharedBytes ? kGemvTcSharedBytes
+                                                                           : kMatrixProductMaxSharedBytes;
+}
 
 // The 128 x 128 tiles are taken when they give at least this many blocks per multiprocessor (x
 // 1/4: 0.5), i.e. the wave is about as full as with 64 x 64 tiles at two blocks per

@@ -123,9 +123,11 @@ void DeviceProgram::compile() {
           modules_.back().function((std::string(jit::kKernelSymbol) + jit::kTensorCoreSuffix).c_str());
       const unsigned most =
           product ? scheduler::kMatrixProductMaxSharedBytes : scheduler::kAttentionMmaMaxSharedBytes;
-      for (CUfunction fn : {funcs_.back(), tc_funcs_.back()})
+      const unsigned gemv =
+          product ? scheduler::matrix_product_gemv_max_shared_bytes(s.launch.gemv_tensor_cores) : most;
+      for (auto [fn, bytes] : {std::pair{funcs_.back(), gemv}, std::pair{tc_funcs_.back(), most}})
         jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                    static_cast<int>(most)),
+                                                    static_cast<int>(bytes)),
                    "cuFuncSetAttribute", "kernel " + s.name);
     }
   }
@@ -295,9 +297,11 @@ void DeviceProgram::build_row_variants(const std::vector<std::pair<size_t, int64
     try {
       modules_.emplace_back(dev_, image_of(built[i]), "kernel " + jobs[i].name);
       CUfunction fn = modules_.back().function(jit::kKernelSymbol);
-      jit::check(jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                  static_cast<int>(scheduler::kMatrixProductMaxSharedBytes)),
-                 "cuFuncSetAttribute", "kernel " + jobs[i].name);
+      jit::check(
+          jit::driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           static_cast<int>(scheduler::matrix_product_gemv_max_shared_bytes(
+                                               specs_[wanted[i].first].launch.gemv_tensor_cores))),
+          "cuFuncSetAttribute", "kernel " + jobs[i].name);
       row_funcs_[wanted[i]] = fn;
     } catch (const std::exception& e) {
       row_failed_.insert(wanted[i]);

@@ -579,6 +579,10 @@ const MatrixCase kMatrixCases[] = {
     {"mma view A heads-major (not separable)", "f16",
      "linear(reshape(transpose(reshape(x, (2, 12, M, 64)), 1, 2), (2, M, 768)), wt, b) + r", 2000, 768, 768,
      true},
+    // At least kGemvTensorCoreMinColumns columns: 16 x 128 tensor-core tiles of kGemvTcStages stages,
+    // kGemvTcBlocksPerSm blocks per SM (GPT-2's lm_head; ragged rows, columns and K).
+    {"gemv tc M=5 (lm_head) layer_norm prologue", "f16", "linear(layer_norm(x, g, gb), wt)", 5, 768, 50257},
+    {"gemv tc ragged M N K bias residual", "bf16", "linear(x, wt, b) + r", 13, 200, 33000},
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),
