@@ -32,11 +32,16 @@ TEST(RowVariants, EveryGemvRowCountMatchesTheCpu) {
   REQUIRE_GPU();
   auto m = Model::load_source(kProgram, "rows.grp");
   m->set_random_weights(5);
-  const std::vector<int64_t> rows = {1, 2, 5, 8, 9, 13, 16, 17, 5, 3};
-  std::vector<Inputs> calls;
-  for (size_t c = 0; c < rows.size(); ++c)
-    calls.push_back({{"x", sample(DType::F16, {rows[c], 100}, static_cast<uint32_t>(c))}});
+  const std::vector<int64_t> all = {1, 2, 5, 8, 9, 13, 16, 17, 5, 3};
   for (const char* executor : {"eager", "graph", "mono"}) {
+    // 17 rows take GEMM tiles, which on Hopper may be warpgroup-MMA tiles (the heuristic's or the
+    // autotuner's choice), and the mono executor refuses those: mono runs the GEMV counts only.
+    std::vector<int64_t> rows;
+    for (int64_t r : all)
+      if (r <= 16 || std::string(executor) != "mono") rows.push_back(r);
+    std::vector<Inputs> calls;
+    for (size_t c = 0; c < rows.size(); ++c)
+      calls.push_back({{"x", sample(DType::F16, {rows[c], 100}, static_cast<uint32_t>(c))}});
     size_t call = 0;
     compare_with_cpu(m, "main", calls, executor, "rows", [&](const RunStats& st, const std::string& at) {
       // Both products, at every count of the GEMV path; none at 17 rows (GEMM tiles).
