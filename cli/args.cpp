@@ -155,6 +155,8 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
         o.arch = nonempty(next());
       else if (a == "--bundle")
         o.bundle = nonempty(next());
+      else if (a == "--rows")
+        o.rows = nonempty(next());
       else if (a == "--requests")
         o.requests = nonempty(next());
       else if (a == "--max-batch") {

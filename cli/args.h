@@ -46,6 +46,7 @@ struct Options {
   int64_t graph_memory_mb = 0;  // run, bench, batch: graph memory budget in MiB (0: the library's default)
   std::string shapes;           // bench: NAME=LO:HI[:STEP], one call per value of the dim
   std::string arch = "sm_80,sm_90";  // compile: comma-separated NVRTC targets
+  std::string rows;                  // compile: row counts whose row-count variants the bundle holds
   std::string bundle;                // compile: the kernel bundle to write; run, bench, batch: the one to use
   // batch (docs/batch.md)
   std::string requests;                      // request file, "-" for standard input

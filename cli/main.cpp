@@ -63,7 +63,8 @@ const char* kIrUsage =
 
 const char* kBenchUsage =
     "usage: grape bench FILE --entry NAME [-D NAME=VALUE]... [--weights F | --random-weights SEED]\n"
-    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor eager|graph|mono|auto]\n"
+    "                   [--input NAME=F.npy]... [--backend cpu|cuda|auto] [--executor "
+    "eager|graph|mono|auto]\n"
     "                   [--warmup N] [--iters N] [--json] [--max-loop-trips N] [--timeout SECONDS]\n"
     "                   [--limit NAME=N]... [--bundle F] [--profile] [--buckets SPEC]...\n"
     "                   [--graph-memory MB] [--shapes NAME=LO:HI[:STEP]]\n"
@@ -111,7 +112,8 @@ const char* kRunUsage =
     "kernel cache or NVRTC (a bad file is an error; kernels F lacks are compiled as usual).\n";
 
 const char* kCompileUsage =
-    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90] [--bundle OUT] [--limit NAME=N]...\n"
+    "usage: grape compile FILE [-D NAME=VALUE]... [--arch sm_80,sm_90] [--bundle OUT [--rows LIST]]\n"
+    "                    [--limit NAME=N]...\n"
     "Generates the CUDA kernels of every entry point and compiles each with NVRTC for every target\n"
     "of --arch (comma-separated sm_NN or compute_NN; default sm_80,sm_90). Needs NVRTC, not a GPU;\n"
     "the kernel cache is not used. Prints the kernels of each entry; exits 1 if any kernel fails to\n"
@@ -119,6 +121,9 @@ const char* kCompileUsage =
     "--bundle OUT also writes every compiled kernel to the file OUT, an ahead-of-time kernel bundle:\n"
     "`grape run|bench|batch FILE --bundle OUT` (same -D values) then takes its kernels from it, with\n"
     "no NVRTC (docs/kernels.md, \"Kernel bundles\").\n"
+    "--rows LIST (e.g. 1,5,8; each 1..16) also puts in the bundle, for each row count, the variants of\n"
+    "the matrix products whose row count is a runtime dim (decode's batch) that a session compiles\n"
+    "at its first run with that many rows; without them such a session runs the general kernels.\n"
     "--limit NAME=N sets one of the compiler's resource limits (max_ops, max_program_elements, ...;\n"
     "docs/language.md, \"Limits\"); it may be repeated and wins over $GRAPE_LIMITS.\n";
 
@@ -477,11 +482,14 @@ void print_owned(char* text) {
 int cmd_compile(const Options& o) {
   if (o.files.size() != 1) throw UsageError("compile needs exactly one FILE");
   ModelPtr m = load(o.files[0], o);
+  if (!o.rows.empty() && o.bundle.empty())
+    throw UsageError("--rows adds row-count variants to a bundle: it needs --bundle OUT");
   char* report = nullptr;
   if (o.bundle.empty())
     check(grp_model_compile_kernels(m.get(), o.arch.c_str(), &report), o.files[0] + ": ");
   else
-    check(grp_kernel_bundle_write(m.get(), o.arch.c_str(), o.bundle.c_str(), &report), o.files[0] + ": ");
+    check(grp_kernel_bundle_write_rows(m.get(), o.arch.c_str(), o.rows.c_str(), o.bundle.c_str(), &report),
+          o.files[0] + ": ");
   std::cout << o.files[0] << ": ok\n";
   print_owned(report);
   return 0;
@@ -549,7 +557,7 @@ int main_impl(int argc, char** argv) {
     fn = cmd_batch;
   } else if (cmd == "compile") {
     usage = kCompileUsage;
-    allowed = {"-D", "--arch", "--limit", "--bundle"};
+    allowed = {"-D", "--arch", "--limit", "--bundle", "--rows"};
     fn = cmd_compile;
   } else if (cmd == "cache") {
     usage = kCacheUsage;

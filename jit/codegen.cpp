@@ -60,7 +60,8 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
                              const std::function<std::string(Span)>& locate,
                              std::vector<BundledKernel>* bundle,
-                             const std::vector<std::string>& extra_sources) {
+                             const std::vector<std::string>& extra_sources,
+                             const std::vector<int64_t>& bundle_rows) {
   CompileReport rep;
   rep.archs = archs;
   auto where = [&](Span s) {
@@ -76,6 +77,8 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
   // them at first use, for gemm_wide_target: sm_90a on Hopper), so a session without NVRTC gets
   // the same kernels as one with it. Keyed by the variant's own target.
   std::map<std::string, std::pair<std::vector<CompileJob>, std::vector<Item>>> wide;
+  // With a bundle and row counts, the row-count variants (for the kernel's own target).
+  std::map<std::string, std::pair<std::vector<CompileJob>, std::vector<Item>>> rows;
   auto describe = [&](const ir::Function& f, const KernelSpec& k, const std::string& suffix,
                       const std::string& arch) {
     return "entry '" + f.name + "', kernel " + k.name + suffix + " (" + ir::op_name(k.root->op) + " at " +
@@ -115,6 +118,14 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
           auto& [wjobs, witems] = wide[target];
           wjobs.push_back({wide_variant_source(k.source), k.name + kWideSuffix});
           witems.push_back({describe(f, k, kWideSuffix, target)});
+          if (!k.launch.items.empty() && !k.launch.items[0].is_const()) {
+            auto& [rjobs, ritems] = rows[arch];
+            for (int64_t r : bundle_rows) {
+              const std::string suffix = "_rows" + std::to_string(r);
+              rjobs.push_back({rows_variant_source(k.source, r), k.name + suffix});
+              ritems.push_back({describe(f, k, suffix, arch)});
+            }
+          }
         }
       }
     }
@@ -124,13 +135,14 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
   // each pool's longest kernel a serial pole and left the cores idle at every switch.
   std::vector<CompileJob> jobs;
   std::vector<Item> items;
-  std::vector<bool> is_wide;
-  auto add = [&](std::vector<CompileJob>& js, std::vector<Item>& its, const std::string& target, bool w) {
+  enum class Kind { Base, Wide, Rows };
+  std::vector<Kind> kinds;
+  auto add = [&](std::vector<CompileJob>& js, std::vector<Item>& its, const std::string& target, Kind kind) {
     for (size_t i = 0; i < js.size(); ++i) {
       js[i].arch = target;
       jobs.push_back(std::move(js[i]));
       items.push_back(std::move(its[i]));
-      is_wide.push_back(w);
+      kinds.push_back(kind);
     }
   };
   for (const auto& arch : archs) {
@@ -139,9 +151,10 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       ajobs.push_back({source, "executor kernels"});
       aitems.push_back({"the executors' own kernels, " + arch + ": "});
     }
-    add(ajobs, aitems, arch, false);
+    add(ajobs, aitems, arch, Kind::Base);
   }
-  for (auto& [target, jobs_items] : wide) add(jobs_items.first, jobs_items.second, target, true);
+  for (auto& [target, jobs_items] : wide) add(jobs_items.first, jobs_items.second, target, Kind::Wide);
+  for (auto& [target, jobs_items] : rows) add(jobs_items.first, jobs_items.second, target, Kind::Rows);
   const std::vector<CompileOutcome> outs = compile_parallel(jobs, "", nullptr);
   std::set<std::pair<std::string, std::string>> bundled;  // (target, source)
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -151,7 +164,9 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
       rep.errors.push_back(items[i].what + problem);
       continue;
     }
-    ++(is_wide[i] ? rep.wide_compiled : rep.compiled);
+    ++(kinds[i] == Kind::Wide   ? rep.wide_compiled
+       : kinds[i] == Kind::Rows ? rep.rows_compiled
+                                : rep.compiled);
     const std::string& arch = jobs[i].arch;
     if (bundle && bundled.emplace(arch, jobs[i].source).second)
       bundle->push_back(

@@ -28,6 +28,7 @@ struct CompileReport {
   std::vector<std::string> archs;
   size_t compiled = 0;       // (kernel, arch) pairs that compiled cleanly (identical sources compile once)
   size_t wide_compiled = 0;  // with a bundle: matrix products' wide variants, likewise
+  size_t rows_compiled = 0;  // with a bundle: matrix products' row-count variants, likewise
   std::vector<std::string> errors;  // each names the entry, kernel, op and source location
   bool ok() const { return errors.empty(); }
 };
@@ -38,10 +39,13 @@ struct CompileReport {
 // `extra_sources` (the executors' own kernels) are compiled for every arch too. With `bundle`,
 // every distinct source that compiled cleanly is appended to it (for write_bundle,
 // jit/kernel_bundle.h), and so are the matrix products' wide variants (wide_variant_source, for
-// scheduler::gemm_wide_target(arch): the kernels a session builds at first use).
+// scheduler::gemm_wide_target(arch): the kernels a session builds at first use), and, for each
+// count in `bundle_rows`, the row-count variant (rows_variant_source) of every matrix product whose
+// row count is a runtime dim: the variants a session builds at the first bind with that count.
 CompileReport compile_module(const ir::Module& m, const std::vector<std::string>& archs,
                              const std::function<std::string(Span)>& locate = nullptr,
                              std::vector<BundledKernel>* bundle = nullptr,
-                             const std::vector<std::string>& extra_sources = {});
+                             const std::vector<std::string>& extra_sources = {},
+                             const std::vector<int64_t>& bundle_rows = {});
 
 }  // namespace grape::jit

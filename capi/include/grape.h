@@ -546,6 +546,12 @@ GRAPE_API grp_error* grp_model_compile_kernels(const grp_model* m, const char* a
  * by another Grape version); the message names the file. Thread-safe. */
 GRAPE_API grp_error* grp_kernel_bundle_write(const grp_model* m, const char* archs, const char* path,
                                              GRP_OWN char** report);
+/* The same, and for each row count in `rows` ("1,5,8": comma-separated, each 1..16) the row-count
+ * variants of the matrix products whose row count is a runtime dim (decode's batch): the kernels a
+ * session builds at the first run with that many rows (docs/kernels.md, "Which path a matrix
+ * product takes"). "" adds none. GRP_ERR_INVALID_ARGUMENT names a malformed or out-of-range count. */
+GRAPE_API grp_error* grp_kernel_bundle_write_rows(const grp_model* m, const char* archs, const char* rows,
+                                                  const char* path, GRP_OWN char** report);
 GRAPE_API grp_error* grp_kernel_bundle_use(const char* path);
 
 /* Progress of kernel builds (NVRTC), for a person waiting on them: once set, `fn` is called with

@@ -17,6 +17,7 @@
 #include "lang/source.h"
 #include "runtime/cuda/control_kernels.h"
 #include "runtime/cuda/tuning_cache.h"
+#include "scheduler/launch.h"
 
 using namespace grape;
 using namespace grape::capi;
@@ -59,9 +60,32 @@ std::vector<std::string> parse_archs(const std::string& list) {
   return out;
 }
 
+// "1,5,8": row counts of the GEMV path (1..kGemvMaxRows), each once, in order; "" is none.
+std::vector<int64_t> parse_rows(const std::string& list) {
+  std::vector<int64_t> out;
+  if (list.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = list.find(',', start);
+    const std::string r = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int64_t v = 0;
+    const bool digits = !r.empty() && r.size() <= 3 && r.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) v = std::stoll(r);
+    if (!digits || v < 1 || v > scheduler::kGemvMaxRows)
+      invalid("rows: '" + r + "' in '" + list + "' is not a row count from 1 to " +
+              std::to_string(scheduler::kGemvMaxRows));
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 // Checks `archs` against NVRTC, compiles every kernel of the model (and, with `bundle`, collects
-// them and the executors' own kernels) and returns the report text.
-std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::BundledKernel>* bundle) {
+// them, the executors' own kernels and the row-count variants for `rows`) and returns the report
+// text.
+std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::BundledKernel>* bundle,
+                        const std::vector<int64_t>& rows = {}) {
   require(m, "model");
   require(archs, "archs");
   std::vector<std::string> targets = parse_archs(archs);
@@ -80,7 +104,7 @@ std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::
   std::vector<std::string> extra;
   if (bundle) extra.push_back(cuda::control_kernels_source());
   jit::CompileReport rep = jit::compile_module(
-      model.module(), targets, [&model](Span s) { return model.locate(s); }, bundle, extra);
+      model.module(), targets, [&model](Span s) { return model.locate(s); }, bundle, extra, rows);
 
   std::string target_list;
   for (const auto& a : targets) target_list += (target_list.empty() ? "" : ", ") + a;
@@ -106,6 +130,9 @@ std::string compile_all(const grp_model* m, const char* archs, std::vector<jit::
           (rep.wide_compiled
                ? " (and " + std::to_string(rep.wide_compiled) + " wide-tile variants for the bundle)"
                : std::string()) +
+          (rep.rows_compiled
+               ? " (and " + std::to_string(rep.rows_compiled) + " row-count variants for the bundle)"
+               : std::string()) +
           ", no errors or warnings\n";
   return text;
 }
@@ -122,12 +149,19 @@ grp_error* grp_model_compile_kernels(const grp_model* m, const char* archs, char
 }
 
 grp_error* grp_kernel_bundle_write(const grp_model* m, const char* archs, const char* path, char** report) {
+  return grp_kernel_bundle_write_rows(m, archs, "", path, report);
+}
+
+grp_error* grp_kernel_bundle_write_rows(const grp_model* m, const char* archs, const char* rows,
+                                        const char* path, char** report) {
   return guard([&] {
+    require(rows, "rows");
     require(path, "path");
     require(report, "report");
     if (!*path) invalid("path: empty");
+    const std::vector<int64_t> counts = parse_rows(rows);
     std::vector<jit::BundledKernel> bundle;
-    std::string text = compile_all(m, archs, &bundle);
+    std::string text = compile_all(m, archs, &bundle, counts);
     jit::write_bundle(path, bundle, jit::nvrtc_version());
     text += "bundle: " + std::string(path) + " (" + std::to_string(bundle.size()) + " kernels)\n";
     *report = dup_string(text);

@@ -310,7 +310,8 @@ void DeviceProgram::build_row_variants(const std::vector<std::pair<size_t, int64
         warned = true;
         std::cerr << "grape: warning: the " << wanted[i].second << "-row variant of kernel "
                   << specs_[wanted[i].first].name << " could not be built; the kernel's general code runs ("
-                  << e.what() << "); kernel bundles do not hold row variants\n";
+                  << e.what()
+                  << "); a kernel bundle holds the row counts given to `grape compile --bundle F --rows`\n";
       }
     }
   }

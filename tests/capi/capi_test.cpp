@@ -964,6 +964,20 @@ TEST(CapiCompile, NullArgumentsAndBadArchs) {
   grp_model_destroy(m);
 }
 
+TEST(CapiCompile, BundleRowCountsAreCheckedBeforeAnythingIsCompiled) {
+  grp_model* m = load(kTestModel, false);
+  char* report = reinterpret_cast<char*>(0x1);
+  const std::string out = ::testing::TempDir() + "capi_rows.grpkb";
+  EXPECT_ERR(grp_kernel_bundle_write_rows(m, "sm_80", nullptr, out.c_str(), &report),
+             GRP_ERR_INVALID_ARGUMENT, "rows is NULL");
+  for (const char* bad : {"0", "17", "5,", ",5", "5;8", " 5", "1000"})
+    EXPECT_ERR(grp_kernel_bundle_write_rows(m, "sm_80", bad, out.c_str(), &report), GRP_ERR_INVALID_ARGUMENT,
+               "is not a row count from 1 to 16");
+  EXPECT_EQ(report, reinterpret_cast<char*>(0x1));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  grp_model_destroy(m);
+}
+
 TEST(CapiCompile, EveryKernelCompiles) {
   grp_model* m = load(kTestModel, false);  // weights are not needed to compile
   char* report = nullptr;

@@ -56,9 +56,10 @@ TEST(CodegenNvrtc, Gpt2Real) {
   auto c = compile_file("examples/gpt2.grp");
   compile_all("gpt2", *c->mod);
 }
-// A bundle holds the matrix products' wide variants as well, under the key the executor looks up
-// when it builds them at first use: sm_90a (warpgroup MMA) for an sm_90 bundle.
-TEST(CodegenNvrtc, BundlesHoldTheWideVariantsForTheirTargets) {
+// A bundle holds the matrix products' wide variants (and the row-count variants asked for) as well,
+// under the key the executor looks up when it builds them at first use: sm_90a (warpgroup MMA) for
+// an sm_90 bundle.
+TEST(CodegenNvrtc, BundlesHoldTheWideAndRowVariantsForTheirTargets) {
   std::string why;
   if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
   auto c = compile_text("proj.grp", R"(
@@ -73,7 +74,7 @@ fn main(x: f16[B, 256]) -> f16[B, 256] {
   // every progress report has the same total.
   std::vector<std::pair<size_t, size_t>> reports;
   jit::set_build_observer([&](size_t done, size_t total) { reports.emplace_back(done, total); });
-  jit::CompileReport r = jit::compile_module(*c->mod, {"sm_90"}, nullptr, &bundle);
+  jit::CompileReport r = jit::compile_module(*c->mod, {"sm_90"}, nullptr, &bundle, {}, {5});
   jit::set_build_observer(nullptr);
   for (const auto& e : r.errors) ADD_FAILURE() << e.substr(0, 6000);
   ASSERT_FALSE(reports.empty());
@@ -87,6 +88,7 @@ fn main(x: f16[B, 256]) -> f16[B, 256] {
     if (k.launch.kind == jit::LaunchRule::MatrixProduct) products.push_back(k.source);
   ASSERT_FALSE(products.empty());
   EXPECT_EQ(r.wide_compiled, products.size());
+  EXPECT_EQ(r.rows_compiled, products.size());  // the 5-row variants asked for (B is a runtime dim)
   const std::string target = scheduler::gemm_wide_target("sm_90");
   EXPECT_EQ(target, std::getenv("GRAPE_GEMM_WGMMA") && std::string(std::getenv("GRAPE_GEMM_WGMMA")) == "0"
                         ? "sm_90"
@@ -101,10 +103,14 @@ fn main(x: f16[B, 256]) -> f16[B, 256] {
     EXPECT_TRUE(has(src, "sm_90"));
     EXPECT_TRUE(has(jit::wide_variant_source(src), target));
     EXPECT_FALSE(has(jit::wide_variant_source(src), "sm_90") && target != "sm_90");
+    // The row-count variant for the kernel's own target, as DeviceProgram builds it.
+    EXPECT_TRUE(has(jit::rows_variant_source(src, 5), "sm_90"));
+    EXPECT_FALSE(has(jit::rows_variant_source(src, 4), "sm_90"));
   }
   // Without a bundle, `grape compile` checks the base sources only (the wide variants cost NVRTC
   // time nobody asked for).
   EXPECT_EQ(jit::compile_module(*c->mod, {"compute_80"}).wide_compiled, 0u);
+  EXPECT_EQ(jit::compile_module(*c->mod, {"compute_80"}, nullptr, nullptr, {}, {5}).rows_compiled, 0u);
 }
 
 TEST(CodegenNvrtc, DifftestCases) {

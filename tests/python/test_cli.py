@@ -1047,19 +1047,27 @@ def compile_usage_errors():
     expect(["compile", PROG, "--entry", "main"], 2, "unknown option '--entry'")
     expect(["compile", PROG, "-D", "Q=1"], 2, "declares no const 'Q'")
     expect(["compile", path("nope.grp")], 1, "nope.grp")
+    # Row-count variants go into a bundle: --rows needs --bundle, and counts of the GEMV path.
+    expect(["compile", PROG, "--rows", "5"], 2, "--rows adds row-count variants to a bundle: it needs --bundle OUT")
+    for bad in ("0", "17", "5,x", "5,,8", "-1"):
+        expect(["compile", PROG, "--bundle", path("rows.grpkb"), "--rows", bad], 2,
+               f"rows: '{bad.split(',')[-1] if bad != '5,,8' else ''}' in '{bad}' is not a row count from 1 to 16")
+    assert not os.path.exists(path("rows.grpkb"))
 
 
 @nvrtc_test
 def compile_writes_a_kernel_bundle_that_run_reads():
     bundle = path("mlp.grpkb")
     mlp = os.path.join(EXAMPLES, "mlp.grp")
-    rc, out, err = grape("compile", mlp, "--arch", "sm_90", "--bundle", bundle, timeout=300)
+    rc, out, err = grape("compile", mlp, "--arch", "sm_90", "--bundle", bundle, "--rows", "5", timeout=300)
     if nvrtc_missing("compile_writes_a_kernel_bundle_that_run_reads", rc, err):
         return
     assert rc == 0, f"exit {rc}\n{out}{err}"
     assert f"bundle: {bundle} (" in out and os.path.getsize(bundle) > 1000, out
-    # The matrix products' wide variants go in too (sm_90a, the target the executor builds them for).
+    # The matrix products' wide variants go in too (sm_90a, the target the executor builds them for),
+    # and their 5-row variants (mlp's batch is a runtime dim: both products).
     assert "wide-tile variants for the bundle" in out, out
+    assert "(and 2 row-count variants for the bundle)" in out, out
     assert not os.path.exists(bundle + ".partial.tmp")
     # A good bundle is accepted (on the CPU backend its kernels go unused); a bad one is an error
     # naming the file, never ignored.
