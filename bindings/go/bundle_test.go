@@ -26,6 +26,18 @@ func TestKernelBundleWriteAndUse(t *testing.T) {
 		"'sm80' is not a target name")
 }
 
+func TestKernelBundleBadRowCounts(t *testing.T) {
+	m := loadTest(t)
+	path := filepath.Join(t.TempDir(), "rows.grpkb")
+	for _, bad := range []string{"0", "17", "5,x"} {
+		wantCode(t, func() error { _, err := m.WriteKernelBundleRows("compute_80", bad, path); return err }(),
+			CodeInvalidArgument, "is not a row count from 1 to 16")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatalf("a bundle was written for bad row counts")
+	}
+}
+
 func TestKernelBundleErrors(t *testing.T) {
 	dir := t.TempDir()
 	wantCode(t, UseKernelBundle(filepath.Join(dir, "missing.grpkb")), CodeIO, "missing.grpkb")

@@ -284,14 +284,24 @@ func (m *Model) IRText(entry string) (string, error) {
 // "sm_80,sm_90") and writes them to the file path, an ahead-of-time kernel bundle
 // (docs/kernels.md, "Kernel bundles"); it returns the compile report. Needs NVRTC, not a GPU.
 func (m *Model) WriteKernelBundle(archs, path string) (string, error) {
+	return m.WriteKernelBundleRows(archs, "", path)
+}
+
+// WriteKernelBundleRows is WriteKernelBundle that also writes, for each row count of rows ("1,5,8",
+// each 1..16; "" for none), the variants of the matrix products whose row count is a runtime dim
+// (decode's batch) compiled for that count, which a session otherwise compiles at its first run
+// with that many rows (grp_kernel_bundle_write_rows). CodeInvalidArgument names a bad count.
+func (m *Model) WriteKernelBundleRows(archs, rows, path string) (string, error) {
 	carchs := C.CString(archs)
 	defer C.free(unsafe.Pointer(carchs))
+	crows := C.CString(rows)
+	defer C.free(unsafe.Pointer(crows))
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var text string
 	err := m.use(func(p *C.grp_model) error {
 		var out *C.char
-		if err := check(C.grp_kernel_bundle_write(p, carchs, cpath, &out)); err != nil {
+		if err := check(C.grp_kernel_bundle_write_rows(p, carchs, crows, cpath, &out)); err != nil {
 			return err
 		}
 		text = C.GoString(out)

@@ -222,6 +222,13 @@ extern "C" {
         path: *const c_char,
         report: *mut *mut c_char,
     ) -> *mut grp_error;
+    pub fn grp_kernel_bundle_write_rows(
+        m: *const grp_model,
+        archs: *const c_char,
+        rows: *const c_char,
+        path: *const c_char,
+        report: *mut *mut c_char,
+    ) -> *mut grp_error;
     pub fn grp_kernel_bundle_use(path: *const c_char) -> *mut grp_error;
     pub fn grp_model_compile_kernels(
         m: *const grp_model,

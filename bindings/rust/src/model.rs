@@ -234,13 +234,23 @@ impl Model {
     /// writes them to the file `path`, an ahead-of-time kernel bundle (docs/kernels.md, "Kernel
     /// bundles"); returns the compile report. Needs NVRTC, not a GPU.
     pub fn write_kernel_bundle(&self, archs: &str, path: &str) -> Result<String> {
+        self.write_kernel_bundle_rows(archs, "", path)
+    }
+
+    /// The same, and for each row count of `rows` ("1,5,8", each 1..16; "" for none) the variants
+    /// of the matrix products whose row count is a runtime dim (decode's batch) compiled for that
+    /// count, which a session otherwise compiles at its first run with that many rows
+    /// (`grp_kernel_bundle_write_rows`). [`Code::InvalidArgument`] names a bad count.
+    pub fn write_kernel_bundle_rows(&self, archs: &str, rows: &str, path: &str) -> Result<String> {
         let archs = c_string(archs, "archs")?;
+        let rows = c_string(rows, "rows")?;
         let path = c_string(path, "path")?;
         let mut out: *mut c_char = ptr::null_mut();
         unsafe {
-            check(ffi::grp_kernel_bundle_write(
+            check(ffi::grp_kernel_bundle_write_rows(
                 self.as_ptr(),
                 archs.as_ptr(),
+                rows.as_ptr(),
                 path.as_ptr(),
                 &mut out,
             ))?;

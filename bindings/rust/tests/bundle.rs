@@ -27,6 +27,18 @@ fn write_then_use() {
 }
 
 #[test]
+fn bad_row_counts_are_refused_before_compiling() {
+    let m = load(ADD);
+    let path = temp_path("rows.grpkb");
+    for bad in ["0", "17", "5,x"] {
+        let e = m.write_kernel_bundle_rows("compute_80", bad, &path).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument, "{e}");
+        assert!(e.to_string().contains("is not a row count from 1 to 16"), "{e}");
+    }
+    assert!(std::fs::metadata(&path).is_err());
+}
+
+#[test]
 fn bad_files_are_errors_naming_the_file() {
     let missing = temp_path("missing.grpkb");
     let e = grape::use_kernel_bundle(&missing).unwrap_err();
