@@ -5,7 +5,7 @@
 // a safetensors file), then a sequence of calls on the CPU backend: inputs set, allocated and
 // bound with random dtypes, ranks, shapes and byte counts; runs; outputs bound with random
 // capacities; states read, written and reset; info queries with out-of-range indices and NULL
-// out-pointers; run statistics with random struct sizes.
+// out-pointers; run statistics with random struct sizes; a kernel bundle's row-count list.
 //
 // A finding is a crash, a sanitizer report, a hang or memory blow-up (the script's -timeout and
 // -rss_limit_mb), GRP_ERR_INTERNAL from any call, or an error without a message. Everything else
@@ -362,6 +362,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     char* text = nullptr;
     check(grp_model_ir_text(m, pick(in, kNames), &text), "ir_text");
     grp_free(text);
+  }
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 7) {
+    // A bundle's row counts, checked before anything compiles; the empty target list then stops
+    // the call before NVRTC, so nothing is compiled or written.
+    const std::string rows = in.ConsumeRandomLengthString(32);
+    char* report = nullptr;
+    check(grp_kernel_bundle_write_rows(m, "", rows.c_str(), "/nonexistent/fuzz.grpkb", &report),
+          "kernel_bundle_write_rows");
+    grp_free(report);
   }
   switch (in.ConsumeIntegralInRange<int>(0, 3)) {
     case 3: break;  // no weights: sessions of a model that declares some fail
