@@ -449,7 +449,8 @@ void DeviceProgram::apply_launch(size_t k, const scheduler::LaunchDims& ld) {
   Launch& l = launches_[k];
   l.function = function_for(k, ld);
   const int64_t rows = variant_rows(k);
-  bound_rows_[k] = rows && row_funcs_.count({k, rows}) && l.function == row_funcs_.at({k, rows}) ? rows : 0;
+  const auto variant = rows ? row_funcs_.find({k, rows}) : row_funcs_.end();
+  bound_rows_[k] = variant != row_funcs_.end() && l.function == variant->second ? rows : 0;
   l.dims = ld;
   l.grid = ld.grid;
   l.block = ld.block;

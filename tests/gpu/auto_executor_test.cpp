@@ -123,10 +123,7 @@ TEST(AutoExecutor, ControlFlowCases) {
 // Batch sizes 3 and 7 alternate: two buckets of 10 calls, each decided after its 8th.
 TEST(AutoExecutor, Mlp) {
   REQUIRE_GPU();
-  ModelOptions o;
-  o.defines = {{"D", 32}, {"H", 64}};
-  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
-  m->set_random_weights(1);
+  auto m = tiny_mlp();
   std::vector<Inputs> calls;
   for (uint32_t c = 0; c < 20; ++c) calls.push_back({{"x", sample(DType::F16, {c % 2 ? 7 : 3, 32}, c)}});
   auto ds = compare_auto(m, "main", calls, "mlp");

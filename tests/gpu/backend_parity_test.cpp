@@ -29,10 +29,7 @@ void compare(const std::shared_ptr<Model>& m, const std::string& entry, const st
 
 TEST(GpuParity, Mlp) {
   REQUIRE_GPU();
-  ModelOptions o;
-  o.defines = {{"D", 32}, {"H", 64}};
-  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
-  m->set_random_weights(1);
+  auto m = tiny_mlp();
   compare(m, "main", {{{"x", sample(DType::F16, {3, 32}, 1)}}}, "mlp");
 }
 
@@ -40,11 +37,7 @@ TEST(GpuParity, Gpt2ForwardAndDecode) {
   REQUIRE_GPU();
   auto m = tiny_gpt2();
   compare(m, "forward", {{{"ids", sample(DType::I32, {2, 5}, 2, 128)}}}, "gpt2 forward");
-  compare(m, "decode_step",
-          {{{"tok", sample(DType::I32, {5}, 3, 128)}, {"p", Tensor::scalar_i32(0)}},
-           {{"tok", sample(DType::I32, {5}, 4, 128)}, {"p", Tensor::scalar_i32(1)}},
-           {{"tok", sample(DType::I32, {5}, 5, 128)}, {"p", Tensor::scalar_i32(2)}}},
-          "gpt2 decode_step");
+  compare(m, "decode_step", decode_step_calls(), "gpt2 decode_step");
 }
 
 TEST(GpuParity, Gpt2GreedyAndBeamTokens) {

@@ -109,6 +109,24 @@ inline std::shared_ptr<Model> tiny_gpt2() {
   return m;
 }
 
+// decode_step of tiny_gpt2() at batch 5: one call's inputs, and three calls at cache positions 0,
+// 1, 2 (each writes the KV cache where the next reads it).
+inline Inputs decode_step_call(uint32_t seed, int32_t p) {
+  return {{"tok", sample(DType::I32, {5}, seed, 128)}, {"p", Tensor::scalar_i32(p)}};
+}
+inline std::vector<Inputs> decode_step_calls() {
+  return {decode_step_call(3, 0), decode_step_call(4, 1), decode_step_call(5, 2)};
+}
+
+// examples/mlp.grp at D = 32, H = 64, random weights (seed 1).
+inline std::shared_ptr<Model> tiny_mlp() {
+  ModelOptions o;
+  o.defines = {{"D", 32}, {"H", 64}};
+  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
+  m->set_random_weights(1);
+  return m;
+}
+
 // Inputs for call `call` of an entry with the given signature: constant dims as declared, every
 // symbolic dim `symbolic`, values from sample() seeded by the call and the parameter.
 inline Inputs sample_inputs(const std::vector<TensorSignature>& sigs, uint32_t call, int64_t symbolic) {

@@ -14,14 +14,6 @@ namespace {
 
 using namespace gpu_test;
 
-std::shared_ptr<Model> tiny_mlp() {
-  ModelOptions o;
-  o.defines = {{"D", 32}, {"H", 64}};
-  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
-  m->set_random_weights(1);
-  return m;
-}
-
 TEST(KernelProfile, EagerTimesEveryLaunchOfEveryRun) {
   REQUIRE_GPU();
   auto m = tiny_mlp();

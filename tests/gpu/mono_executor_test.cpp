@@ -54,10 +54,7 @@ TEST(MonoExecutor, ControlFlowCasesWithoutDeviceLoops) {
 
 TEST(MonoExecutor, MlpWithChangingRows) {
   REQUIRE_GPU();
-  ModelOptions o;
-  o.defines = {{"D", 32}, {"H", 64}};
-  auto m = Model::load_file(source_dir() + "/examples/mlp.grp", o);
-  m->set_random_weights(1);
+  auto m = tiny_mlp();
   compare_mono(m, "main",
                {{{"x", sample(DType::F16, {3, 32}, 1)}},
                 {{"x", sample(DType::F16, {7, 32}, 2)}},
@@ -92,11 +89,7 @@ TEST(MonoExecutor, MixedBlockSizesAreRefusedWithTheKernelNamed) {
 TEST(MonoExecutor, Gpt2DecodeSteps) {
   REQUIRE_GPU();
   auto m = tiny_gpt2();
-  compare_mono(m, "decode_step",
-               {{{"tok", sample(DType::I32, {5}, 3, 128)}, {"p", Tensor::scalar_i32(0)}},
-                {{"tok", sample(DType::I32, {5}, 4, 128)}, {"p", Tensor::scalar_i32(1)}},
-                {{"tok", sample(DType::I32, {5}, 5, 128)}, {"p", Tensor::scalar_i32(2)}}},
-               "gpt2 decode_step");
+  compare_mono(m, "decode_step", decode_step_calls(), "gpt2 decode_step");
 }
 
 TEST(MonoExecutor, EntriesWithDeviceLoopsAreRefusedAtCreation) {
