@@ -382,7 +382,7 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "  const long long items = ((Ops::R(p) + 15) / 16) * ((Ops::N(p) + 127) / 128) * p->splits;\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemm_mma<Ops, 16, 128, "
          "1, " +
-         std::to_string(scheduler::kGemvTcStages) + ">(p, item, grape_smem);\n";
+         std::to_string(scheduler::kGemvTcStages) + ", true>(p, item, grape_smem);\n";
   } else {
     s += "  const long long items = ((Ops::N(p) + " + tile + " - 1) / " + tile + ") * p->splits;\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) " + gemv +

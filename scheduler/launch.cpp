@@ -40,8 +40,9 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
 static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
               gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
 
-// kGemvTcSharedBytes (launch.h): gemm_mma.cuh with BM = 16, BN = 128 and kGemvTcStages stages: A
-// and B stages of BK = 32 (rows padded by 8), then the row statistics.
+// kGemvTcSharedBytes (launch.h): gemm_mma.cuh with BM = 16, BN = 128, kGemvTcStages W stages of BK =
+// 32 (rows padded by 8), the row statistics, and A whole: 16 rows of a K range of at most
+// kGemvTcMaxKChunk, rounded up to 64 and padded by 8.
 
 bool wide_tiles(int64_t R, int64_t N, int sm_count) {
   const int o = gemm_wide_override();
@@ -53,7 +54,7 @@ bool wide_tiles(int64_t R, int64_t N, int sm_count) {
 LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count) {
   LaunchDims d;
   const int64_t tiles = ceil_div(N, 128);
-  split_k(K, tiles, 2 * int64_t{sm_count}, 1, 32, d);
+  split_k(K, tiles, 2 * int64_t{sm_count}, ceil_div(K, kGemvTcMaxKChunk), 32, d);
   d.shared_bytes = kGemvTcSharedBytes;
   d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
   d.grid = static_cast<unsigned>(tiles * d.splits);

@@ -92,11 +92,16 @@ constexpr int64_t kGemvMaxRows = 16;
 constexpr unsigned kMatrixProductMaxSharedBytes = 41472;
 
 // Few rows over very many columns (a vocabulary projection: LaunchRule::gemv_tensor_cores) run
-// 16 x 128 tensor-core tiles (gemm_mma.cuh) of kGemvTcStages stages of 32 K steps, kGemvTcBlocksPerSm
-// blocks per multiprocessor (the entry's __launch_bounds__): GPT-2's lm_head is 393 tiles, one
-// wave at 3 blocks on 132 SMs where 2 made 1.5, and each block keeps 5 stages of W in flight.
-constexpr int kGemvTcStages = 6, kGemvTcBlocksPerSm = 3;
-constexpr unsigned kGemvTcSharedBytes = 2 * kGemvTcStages * (16 * 40 + 128 * 40) + 16 * 8;
+// 16 x 128 tensor-core tiles (gemm_mma.cuh, AWHOLE) with the block's 16 rows of A staged whole (K
+// ranges of at most kGemvTcMaxKChunk, split beyond) and kGemvTcStages stages of 32 K steps of W,
+// kGemvTcBlocksPerSm blocks per multiprocessor (the entry's __launch_bounds__): GPT-2's lm_head is
+// 393 tiles, one wave at 3 blocks on 132 SMs, each block keeping 3 stages of W in flight.
+constexpr int kGemvTcStages = 4, kGemvTcBlocksPerSm = 3;
+constexpr int64_t kGemvTcMaxKChunk = 1024;
+constexpr unsigned kGemvTcSharedBytes =
+    2 * kGemvTcStages * 128 * 40 + 16 * 8 + 2 * 16 * (kGemvTcMaxKChunk + 8);
+static_assert(kGemvTcBlocksPerSm * (kGemvTcSharedBytes + 1024) <= 228 * 1024,
+              "the tensor-core GEMV's blocks fit one multiprocessor's shared memory (Hopper)");
 // The limit of a MatrixProduct kernel's GEMV entry point (kKernelSymbol, its row-count variants).
 constexpr unsigned matrix_product_gemv_max_shared_bytes(bool tensor_cores) {
   return tensor_cores && kGemvTcSharedBytes > kMatrixProductMaxSharedBytes ? kGemvTcSharedBytes

@@ -155,7 +155,17 @@ __device__ __forceinline__ void grape_ldmatrix_x4_trans(unsigned* r, const void*
 // mma tiles, S shared-memory stages. Shared memory: S * (BM + max(BN, BK) ...) operand stages plus
 // the row statistics; scheduler/launch.cpp computes the same size. With more than one split the
 // partial sums meet in grape_splitk_finish (gemv.cuh).
-template <class Ops, int BM, int BN, int WARPS_M, int S>
+//
+// AWHOLE (the 16-row tiles of a vocabulary projection, scheduler::gemv_tc_dims): the block's rows
+// of A over its whole K range are staged once, by grape_gemv_stage (16-byte loads, a fused
+// normalisation applied), after the first W stages are requested; only W moves through the stages.
+// Shared memory: S W stages, the row statistics, then A as [BM][kcs], kcs = the K range rounded up
+// to 64, plus 8 (grape_gemm_whole_a_stride). A computed K step by K step instead (Ops::a, one step
+// ahead) left lm_head's loop waiting on A's load latency: 1.8 of 4.8 TB/s (run 161).
+__device__ __forceinline__ int grape_gemm_whole_a_stride(long long kchunk) {
+  return (int)(((kchunk + 63) & ~63LL) + 8);
+}
+template <class Ops, int BM, int BN, int WARPS_M, int S, bool AWHOLE = false>
 __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* smem) {
   using T = typename Ops::T;
   constexpr int BK = GRAPE_GEMM_BK, WARPS_N = 8 / WARPS_M;
@@ -170,16 +180,19 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   const long long m0 = (tile / tn) * BM, n0 = (tile % tn) * BN;
   const long long kbeg = split * p->kchunk, kend = min(K, kbeg + p->kchunk);
   T* As = reinterpret_cast<T*>(smem);
-  T* Bs = As + S * A_STAGE;
+  T* Bs = AWHOLE ? As : As + S * A_STAGE;
   float* st = reinterpret_cast<float*>(Bs + S * B_STAGE);  // [BM][2]
+  const int kcs = AWHOLE ? grape_gemm_whole_a_stride(p->kchunk) : LDA;  // A's row stride
+  if constexpr (AWHOLE) As = reinterpret_cast<T*>(st + 2 * BM);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int wm0 = (w / WARPS_N) * WM, wn0 = (w % WARPS_N) * WN;
   const T* wp = reinterpret_cast<const T*>(Ops::w(p));
   const bool w_vec = Ops::kWKN ? N % 8 == 0 : K % 8 == 0;
-  // A staged by load_tile (else by fetch_a / store_a around the tensor-core work).
-  const bool a_vec = (Ops::kADirect && K % 8 == 0) || Ops::kAView;
+  // A staged by load_tile (else by fetch_a / store_a around the tensor-core work, or whole).
+  const bool a_vec = !AWHOLE && ((Ops::kADirect && K % 8 == 0) || Ops::kAView);
+  const bool a_steps = !AWHOLE && !a_vec;  // A through fetch_a / store_a
 
-  if constexpr (Ops::kRowStats) {
+  if constexpr (Ops::kRowStats && !AWHOLE) {
     for (int m = w; m < BM; m += 8) {
       float s0 = 0.0f, s1 = 0.0f;
       if (m0 + m < R) Ops::row_stats(p, m0 + m, K, &s0, &s1);
@@ -334,16 +347,18 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
   for (int s = 0; s < S - 1; ++s) {
     if (s < KT) {
       load_tile(s, kbeg + (long long)s * BK);
-      if (!a_vec) {
+      if (a_steps) {
         fetch_a(kbeg + (long long)s * BK);
         store_a(s);
       }
     }
     grape_cp_async_commit();
   }
+  if constexpr (AWHOLE)  // while the first W stages are in flight; ends with __syncthreads
+    grape_gemv_stage<Ops>(p, As, kcs, st, m0, (int)min((long long)BM, R - m0), kbeg, (int)(kend - kbeg), K);
   // This lane's ldmatrix addresses in stage 0 at kk = 0 (bytes in the shared window); a stage and
-  // a K offset are constants added to them.
-  const unsigned a_ld = sA + (unsigned)(((wm0 + (lane & 15)) * LDA + (lane >> 4) * 8) * sizeof(T));
+  // a K offset are constants added to them (for a whole A, the K step's offset).
+  const unsigned a_ld = sA + (unsigned)(((wm0 + (lane & 15)) * kcs + (lane >> 4) * 8) * sizeof(T));
   const unsigned b_ld =
       Ops::kWKN ? sB + (unsigned)(((lane & 15) * LDB + wn0 + (lane >> 4) * 8) * sizeof(T))
                 : sB + (unsigned)(((wn0 + (lane & 7) + ((lane >> 4) << 3)) * LDB + ((lane >> 3) & 1) * 8) *
@@ -355,17 +370,17 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
     const int nt = kt + S - 1;
     if (nt < KT) {
       load_tile(nxt, kbeg + (long long)nt * BK);
-      if (!a_vec) fetch_a(kbeg + (long long)nt * BK);
+      if (a_steps) fetch_a(kbeg + (long long)nt * BK);
     }
     grape_cp_async_commit();
-    const unsigned as = a_ld + (unsigned)(cur * A_STAGE * sizeof(T));
+    const unsigned as = a_ld + (unsigned)((AWHOLE ? kt * BK : cur * A_STAGE) * sizeof(T));
     const unsigned bs = b_ld + (unsigned)(cur * B_STAGE * sizeof(T));
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
       unsigned af[MI][4], bf[NI][2];
 #pragma unroll
       for (int i = 0; i < MI; ++i)
-        grape_ldmatrix_x4_s(af[i], as + (unsigned)((i * 16 * LDA + kk) * sizeof(T)));
+        grape_ldmatrix_x4_s(af[i], as + (unsigned)((i * 16 * kcs + kk) * sizeof(T)));
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
         unsigned r[4];
@@ -383,7 +398,7 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
 #pragma unroll
         for (int j = 0; j < NI; ++j) GrapeMma<T>::mma(acc[i][j], af[i], bf[j]);
     }
-    if (!a_vec && nt < KT) store_a(nxt);
+    if (a_steps && nt < KT) store_a(nxt);
     cur = cur + 1 == S ? 0 : cur + 1;
     nxt = nxt + 1 == S ? 0 : nxt + 1;
   }

@@ -572,10 +572,13 @@ const MatrixCase kMatrixCases[] = {
     {"mma view A heads-major (not separable)", "f16",
      "linear(reshape(transpose(reshape(x, (2, 12, M, 64)), 1, 2), (2, M, 768)), wt, b) + r", 2000, 768, 768,
      true},
-    // At least kGemvTensorCoreMinColumns columns: 16 x 128 tensor-core tiles of kGemvTcStages stages,
-    // kGemvTcBlocksPerSm blocks per SM (GPT-2's lm_head; ragged rows, columns and K).
+    // At least kGemvTensorCoreMinColumns columns: 16 x 128 tensor-core tiles with A staged whole,
+    // kGemvTcBlocksPerSm blocks per SM (GPT-2's lm_head; ragged rows, columns and K; K past
+    // kGemvTcMaxKChunk in two splits; a whole tile of 16 rows over a [K][N] weight).
     {"gemv tc M=5 (lm_head) layer_norm prologue", "f16", "linear(layer_norm(x, g, gb), wt)", 5, 768, 50257},
     {"gemv tc ragged M N K bias residual", "bf16", "linear(x, wt, b) + r", 13, 200, 33000},
+    {"gemv tc K split layer_norm prologue", "bf16", "linear(layer_norm(x, g, gb), wt, b)", 7, 1100, 32800},
+    {"gemv tc M=16 kn gelu", "f16", "gelu(x @ w + b)", 16, 96, 32768},
 };
 
 INSTANTIATE_TEST_SUITE_P(Paths, GpuMatrixProduct, testing::ValuesIn(kMatrixCases),
