@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# GPU run 163: the tensor-core GEMV (lm_head) with A staged whole (4 W stages, 3 blocks per SM;
-# build-carry/grape) against A fetched K step by K step at 6 stages (build-carry/grape-prev, 95392fa):
-# matrix-product path (two new tensor-core GEMV cases: K split, 16 rows [K][N]), decode_step graph
-# compared, lm_head under ncu, and bench/beam with its peer.
+# GPU run 163: the tensor-core GEMV (lm_head) with A staged whole, 4 W stages, 3 blocks per SM
+# (build-carry/grape) against A fetched K step by K step at 6 stages (build-carry/grape-prev, 95392fa):
+# GPU tests of every matrix-product path (new tensor-core GEMV cases: a K split, 16 rows over [K][N]),
+# decode_step graph alternating, logits compared, lm_head under ncu, and bench/beam with its peer.
 cd "$(dirname "$0")/../../.."
 export GRAPE_SOURCE_DIR=$PWD
 C=$PWD/build-carry
