@@ -314,6 +314,12 @@ int gemm_min_split_k() {
   return k;
 }
 
+int64_t topk_elements_per_block() {
+  static const int e =
+      env_knob("GRAPE_TOPK_PER_BLOCK", 256, 1 << 20, static_cast<int>(kTopKElementsPerBlock));
+  return e;
+}
+
 unsigned gemm_wide_shared_bytes() {
   return static_cast<unsigned>(gemm_wide_stages() * 2 * (128 * 40 + 128 * 40) + 128 * 8);
 }
@@ -418,7 +424,7 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
         // on one H100 SM); spread a row over blocks until the rows fill the GPU twice.
         int64_t len = std::max<int64_t>(0, rule.row_len.eval(dims));
         int64_t splits =
-            std::clamp<int64_t>(std::min(len / kTopKElementsPerBlock, 2 * sm_count / n), 1, kTopKMaxSplits);
+            std::clamp<int64_t>(std::min(len / topk_elements_per_block(), 2 * sm_count / n), 1, kTopKMaxSplits);
         d.splits = splits;
         blocks = n * splits;
         if (splits > 1) d.scratch_bytes = topk_scratch_bytes(n, splits, rule.topk_k);

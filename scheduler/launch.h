@@ -31,6 +31,8 @@ struct LaunchDims {
 // per row. Each block's best k meet in the scratch area, where the row's last block merges them.
 constexpr int64_t kTopKElementsPerBlock = 8192;
 constexpr int64_t kTopKMaxSplits = 128;
+// kTopKElementsPerBlock, or GRAPE_TOPK_PER_BLOCK (256 .. 2^20; read once) for A/B measurements.
+int64_t topk_elements_per_block();
 // LaunchRule::cluster_rows: at least this many elements of a row per block of the cluster, at most
 // kRowClusterMax blocks (the portable cluster size), and only while the rows' blocks stay within two
 // per multiprocessor.
