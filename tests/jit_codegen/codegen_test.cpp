@@ -130,19 +130,22 @@ fn main(x: f32[R, C], n: i32[R, C]) -> (i32[R, 10], i32[R, 7], i32[R, 17]) {
   }
   ASSERT_TRUE(flt && integer && kpass);
   EXPECT_NE(flt->source.find("grape_topk_gather_parts"), std::string::npos);
-  // A beam search's 5 x 50257 candidates as one row: 30 blocks of >= 8192 elements.
+  // A beam search's 5 x 50257 candidates as one row: 122 blocks of >= 2048 elements.
   auto d = scheduler::launch_dims(flt->launch, {{"R", 1}, {"C", 251285}}, 132);
-  EXPECT_EQ(d.splits, 30);
-  EXPECT_EQ(d.grid, 30u);
+  EXPECT_EQ(d.splits, 122);
+  EXPECT_EQ(d.grid, 122u);
   EXPECT_EQ(d.block, 512u);
-  EXPECT_EQ(d.scratch_bytes, scheduler::topk_scratch_bytes(1, 30, 10));
-  EXPECT_EQ(d.scratch_bytes, 8u + 30u * 10u * 8u);
+  EXPECT_EQ(d.scratch_bytes, scheduler::topk_scratch_bytes(1, 122, 10));
+  EXPECT_EQ(d.scratch_bytes, 8u + 122u * 10u * 8u);
+  // A longer row: at most kTopKMaxSplits blocks.
+  d = scheduler::launch_dims(flt->launch, {{"R", 1}, {"C", 1000000}}, 132);
+  EXPECT_EQ(d.splits, scheduler::kTopKMaxSplits);
   // 100 rows of 50257: the rows alone fill the GPU, two blocks each at most.
   d = scheduler::launch_dims(flt->launch, {{"R", 100}, {"C", 50257}}, 132);
   EXPECT_EQ(d.splits, 2);
   EXPECT_EQ(d.grid, 200u);
   // Short rows: one block per row and no scratch.
-  d = scheduler::launch_dims(flt->launch, {{"R", 3}, {"C", 5000}}, 132);
+  d = scheduler::launch_dims(flt->launch, {{"R", 3}, {"C", 4000}}, 132);
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(d.grid, 3u);
   EXPECT_EQ(d.scratch_bytes, 0u);
