@@ -125,7 +125,10 @@ constexpr int kGemvMaxRows = 16;
 // the register budget must allow).
 // `prefetch`: the entry point requests KParams::prefetch into L2 (matrix products' tensor-core
 // entries; jit/kernels/grid_dependency.cuh).
-std::string kernel_header(const std::string& name, const std::string& bounds = "256", bool prefetch = false);
+// `wait`: the entry waits for its predecessor (and checks its predicate) first; false where the
+// body does (gemv.cuh, grape_gemv_wait).
+std::string kernel_header(const std::string& name, const std::string& bounds = "256", bool prefetch = false,
+                          bool wait = true);
 // The kernel of a group whose core is a matmul/linear (emit_matmul.cpp) or a fused attention
 // (emit_attention.cpp).
 std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& launch);

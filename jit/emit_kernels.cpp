@@ -25,7 +25,7 @@ const char* kGridStride =
 
 }  // namespace
 
-std::string kernel_header(const std::string& name, const std::string& bounds, bool prefetch) {
+std::string kernel_header(const std::string& name, const std::string& bounds, bool prefetch, bool wait) {
   // The block is a kernel parameter (__grid_constant__: read in place from the parameter bank
   // through the constant cache, no copy), so reading it costs no dependent global load at the
   // kernel's start; the bodies take `const KParams*` as before. GRAPE_GRID_WAIT
@@ -33,9 +33,11 @@ std::string kernel_header(const std::string& name, const std::string& bounds, bo
   // before its predecessor has finished. Whether it lets its successor launch at once or only as
   // its blocks exit is scheduler::launch_dependents_early.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +
-                  "(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_WAIT();\n";
+                  "(const __grid_constant__ KParams kp) {\n";
+  if (wait) s += "  GRAPE_GRID_WAIT();\n";
   if (scheduler::launch_dependents_early()) s += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   s += "  const KParams* const p = &kp;\n";
+  if (!wait) return s;
   // Every kernel checks the predicate, not only predicated ones: p->pred is null for the others
   // (DeviceProgram::fill_blocks), and the same source in a predicated and an unpredicated position
   // (a layer inside and outside an `if`) is then one kernel, built once. The cost is one uniform

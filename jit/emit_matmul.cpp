@@ -375,8 +375,19 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
   // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
   const bool gemv_tc = scheduler::gemv_on_tensor_cores(n_dim);
+  // Programmatic dependent launch around the GEMV path (gemv.cuh, grape_gemv_wait): a weight of the
+  // program (sibling products: every part's) is read-only for the session, so its first vectors
+  // may be requested before the kernel waits for its predecessor; and the kernel may let its
+  // successor launch once its weight is read (scheduler::gemv_dependent_launch).
+  const int early = gemv_tc ? 0 : scheduler::gemv_dependent_launch();
+  const bool weight_before_wait = early >= 1 && is_weight(c.f, b);
+  ops.insert(ops.rfind("};"), std::string("  static constexpr bool kWeightBeforeWait = ") +
+                                  (weight_before_wait ? "true" : "false") +
+                                  ";\n  static constexpr bool kTriggerAfterWeight = " +
+                                  (early >= 2 ? "true" : "false") + ";\n");
   std::string s =
-      ops + kernel_header(name, gemv_tc ? "256, " + std::to_string(scheduler::kGemvTcBlocksPerSm) : "256, 2");
+      ops + kernel_header(name, gemv_tc ? "256, " + std::to_string(scheduler::kGemvTcBlocksPerSm) : "256, 2",
+                          false, !weight_before_wait);
   s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
   if (gemv_tc) {
     s += "  const long long items = ((Ops::R(p) + 15) / 16) * ((Ops::N(p) + 127) / 128) * p->splits;\n";

@@ -329,6 +329,11 @@ bool gemm_wgmma_device(const std::string& arch) {
   return on && arch == "sm_90";
 }
 
+int gemv_dependent_launch() {
+  static const int mode = env_knob("GRAPE_GEMV_PDL", 0, 2, 0);
+  return mode;
+}
+
 bool launch_dependents_early() {
   static const bool on = env_knob("GRAPE_GRAPH_PDL_EARLY", 0, 1, 0) == 1;
   return on;

@@ -349,6 +349,25 @@ __device__ __forceinline__ void grape_reduce_scatter(float (&f)[C], int lane) {
   grape_reduce_scatter_level<C, C / 2, HI, LO>(f, lane);
 }
 
+// Programmatic dependent launch (grid_dependency.cuh) in a GEMV entry point whose weight no kernel
+// writes (Ops::kWeightBeforeWait, jit/emit_matmul.cpp): the entry does not wait at its start; the
+// body requests its first weight vectors, then waits here and checks the predicate (false: the
+// step is skipped), so those loads overlap the predecessor's end. Elsewhere the entry has waited.
+template <class Ops>
+__device__ __forceinline__ bool grape_gemv_wait(const KParams* p) {
+  if constexpr (Ops::kWeightBeforeWait) {
+    GRAPE_GRID_WAIT();
+    if (p->pred && !*p->pred) return false;
+  }
+  return true;
+}
+// After the last pass over the weight: the successor may launch (Ops::kTriggerAfterWeight) and
+// request its own weight while this kernel adds and stores its sums.
+template <class Ops>
+__device__ __forceinline__ void grape_gemv_weight_read() {
+  if constexpr (Ops::kTriggerAfterWeight) GRAPE_LAUNCH_DEPENDENTS();
+}
+
 // W [K][N]: TX threads cover TX * kN consecutive columns of a weight row (16 bytes each), the
 // 256 / TX groups of TX threads walk K; warp shuffles and then shared memory add the partial sums.
 template <class Ops, int TX>
@@ -377,6 +396,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
       pre[t] = ty + KG * t < kn ? grape_ld_stream16(wt + (long long)(ty + KG * t) * N + n)
                                 : make_uint4(0, 0, 0, 0);
   }
+  if (!grape_gemv_wait<Ops>(p)) return;
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     grape_gemv_stage<Ops>(p, As, kcs, st, r0, rows, k0, kn, K);
@@ -419,6 +439,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
         add_row(kk, wv);
       }
     }
+    if (r0 + MT >= R) grape_gemv_weight_read<Ops>();
     // Lanes tx, tx + TX, ... of a warp hold the same columns for different k: afterwards lane
     // (g, tx) holds the warp's sums of acc[2 * TX * g + j], j < 2 * TX.
     grape_reduce_scatter<MT * V, 16, TX>(acc, lane);
@@ -483,6 +504,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
   for (int t = 0; t < GRAPE_GEMV_NK_PF; ++t)
 #pragma unroll
     for (int j = 0; j < JN; ++j) load(kl * V + t * 8 * V, j, pre[t][j]);
+  if (!grape_gemv_wait<Ops>(p)) return;
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     grape_gemv_stage<Ops>(p, As, kcs, st, r0, rows, k0, kn, K);
@@ -535,6 +557,7 @@ __device__ void grape_gemv_nk(const KParams* p, long long item, unsigned char* s
       for (int j = 0; j < JN; ++j) load(kk, j, u[j]);
       step(kk, u);
     }
+    if (r0 + MT >= R) grape_gemv_weight_read<Ops>();
     // The 8 lanes of a group hold the same columns for different k: afterwards lane kl holds the
     // sums of row kl (acc[JN * kl + j]) for its JN columns.
     static_assert(MT * JN == 32 && JN == 4, "gemv_nk: one row of 4 columns per lane after the reduction");

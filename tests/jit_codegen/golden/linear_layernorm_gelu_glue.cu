@@ -70,6 +70,8 @@ struct Ops {
   }
   template <int P>
   __device__ static void store_in(const KParams* p, long long r, long long n, float acc) { store(p, r, n, acc); }
+  static constexpr bool kWeightBeforeWait = false;
+  static constexpr bool kTriggerAfterWeight = false;
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {

@@ -66,6 +66,8 @@ struct Ops {
     if (col < 264LL) return store_in<1>(p, r, col - 64LL, acc);
     store_in<2>(p, r, col - 264LL, acc);
   }
+  static constexpr bool kWeightBeforeWait = false;
+  static constexpr bool kTriggerAfterWeight = false;
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
