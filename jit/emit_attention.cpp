@@ -153,6 +153,10 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     ops += "  __device__ static T* out_at(const KParams* p, long long b, long long i, long long d) {\n" +
            (addr.empty() ? "    return nullptr;\n" : code + "    return " + addr + ";\n") + "  }\n";
   }
+  // Programmatic dependent launch: the decode kernel lets its successor launch once its passes
+  // over the keys are done (scheduler::gemv_dependent_launch 3; attention.cuh).
+  ops += std::string("  static constexpr bool kTriggerAfterKeys = ") +
+         (scheduler::gemv_dependent_launch() >= 3 ? "true" : "false") + ";\n";
   ops += "};\n\n";
 
   std::string s = ops;

@@ -379,12 +379,12 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // program (sibling products: every part's) is read-only for the session, so its first vectors
   // may be requested before the kernel waits for its predecessor; and the kernel may let its
   // successor launch once its weight is read (scheduler::gemv_dependent_launch).
-  const int early = gemv_tc ? 0 : scheduler::gemv_dependent_launch();
-  const bool weight_before_wait = early >= 1 && is_weight(c.f, b);
+  const int early = scheduler::gemv_dependent_launch();
+  const bool weight_before_wait = !gemv_tc && early >= 1 && is_weight(c.f, b);
   ops.insert(ops.rfind("};"), std::string("  static constexpr bool kWeightBeforeWait = ") +
                                   (weight_before_wait ? "true" : "false") +
                                   ";\n  static constexpr bool kTriggerAfterWeight = " +
-                                  (early >= 2 ? "true" : "false") + ";\n");
+                                  (early >= (gemv_tc ? 3 : 2) ? "true" : "false") + ";\n");
   std::string s =
       ops + kernel_header(name, gemv_tc ? "256, " + std::to_string(scheduler::kGemvTcBlocksPerSm) : "256, 2",
                           false, !weight_before_wait);

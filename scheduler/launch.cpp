@@ -330,7 +330,7 @@ bool gemm_wgmma_device(const std::string& arch) {
 }
 
 int gemv_dependent_launch() {
-  static const int mode = env_knob("GRAPE_GEMV_PDL", 0, 2, 0);
+  static const int mode = env_knob("GRAPE_GEMV_PDL", 0, 3, 0);
   return mode;
 }
 

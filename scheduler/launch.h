@@ -150,7 +150,9 @@ bool launch_dependents_early();
 // GEMV entry points (jit/kernels/gemv.cuh, grape_gemv_wait) under programmatic dependent launch:
 // 0 wait first, as every kernel; 1 a weight of the program has its first vectors requested before
 // the wait; 2 also let the successor launch once the weight is read (griddepcontrol.launch_dependents
-// after the last pass over it). GRAPE_GEMV_PDL=0|1|2 (read once; part of the kernel source).
+// after the last pass over it); 3 also the decode attention kernel after its passes over the keys
+// and the vocabulary projection's tensor-core tiles after their weight. GRAPE_GEMV_PDL=0..3 (read
+// once; part of the kernel source).
 int gemv_dependent_launch();
 // The NVRTC target of the wide variants for a device (or bundle) target: sm_90a for sm_90 when
 // gemm_wgmma_device, else `arch` itself.

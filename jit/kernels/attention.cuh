@@ -285,6 +285,8 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
     }
   }
 
+  // The successor may launch now (Ops::kTriggerAfterKeys): only the sums and stores are left.
+  if constexpr (Ops::kTriggerAfterKeys) GRAPE_LAUNCH_DEPENDENTS();
   // The key slices' partial outputs, added in slice order by the row's first warp.
   __syncthreads();
   float* part = tiles;  // [8][DVT * 32]

@@ -403,6 +403,8 @@ __device__ void grape_gemm_mma(const KParams* p, long long item, unsigned char* 
     nxt = nxt + 1 == S ? 0 : nxt + 1;
   }
   grape_cp_async_wait<0>();
+  // A vocabulary projection's weight is read: its successor may launch (Ops::kTriggerAfterWeight).
+  if constexpr (AWHOLE && Ops::kTriggerAfterWeight) GRAPE_LAUNCH_DEPENDENTS();
   __syncthreads();  // the next item's first loads overwrite the stages
 
   if (p->splits > 1) {
