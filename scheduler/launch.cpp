@@ -330,7 +330,7 @@ bool gemm_wgmma_device(const std::string& arch) {
 }
 
 int gemv_dependent_launch() {
-  static const int mode = env_knob("GRAPE_GEMV_PDL", 0, 3, 0);
+  static const int mode = env_knob("GRAPE_GEMV_PDL", 0, 3, 3);
   return mode;
 }
 
@@ -428,8 +428,8 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
         // One block per row is issue-bound on a long row (a beam search's 251k candidates: 145 us
         // on one H100 SM); spread a row over blocks until the rows fill the GPU twice.
         int64_t len = std::max<int64_t>(0, rule.row_len.eval(dims));
-        int64_t splits =
-            std::clamp<int64_t>(std::min(len / topk_elements_per_block(), 2 * sm_count / n), 1, kTopKMaxSplits);
+        int64_t splits = std::clamp<int64_t>(std::min(len / topk_elements_per_block(), 2 * sm_count / n), 1,
+                                             kTopKMaxSplits);
         d.splits = splits;
         blocks = n * splits;
         if (splits > 1) d.scratch_bytes = topk_scratch_bytes(n, splits, rule.topk_k);

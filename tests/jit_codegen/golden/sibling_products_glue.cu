@@ -66,14 +66,12 @@ struct Ops {
     if (col < 264LL) return store_in<1>(p, r, col - 64LL, acc);
     store_in<2>(p, r, col - 264LL, acc);
   }
-  static constexpr bool kWeightBeforeWait = false;
-  static constexpr bool kTriggerAfterWeight = false;
+  static constexpr bool kWeightBeforeWait = true;
+  static constexpr bool kTriggerAfterWeight = true;
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
-  GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
-  if (p->pred && !*p->pred) return;
   extern __shared__ __align__(16) unsigned char grape_smem[];
   const long long items = ((Ops::N(p) + GRAPE_GEMV_NK_TILE - 1) / GRAPE_GEMV_NK_TILE) * p->splits;
   for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_gemv_nk<Ops>(p, item, grape_smem);
