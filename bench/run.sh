@@ -50,6 +50,11 @@ fi
 if [ "${GRAPE_BENCH_NO_BEAM:-0}" != 1 ]; then
   python3 "$ROOT/bench/beam/bench_beam.py" --grape "$G" --out "$D/beam" | tail -12
 fi
+# Its candidate selection alone (log_softmax + top-k of 5 x 50257) beside PyTorch
+# (bench/beam_logic/run.sh; GRAPE_BENCH_NO_BEAM=1 skips it too).
+if [ "${GRAPE_BENCH_NO_BEAM:-0}" != 1 ]; then
+  "$ROOT/bench/beam_logic/run.sh" "$G" "$D/beam_logic"
+fi
 if [ "${GRAPE_BENCH_NO_SHAPES:-0}" != 1 ]; then
   python3 "$ROOT/bench/shapes/bench_shapes.py" --grape "$G" --out "$D/shapes" --iters 30 --warmup 3 | tail -12
 fi
