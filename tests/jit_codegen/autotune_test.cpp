@@ -104,6 +104,21 @@ TEST(LaunchCandidates, AVocabularyProjectionHasOneConfiguration) {
   EXPECT_EQ(c[0].dims.splits, 1);
   EXPECT_EQ(c[0].dims.grid, 393u);
   EXPECT_EQ(c[0].dims.scratch_bytes, 0u);
+  EXPECT_EQ(c[0].dims.shared_bytes, scheduler::kGemvTcSharedBytes);
+  EXPECT_LE(c[0].dims.kchunk, scheduler::kGemvTcMaxKChunk);
+  // A K longer than kGemvTcMaxKChunk (A is staged whole per K range): split into ranges that fit,
+  // whole 32-element steps, the partial sums in the scratch area.
+  for (int64_t k : {1025, 1100, 4096}) {
+    LaunchRule r = product(7, 32800, k, false, false);
+    r.gemv_tensor_cores = true;
+    const scheduler::LaunchDims d = scheduler::launch_candidates(r, {}, 132, true).at(0).dims;
+    EXPECT_GT(d.splits, 1) << k;
+    EXPECT_LE(d.kchunk, scheduler::kGemvTcMaxKChunk) << k;
+    EXPECT_EQ(d.kchunk % 32, 0) << k;
+    EXPECT_GE(d.kchunk * d.splits, k) << k;
+    EXPECT_GT(d.scratch_bytes, 0u) << k;
+    EXPECT_EQ(d.grid, 257u * static_cast<unsigned>(d.splits)) << k;
+  }
 }
 
 TEST(LaunchCandidates, FewWgmmaTilesTryKSplits) {
