@@ -258,7 +258,7 @@ fn main(x: f16[B, 64]) -> f16[B, 256] {
 // first weight loads) and releases its successor after the weight; a product whose right operand
 // is not a weight (an input here; in general a kernel may write it) waits first. The tensor-core
 // entry points always wait first.
-TEST(CodegenFusion, GemvRequestsAWeightBeforeItWaitsAndNotAComputedOperand) {
+TEST(CodegenFusion, GemvRequestsAProgramWeightBeforeItWaitsAndAnInputAfter) {
   ASSERT_EQ(scheduler::gemv_dependent_launch(), 3) << "the default; GRAPE_GEMV_PDL is set";
   auto c = compile_text("pdl.grp", R"(
 weights { w: f16[64, 96] }
@@ -268,13 +268,13 @@ fn main(x: f16[B, 64], y: f16[64, 96]) -> (f16[B, 96], f16[B, 96]) {
 )");
   auto ks = kernels_of(*c->mod, "main");
   ASSERT_EQ(ks.size(), 2u);
-  int weight = -1, computed = -1;
+  int weight = -1, input = -1;
   for (int i = 0; i < 2; ++i) {
     if (ks[i].launch.kind != jit::LaunchRule::MatrixProduct) continue;
-    (ks[i].launch.weight_buffer >= 0 ? weight : computed) = i;
+    (ks[i].launch.weight_buffer >= 0 ? weight : input) = i;
   }
   ASSERT_GE(weight, 0);
-  ASSERT_GE(computed, 0);
+  ASSERT_GE(input, 0);
   auto gemv_entry = [&](const std::string& src) {
     const size_t at = src.find("grape_kernel(const __grid_constant__ KParams kp) {");
     EXPECT_NE(at, std::string::npos);
@@ -288,7 +288,7 @@ fn main(x: f16[B, 64], y: f16[64, 96]) -> (f16[B, 96], f16[B, 96]) {
   // The tensor-core entry (more than 16 rows) waits at its start.
   const size_t mma = w.find("grape_kernel_mma(const __grid_constant__ KParams kp) {\n  GRAPE_GRID_WAIT();");
   EXPECT_NE(mma, std::string::npos);
-  const std::string& y = ks[computed].source;
+  const std::string& y = ks[input].source;
   EXPECT_NE(y.find("static constexpr bool kWeightBeforeWait = false;"), std::string::npos);
   EXPECT_NE(y.find("static constexpr bool kTriggerAfterWeight = true;"), std::string::npos);
   EXPECT_NE(gemv_entry(y).find(
