@@ -118,7 +118,7 @@ CompileReport compile_module(const ir::Module& m, const std::vector<std::string>
           auto& [wjobs, witems] = wide[target];
           wjobs.push_back({wide_variant_source(k.source), k.name + kWideSuffix});
           witems.push_back({describe(f, k, kWideSuffix, target)});
-          if (!k.launch.items.empty() && !k.launch.items[0].is_const()) {
+          if (k.launch.has_row_variants()) {
             auto& [rjobs, ritems] = rows[arch];
             for (int64_t r : bundle_rows) {
               const std::string suffix = "_rows" + std::to_string(r);

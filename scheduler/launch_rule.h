@@ -55,6 +55,10 @@ struct LaunchRule {
   // program (read-only for the session), else -1: the executors have it prefetched into L2 by the
   // kernel before (scheduler/prefetch.h).
   int weight_buffer = -1;
+
+  // A matrix product whose row count is a runtime dim: it has row-count variants (jit::
+  // rows_variant_source), built by the executors at a bind with few rows and by bundles on request.
+  bool has_row_variants() const { return kind == MatrixProduct && !items.empty() && !items[0].is_const(); }
 };
 
 }  // namespace grape::scheduler

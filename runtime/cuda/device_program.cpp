@@ -270,9 +270,7 @@ bool row_variants_enabled() {
 
 int64_t DeviceProgram::variant_rows(size_t k) const {
   const scheduler::LaunchRule& rule = specs_[k].launch;
-  if (!row_variants_enabled() || rule.kind != jit::LaunchRule::MatrixProduct || rule.items.empty() ||
-      rule.items[0].is_const())
-    return 0;
+  if (!row_variants_enabled() || !rule.has_row_variants()) return 0;
   const int64_t rows = rule.items[0].eval(dims_);
   return rows >= 1 && rows <= scheduler::kGemvMaxRows ? rows : 0;
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/model.h"
+#include "scheduler/launch.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace grape {
@@ -38,7 +39,7 @@ TEST(RowVariants, EveryGemvRowCountMatchesTheCpu) {
     // autotuner's choice), and the mono executor refuses those: mono runs the GEMV counts only.
     std::vector<int64_t> rows;
     for (int64_t r : all)
-      if (r <= 16 || std::string(executor) != "mono") rows.push_back(r);
+      if (r <= scheduler::kGemvMaxRows || std::string(executor) != "mono") rows.push_back(r);
     std::vector<Inputs> calls;
     for (size_t c = 0; c < rows.size(); ++c)
       calls.push_back({{"x", sample(DType::F16, {rows[c], 100}, static_cast<uint32_t>(c))}});
