@@ -6,6 +6,10 @@
 #   bench/beam_logic/run.sh GRAPE OUT_DIR      (BACKEND=cpu: the check and timing on the CPU, no peer)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+if [ $# -ne 2 ]; then
+  echo "usage: $0 GRAPE OUT_DIR   (BACKEND=cpu|cuda, default cuda)" >&2
+  exit 2
+fi
 G=$1
 D=$2
 BACKEND=${BACKEND:-cuda}
