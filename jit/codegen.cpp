@@ -27,8 +27,7 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       const ir::Op named = g.core && g.root->op == ir::Op::Permute ? g.core->op : g.root->op;
       k.name = pre + "_k" + std::to_string(out.size()) + "_" + ir::op_name(named);
       detail::Ctx c(f, g);
-      bool in_place = false;
-      std::string body = detail::emit_kernel_body(c, kKernelSymbol, k.launch, in_place);
+      std::string body = detail::emit_kernel_body(c, kKernelSymbol, k.launch);
       body = detail::prune_unused_unravels(std::move(body), c.unravels);
       const std::string glue =
           "// " + std::string(ir::op_name(named)) + ", " + std::to_string(g.ops.size()) + " op(s)\n" + body;
@@ -37,11 +36,9 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       k.sequence_body = sequence_body(glue, k.launch.threads);
       k.buffers = c.buffers;
       k.num_inputs = c.num_inputs;
-      if (in_place) {
-        // slice_update: the output is the in-place operand's memory.
-        ir::ValueId x = g.root->operands[0];
-        k.aliases.push_back({c.num_inputs, static_cast<size_t>(c.buf.at(x))});
-      }
+      // slice_update: the output is the in-place operand's memory.
+      for (const auto& [updated, x] : c.in_place_updates)
+        k.aliases.push_back({static_cast<size_t>(c.buf.at(updated)), static_cast<size_t>(c.buf.at(x))});
       k.pred = g.pred;
       k.launch.work = static_cast<int>(c.num_inputs);
       k.ops = g.ops;

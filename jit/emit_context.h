@@ -47,6 +47,9 @@ struct Ctx {
   bool readonly_inputs = false;
   // The embedded templates (jit/kernels/*.cuh) the kernel's glue instantiates.
   std::vector<std::string> templates;
+  // (output, operand) of each slice_update the kernel does in place: the output is the operand's
+  // memory (KernelSpec::aliases).
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> in_place_updates;
   // Each unravel's variables and the exact lines declaring them, for prune_unused_unravels.
   struct Unravel {
     std::vector<std::string> names;
@@ -134,7 +137,8 @@ std::string kernel_header(const std::string& name, const std::string& bounds = "
 std::string matrix_product_kernel(Ctx& c, const std::string& name, LaunchRule& launch);
 std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& launch);
 
-// Kernel bodies (emit_kernels.cpp): the whole `extern "C" __global__` function text.
-std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& launch, bool& in_place);
+// Kernel bodies (emit_kernels.cpp): the whole `extern "C" __global__` function text; in-place
+// updates recorded in c.in_place_updates.
+std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& launch);
 
 }  // namespace grape::jit::detail

@@ -499,8 +499,10 @@ std::string topk(Ctx& c, const std::string& name, LaunchRule& L) {
 }
 
 // ---- slice_update (jit/kernels/slice_update.cuh) -----------------------------------------------
-std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& in_place) {
-  const ir::Operation& op = *c.g.root;
+// The Ops struct (named `ops_name`) of one slice_update `op` of the group; `in_place` says which
+// entry it is written for, `items` its work items.
+std::string slice_update_ops(Ctx& c, const ir::Operation& op, const std::string& ops_name, bool& in_place,
+                             std::vector<ir::Dim>& work) {
   ValueId x = op.operands[0], val = op.operands[1], out = op.results[0];
   const auto& xs = c.type(x).shape;
   // In place unless x is also read by the value or the indices (then a copy kernel). The value
@@ -525,7 +527,7 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
       for (ValueId u : m->operands) in_place = in_place && u != x;
   const std::string T = reg_type(c.type(out).dtype);
   // Ops::starts: the dynamic starts, resolved once per thread.
-  std::string ops = "struct Ops {\n";
+  std::string ops = "struct " + ops_name + " {\n";
   std::string code, fields, init;
   std::vector<std::string> starts;
   for (size_t d = 0; d < xs.size(); ++d) {
@@ -618,20 +620,67 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L, bool& i
            "; }\n";
   ops += "  __device__ static void store(const KParams* p, const Starts& s, const At& a, " + T +
          " v) {\n    " + c.store(out, out_idx, "v") + "\n  }\n};\n\n";
-  std::string s = ops + kernel_header(name);
-  s += "  const Ops::Starts s = Ops::starts(p);\n  const long long n = Ops::n(p);\n  " +
-       std::string(kGridStride) + "\n    grape_slice_update_" + (in_place ? "in_place" : "copy") +
-       "<Ops>(p, s, gi);\n}\n";
+  work = items;
+  return ops;
+}
+
+// A group of sibling updates (FusionGroup::parts) is one kernel over all of their work items, the
+// parts' one after another (Ops0, Ops1, ...); a single update's struct is Ops.
+std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L) {
+  std::vector<const ir::Operation*> updates;
+  for (const auto& part : c.g.parts) updates.push_back(part.root);
+  if (updates.empty()) updates.push_back(c.g.root);
+  const bool single = updates.size() == 1;
+  std::string ops, entry, loop;
+  ir::Dim total = 0;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const ir::Operation& op = *updates[i];
+    const std::string id = single ? "" : std::to_string(i);
+    const std::string O = "Ops" + id;
+    bool in_place = false;
+    std::vector<ir::Dim> items;
+    ops += slice_update_ops(c, op, O, in_place, items);
+    if (in_place) c.in_place_updates.push_back({op.results[0], op.operands[0]});
+    ir::Dim n = 1;
+    for (const ir::Dim& d : items) n = n * d;
+    total = total + n;
+    const std::string call =
+        std::string("grape_slice_update_") + (in_place ? "in_place" : "copy") + "<" + O + ">(p, s" + id + ", ";
+    entry += "  const " + O + "::Starts s" + id + " = " + O + "::starts(p);\n  const long long n" + id + " = " +
+             O + "::n(p);\n";
+    if (single) {
+      loop = "\n    " + call + "gi);\n";
+      L.items = items;
+      continue;
+    }
+    // Part i's work items follow the parts' before it: gi - b<i>, b<i> = n0 + ... + n<i-1>.
+    const std::string base = i == 0 ? "0" : "b" + id;
+    if (i == 1) entry += "  const long long b1 = n0;\n";
+    if (i > 1) entry += "  const long long b" + id + " = b" + std::to_string(i - 1) + " + n" + std::to_string(i - 1) + ";\n";
+    if (i == 0)
+      loop += "    if (gi < n0) " + call + "gi);\n";
+    else if (i + 1 < updates.size())
+      loop += "    else if (gi < " + base + " + n" + id + ") " + call + "gi - " + base + ");\n";
+    else
+      loop += "    else " + call + "gi - " + base + ");\n";
+  }
+  std::string s = ops + kernel_header(name) + entry;
+  if (single) {
+    s += "  " + std::string(kGridStride) + loop + "}\n";
+  } else {
+    const std::string last = std::to_string(updates.size() - 1);
+    s += "  const long long n = b" + last + " + n" + last + ";\n  " + std::string(kGridStride) + " {\n" + loop +
+         "  }\n}\n";
+    L.items = {total};
+  }
   c.templates = {"slice_update.cuh"};
-  L.items = items;
   L.kind = LaunchRule::Elementwise;
   return s;
 }
 
 }  // namespace
 
-std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L, bool& in_place) {
-  in_place = false;
+std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L) {
   L.threads = 256;
   const ir::Operation* core = c.g.core;
   if (!core) return pointwise(c, name, L);
@@ -651,7 +700,7 @@ std::string emit_kernel_body(Ctx& c, const std::string& name, LaunchRule& L, boo
     case Op::RmsNorm: return norm(c, name, L);
     case Op::CumSum: return cumsum(c, name, L);
     case Op::TopK: return topk(c, name, L);
-    case Op::SliceUpdate: return slice_update(c, name, L, in_place);
+    case Op::SliceUpdate: return slice_update(c, name, L);
     case Op::MatMul:
     case Op::Linear:
       return c.g.attention_scores ? attention_kernel(c, name, L) : matrix_product_kernel(c, name, L);

@@ -134,6 +134,96 @@ void merge_siblings(const ir::Function& f, const std::map<ValueId, const Operati
   groups.resize(kept);
 }
 
+// GRAPE_SIBLING_UPDATES=0 keeps every slice_update in a kernel of its own (the same-run A/B
+// baseline).
+bool sibling_updates_enabled() {
+  static const bool on = env_knob("GRAPE_SIBLING_UPDATES", 0, 1, 1) == 1;
+  return on;
+}
+
+bool contains(const std::vector<ValueId>& vs, ValueId v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
+
+// Merges runs of sibling updates (fusion.h) of one block's groups, in launch order. The kernel runs
+// where the last of them was: the earlier ones' outputs must have no use before that place, and no
+// loop may lie in between (its kernels would run between the original places).
+void merge_sibling_updates(const ir::Block& blk, const std::map<ValueId, std::vector<Use>>& uses,
+                           const std::map<const Operation*, size_t>& pos, std::map<const Operation*, OpRole>& roles,
+                           std::vector<FusionGroup>& groups) {
+  auto candidate = [](const FusionGroup& g) {
+    return g.root->op == Op::SliceUpdate && g.core == g.root && g.parts.empty() && !g.row_prologue &&
+           !g.attention_scores && g.outputs.size() == 1;
+  };
+  // Whether g may join `parts` (all before it): neither writes in place what the other reads, and
+  // g reads nothing they write.
+  auto independent = [](const std::vector<FusionGroup>& parts, const FusionGroup& g) {
+    const ValueId gx = g.root->operands[0];
+    for (const FusionGroup& p : parts) {
+      const ValueId px = p.root->operands[0];
+      if (contains(g.inputs, px) || contains(p.inputs, gx) || contains(g.inputs, p.outputs[0])) return false;
+    }
+    return true;
+  };
+  // Whether the parts' outputs are first used after `last` and no loop lies between the first part
+  // and `last`.
+  auto movable_to = [&](const std::vector<FusionGroup>& parts, const Operation* last) {
+    const size_t at = pos.at(last);
+    for (size_t i = pos.at(parts.front().root) + 1; i < at; ++i)
+      if (blk.ops[i].body) return false;
+    for (const FusionGroup& p : parts) {
+      auto us = uses.find(p.outputs[0]);
+      if (us == uses.end()) continue;
+      for (const Use& u : us->second) {
+        auto q = pos.find(u.op);  // uses in other blocks: inside loops after `last` (none between)
+        if (q != pos.end() && q->second <= at) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<FusionGroup> out;
+  for (size_t i = 0; i < groups.size();) {
+    std::vector<FusionGroup> parts = {groups[i]};
+    size_t j = i + 1;
+    if (candidate(groups[i])) {
+      size_t buffers = groups[i].inputs.size() + 1;
+      for (; j < groups.size() && parts.size() < kMaxSiblingParts; ++j) {
+        const FusionGroup& g = groups[j];
+        if (!candidate(g) || g.pred != parts[0].pred || !independent(parts, g) || !movable_to(parts, g.root)) break;
+        size_t more = 1;
+        for (ValueId v : g.inputs) {
+          bool seen = false;
+          for (const FusionGroup& p : parts) seen = seen || contains(p.inputs, v);
+          more += seen ? 0 : 1;
+        }
+        if (buffers + more > kMaxSiblingBuffers) break;
+        buffers += more;
+        parts.push_back(g);
+      }
+    }
+    if (parts.size() < 2) {
+      out.push_back(std::move(groups[i]));
+      ++i;
+      continue;
+    }
+    // The last part's root is the group's: its place is where the kernel is launched.
+    FusionGroup merged;
+    merged.root = merged.core = parts.back().root;
+    merged.pred = parts[0].pred;
+    for (const FusionGroup& p : parts) {
+      for (ValueId v : p.inputs)
+        if (!contains(merged.inputs, v)) merged.inputs.push_back(v);
+      merged.outputs.push_back(p.outputs[0]);
+      merged.ops.insert(merged.ops.end(), p.ops.begin(), p.ops.end());
+      if (p.root != merged.root) roles[p.root] = OpRole::PartRoot;
+    }
+    std::sort(merged.ops.begin(), merged.ops.end(),
+              [&](const Operation* x, const Operation* y) { return pos.at(x) < pos.at(y); });
+    merged.parts = std::move(parts);
+    out.push_back(std::move(merged));
+    i = j;
+  }
+  groups = std::move(out);
+}
+
 }  // namespace
 
 bool is_identity_view(const ir::Function& f, const Operation& op) {
@@ -464,6 +554,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
     std::sort(groups.begin(), groups.end(),
               [&](const FusionGroup& a, const FusionGroup& b) { return pos[a.root] < pos[b.root]; });
     if (siblings_enabled()) merge_siblings(f, producer, pos, roles, groups);
+    if (sibling_updates_enabled()) merge_sibling_updates(*blk, uses, pos, roles, groups);
     plan.blocks.push_back(std::move(bp));
   }
   return plan;

@@ -47,6 +47,12 @@
 //    them was; a later one joins only when everything it reads exists there. BERT's q, k and v
 //    projections at batch 1: one launch of 36 tiles instead of three of 12 on 132 multiprocessors.
 //    The roots of the parts after the first are PartRoot.
+//  - Sibling updates (horizontal fusion): consecutive slice_update groups of one block and
+//    predicate, none of which reads what another writes or updates, become one kernel over all of
+//    their elements (FusionGroup::parts, in launch order), placed where the LAST of them was: the
+//    earlier ones' results must have no use before that place and no loop may lie in between.
+//    A decode step's key and value cache writes: one launch per layer instead of two. The roots of
+//    the parts before the last are PartRoot. GRAPE_SIBLING_UPDATES=0 turns it off.
 #pragma once
 #include <cstddef>
 #include <map>
@@ -65,7 +71,8 @@ enum class OpRole {
   Core,             // the heavy op of a group whose root is its elementwise epilogue
   RowPrologue,      // a row normalisation computed inside a matmul group
   AttentionScores,  // the q @ k^T product of a fused attention group
-  PartRoot,         // writes its output from the kernel of a sibling product before it (parts)
+  PartRoot,         // writes its output from the kernel of a sibling (parts): a product's before
+                    // it, an update's after it
 };
 const char* role_name(OpRole r);
 
@@ -82,9 +89,10 @@ struct FusionGroup {
   std::vector<ir::ValueId> inputs;        // values read from memory
   std::vector<ir::ValueId> outputs;       // values written (root's results)
   ir::ValueId pred = ir::kNoValue;
-  // Sibling products computed by this one kernel (rules above): each part is the group it would
-  // have been on its own, parts[0] this group's root and core. Empty for an ordinary group. Here,
-  // ops, inputs and outputs are the parts' together (outputs in part order).
+  // Sibling products or updates computed by this one kernel (rules above): each part is the group
+  // it would have been on its own; this group's root and core are parts[0]'s for products, the
+  // last part's for updates. Empty for an ordinary group. Here, ops, inputs and outputs are the
+  // parts' together (outputs in part order).
   std::vector<FusionGroup> parts;
 };
 

@@ -393,7 +393,7 @@ struct Builder {
         case OpRole::Core:
         case OpRole::RowPrologue:
         case OpRole::AttentionScores:
-        case OpRole::PartRoot: break;  // its kernel was launched at its first sibling's place
+        case OpRole::PartRoot: break;  // its kernel is launched at a sibling's place
       }
     }
   }

@@ -19,7 +19,21 @@ double bytes_of(const ir::Function& f, ir::ValueId v, const std::map<std::string
   return elements(t, dims) * static_cast<double>(dtype_size(t.dtype));
 }
 
-bool in_place_update(const jit::KernelSpec& k) { return k.root && k.root->op == ir::Op::SliceUpdate; }
+// The slice_update a kernel does in place into buffer `out` (KernelSpec::aliases), else null.
+const ir::Operation* in_place_update(const jit::KernelSpec& k, size_t out) {
+  for (const auto& [o, in] : k.aliases) {
+    if (o != out) continue;
+    for (const ir::Operation* op : k.ops)
+      if (op->op == ir::Op::SliceUpdate && !op->results.empty() && op->results[0] == k.buffers[o]) return op;
+  }
+  return nullptr;
+}
+
+bool updated_in_place(const jit::KernelSpec& k, ir::ValueId v) {
+  for (const auto& [o, in] : k.aliases)
+    if (k.buffers.at(in) == v && in_place_update(k, o)) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -29,13 +43,12 @@ KernelCost kernel_cost(const ir::Function& f, const jit::KernelSpec& k,
   for (size_t i = 0; i < k.num_inputs && i < k.buffers.size(); ++i) {
     const ir::ValueId v = k.buffers[i];
     // The buffer an in-place slice update writes into is not read.
-    if (in_place_update(k) && v == k.root->operands[0]) continue;
+    if (updated_in_place(k, v)) continue;
     const double whole = bytes_of(f, v, dims);
     double seen = 0;
     bool direct = false;
     for (const ir::Operation* op : k.ops) {
       if (std::find(op->operands.begin(), op->operands.end(), v) == op->operands.end()) continue;
-      if (op == k.root && in_place_update(k) && op->operands[0] == v) continue;
       if (ir::fusion_pattern(op->op) == ir::FusionPattern::kView && !op->results.empty())
         seen += bytes_of(f, op->results[0], dims);
       else
@@ -44,9 +57,10 @@ KernelCost kernel_cost(const ir::Function& f, const jit::KernelSpec& k,
     c.bytes += direct ? whole : std::min(whole, seen);
   }
   for (size_t i = k.num_inputs; i < k.buffers.size(); ++i) {
-    const ir::ValueId v = k.buffers[i];
-    c.bytes += in_place_update(k) && k.root->operands.size() > 1 ? bytes_of(f, k.root->operands[1], dims)
-                                                                 : bytes_of(f, v, dims);
+    // An in-place update writes its value's elements only.
+    const ir::Operation* update = in_place_update(k, i);
+    c.bytes += update && update->operands.size() > 1 ? bytes_of(f, update->operands[1], dims)
+                                                     : bytes_of(f, k.buffers[i], dims);
   }
   for (const ir::Operation* op : k.ops) {
     if ((op->op != ir::Op::MatMul && op->op != ir::Op::Linear) || op->results.empty() || op->operands.empty())

@@ -1104,6 +1104,93 @@ fn copy(x: f32[6, N]) -> f32[6, N] {
   expect_compiles(all);
 }
 
+// Sibling updates (scheduler/fusion.h): independent slice writes next to each other are one kernel
+// over both regions, placed where the last one was; each part keeps its own entry (in place or a
+// copy) and the in-place ones their aliases. Writes into one buffer, one after the other, and
+// writes with a kernel between them stay apart.
+TEST(CodegenFusion, SiblingUpdatesAreOneKernel) {
+  auto c = compile_text("sibling_updates.grp", R"(
+state kc: f16[2, B, 4, 16, 8] = zeros
+state vc: f16[2, B, 4, 16, 8] = zeros
+state sc: f16[2, 4, 16, 8] = zeros
+state sd: f16[2, 4, 16, 8] = zeros
+fn cache(x: f16[B, 64], p: i32[]) -> f16[B, 4, 16, 8] {
+  let k, v = split(x, 2, axis=-1)
+  kc[1, :, :, p, :] = reshape(k, (B, 4, 8))
+  vc[1, :, :, p, :] = reshape(v, (B, 4, 8)) * 2.0
+  return kc[1] + vc[1]
+}
+fn mixed(k: f32[4, 8], x: f32[6, N]) -> (f32[4, 8], f32[6, N]) {
+  sc[0, :, 3, :] = cast(k, f16)
+  var y = x
+  y[1:3, 0:4] = x[2:4, 0:4] + 1.0
+  return (cast(sc[0, :, 3, :], f32), y)
+}
+fn chained(k: f16[4, 8], p: i32[]) -> f16[4, 8] {
+  sc[0, :, p, :] = k
+  sc[1, :, p, :] = k * 2.0
+  return sc[1, :, 0, :]
+}
+fn between(k: f16[4, 8], p: i32[]) -> f16[4, 8] {
+  sc[0, :, p, :] = k
+  let s = sum(sc[0], axis=1)
+  sd[0, :, p, :] = s
+  return sd[0, :, 0, :]
+}
+)");
+  const ir::Function* f = c->mod->find("cache");
+  ASSERT_NE(f, nullptr);
+  const auto plan = scheduler::plan_fusion(*f);
+  const scheduler::FusionGroup* updates = nullptr;
+  for (const auto& g : plan.blocks[0].groups)
+    if (g.root->op == ir::Op::SliceUpdate) {
+      EXPECT_EQ(updates, nullptr) << "one kernel writes both caches";
+      updates = &g;
+    }
+  ASSERT_NE(updates, nullptr);
+  ASSERT_EQ(updates->parts.size(), 2u);
+  EXPECT_EQ(updates->root, updates->parts[1].root) << "launched where the last write was";
+  EXPECT_EQ(plan.roles.at(updates->parts[0].root), scheduler::OpRole::PartRoot);
+  EXPECT_EQ(plan.roles.at(updates->parts[1].root), scheduler::OpRole::Root);
+  EXPECT_EQ(updates->outputs.size(), 2u);
+  auto ks = kernels_of(*c->mod, "cache");
+  const jit::KernelSpec* k = nullptr;
+  for (const auto& s : ks)
+    if (s.root->op == ir::Op::SliceUpdate) k = &s;
+  ASSERT_NE(k, nullptr);
+  ASSERT_EQ(k->aliases.size(), 2u) << "both caches are written in place";
+  for (const auto& [out, in] : k->aliases) {
+    EXPECT_GE(out, k->num_inputs);
+    EXPECT_LT(in, k->num_inputs);
+  }
+  EXPECT_NE(k->aliases[0].second, k->aliases[1].second);
+  expect_template(*k, "slice_update.cuh", "if (gi < n0) grape_slice_update_in_place<Ops0>(p, s0, gi);");
+  EXPECT_NE(k->source.find("else grape_slice_update_in_place<Ops1>(p, s1, gi - b1);"), std::string::npos);
+  ASSERT_EQ(k->launch.items.size(), 1u);
+  EXPECT_EQ(k->launch.items[0], ir::Dim::sym("B") * 64) << "both regions' elements";
+  check_golden("sibling_updates_glue", body(*k));
+
+  auto mixed = kernels_of(*c->mod, "mixed");
+  const jit::KernelSpec* m = nullptr;
+  for (const auto& s : mixed)
+    if (s.root->op == ir::Op::SliceUpdate) {
+      EXPECT_EQ(m, nullptr);
+      m = &s;
+    }
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->aliases.size(), 1u) << "the state in place, y as a copy";
+  EXPECT_NE(m->source.find("grape_slice_update_in_place<Ops0>"), std::string::npos);
+  EXPECT_NE(m->source.find("grape_slice_update_copy<Ops1>"), std::string::npos);
+
+  size_t chained = 0, between = 0;
+  for (const auto& s : kernels_of(*c->mod, "chained")) chained += s.root->op == ir::Op::SliceUpdate;
+  for (const auto& s : kernels_of(*c->mod, "between")) between += s.root->op == ir::Op::SliceUpdate;
+  EXPECT_EQ(chained, 2u) << "the second write updates the first's result";
+  EXPECT_EQ(between, 2u) << "a kernel between them reads the first's result";
+  std::vector<jit::KernelSpec> all = {*k, *m};
+  expect_compiles(all);
+}
+
 // Sibling products (scheduler/fusion.h): linears of one A become one kernel over their columns;
 // each part keeps its epilogue and output, and the weight row and the store go to the part that
 // holds the column.

@@ -253,7 +253,7 @@ TEST(BlockSequences, SameRunInTwoEntriesIsOneSource) {
       ++total;
     }
   }
-  EXPECT_GT(total, 100u);
+  EXPECT_GT(total, 80u);  // 93 since the cache writes of a layer are one kernel (sibling updates)
   EXPECT_LT(distinct.size() * 3, total) << distinct.size() << " distinct sources of " << total;
   // Every source starts with the same CUDA headers, nothing before them: NVRTC's precompiled
   // header covers only that prefix (a define ahead of it made each sequence parse the headers
