@@ -416,6 +416,25 @@ fn slices(k: f32[4, 8], pos: i32[], x: f32[R, N]) -> (f32[4, 8], f32[R, N], f32[
   compare(m, "slices", slices, "slice writes");
 }
 
+// 16-byte copy kernels (jit/emit_kernels.cpp, copy_kernel): four chunks per thread a pass, so the
+// lengths straddle a pass (1024 chunks a block) and end inside one; a slice at column 1 is not
+// 16-byte aligned and takes the element-wise path; a take gathers whole rows.
+TEST(GpuParity, CopyKernelsOfEveryLengthAndAlignment) {
+  REQUIRE_GPU();
+  const char* src = R"(
+fn copies(x: f16[R, 24], i: i32[K]) -> (f16[R, 16], f16[R, 16], f16[K, 24]) {
+  return (x[:, 0:16], x[:, 1:17], take(x, i, axis=0))
+}
+)";
+  auto m = Model::load_source(src, "copies.grp");
+  std::vector<Inputs> calls;
+  uint32_t seed = 90;
+  for (int64_t r : {4, 37, 512, 513, 4100})
+    for (int64_t k : {3, 2051})
+      calls.push_back({{"x", sample(DType::F16, {r, 24}, seed++)}, {"i", sample(DType::I32, {k}, seed++, r)}});
+  compare(m, "copies", calls, "copies");
+}
+
 // Norms over few long rows of known length: on an H100 each row takes a thread-block cluster of
 // blocks (row_norm.cuh, LaunchRule::cluster_rows: 1 row of 50257 -> 8 blocks, 5 -> 8 each, 40 rows
 // of 9000 -> 2 each, 300 rows -> one block each), which combine their statistics through

@@ -584,6 +584,12 @@ fn main(x: f16[2, 5, 3, 64], i: i32[5], y: f32[4, 6], j: i32[4]) -> (f16[2, 5, 3
       int64_t items = 1;
       for (const auto& d : k.launch.items) items *= d.const_value();
       EXPECT_EQ(items, 2 * 5 * 3 * 8);
+      // Four chunks per thread a pass, all loads before the stores; the grid is sized for it.
+      EXPECT_EQ(k.launch.items_per_thread, 4);
+      EXPECT_NE(body(k).find("blockDim.x * 4"), std::string::npos) << body(k);
+      EXPECT_NE(k.sequence_body, "") << "a copy still runs inside block sequences";
+    } else {
+      EXPECT_EQ(k.launch.items_per_thread, 1);
     }
   }
 }

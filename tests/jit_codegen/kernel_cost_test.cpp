@@ -69,6 +69,26 @@ TEST(KernelCost, InPlaceSliceUpdateCountsTheSliceNotTheBuffer) {
   EXPECT_DOUBLE_EQ(k.flops, 0);
 }
 
+// Sibling updates (one kernel writing two caches in place): each counts its own slice.
+TEST(KernelCost, SiblingUpdatesCountEachSlice) {
+  auto c = compile_text("cost2.grp", R"(
+state kc: f16[8, 16] = zeros
+state vc: f16[8, 32] = zeros
+fn main(x: f16[48], p: i32[]) -> f16[48] {
+  kc[p, :] = x[0:16]
+  vc[p, :] = x[16:48]
+  return x
+}
+)");
+  const ir::Function* f = c->mod->find("main");
+  ASSERT_NE(f, nullptr);
+  std::vector<jit::KernelSpec> ks = jit::emit_kernels(*f, scheduler::plan_fusion(*f));
+  ASSERT_EQ(ks.size(), 1u);
+  ASSERT_EQ(ks[0].aliases.size(), 2u);
+  // Reads x (its 48 f16 through two slices) and p; writes 16 + 32 f16, not the caches' rows.
+  EXPECT_DOUBLE_EQ(cuda::kernel_cost(*f, ks[0], {}).bytes, 48 * 2 + 4 + 48 * 2);
+}
+
 TEST(KernelCost, ElementwiseKernelHasNoFlops) {
   Costs c = costs_at(5);
   ASSERT_TRUE(c.by_root.count("mul"));
