@@ -23,13 +23,6 @@ const char* kGridStride =
     "for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long "
     "long)gridDim.x * blockDim.x)";
 
-// 16-byte chunks each thread of a copy kernel moves per pass (copy_kernel). GRAPE_COPY_UNROLL=1 is
-// the one-chunk kernel of before (the same-run A/B baseline).
-int copy_unroll() {
-  static const int u = scheduler::env_knob("GRAPE_COPY_UNROLL", 1, 8, 4);
-  return u;
-}
-
 }  // namespace
 
 std::string kernel_header(const std::string& name, const std::string& bounds, bool prefetch, bool wait) {
@@ -92,22 +85,23 @@ std::string copy_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   c.prod[out] = &root;
   const int tmp = c.tmp, unravel_tmp = c.unravel_tmp;
   const size_t unravels = c.unravels.size();
-  // Each thread moves kCopyUnroll chunks a pass (blockDim.x apart: a warp's loads stay
-  // contiguous), all loads before the stores, so more bytes are in flight per thread.
-  const int unroll = copy_unroll();
-  std::string body, ind = "      ";
+  std::string body, ind = "    ";
   std::string addr;
   std::vector<ir::Dim> vdims = dims;
   vdims.back() = ir::Dim(last / vec);
-  std::string T;
   if (c.axis_contiguous(out, dims.size() - 1, vec)) {
     Idx idx = c.unravel("gi", vdims, body, ind);
     idx.back() = "(" + idx.back() + " * " + std::to_string(vec) + "LL)";
     addr = c.address(out, idx, body, ind);
     if (!addr.empty()) {
-      T = storage_type(c.type(out).dtype);
-      body += ind + "src[u] = " + addr + ";\n" + ind + "dst[u] = (" + T + "*)p->buf[" +
-              std::to_string(c.buf.at(out)) + "] + " + c.buffer_offset(dims, idx) + ";\n";
+      const std::string T = storage_type(c.type(out).dtype);
+      body += ind + T + "* o = (" + T + "*)p->buf[" + std::to_string(c.buf.at(out)) + "] + " +
+              c.buffer_offset(dims, idx) + ";\n";
+      body += ind + "if (((reinterpret_cast<size_t>(" + addr +
+              ") | reinterpret_cast<size_t>(o)) & 15) == 0) {\n" + ind +
+              "  *reinterpret_cast<uint4*>(o) = *reinterpret_cast<const uint4*>(" + addr + ");\n" + ind +
+              "} else {\n" + ind + "  for (int e = 0; e < " + std::to_string(vec) + "; ++e) o[e] = " + addr +
+              "[e];\n" + ind + "}\n";
     }
   }
   c.prod.erase(out);
@@ -117,24 +111,10 @@ std::string copy_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     c.unravels.resize(unravels);
     return "";
   }
-  const std::string U = std::to_string(unroll), V = std::to_string(vec);
   std::string s = kernel_header(name);
-  s += "  const long long n = " + c.numel(vdims) + ";\n";
-  s += "  for (long long g0 = (long long)blockIdx.x * blockDim.x * " + U +
-       " + threadIdx.x; g0 < n; g0 += (long long)gridDim.x * blockDim.x * " + U + ") {\n";
-  s += "    const " + T + "* src[" + U + "];\n    " + T + "* dst[" + U + "];\n    uint4 w[" + U + "];\n";
-  s += "    _Pragma(\"unroll\") for (int u = 0; u < " + U + "; ++u) {\n";
-  s += "      const long long gi = g0 + (long long)u * blockDim.x;\n      src[u] = nullptr;\n";
-  s += "      if (gi >= n) continue;\n" + body;
-  s += "      if (((reinterpret_cast<size_t>(src[u]) | reinterpret_cast<size_t>(dst[u])) & 15) == 0)\n";
-  s += "        w[u] = *reinterpret_cast<const uint4*>(src[u]);\n    }\n";
-  s += "    _Pragma(\"unroll\") for (int u = 0; u < " + U + "; ++u) {\n      if (!src[u]) continue;\n";
-  s += "      if (((reinterpret_cast<size_t>(src[u]) | reinterpret_cast<size_t>(dst[u])) & 15) == 0)\n";
-  s += "        *reinterpret_cast<uint4*>(dst[u]) = w[u];\n      else\n";
-  s += "        for (int e = 0; e < " + V + "; ++e) dst[u][e] = src[u][e];\n    }\n  }\n}\n";
+  s += "  const long long n = " + c.numel(vdims) + ";\n  " + kGridStride + " {\n" + body + "  }\n}\n";
   L.kind = LaunchRule::Elementwise;
   L.items = vdims;
-  L.items_per_thread = unroll;
   return s;
 }
 

@@ -301,9 +301,18 @@ FusionPlan plan_fusion(const ir::Function& f) {
   // recomputed many times and keeps A off the tensor-core path's asynchronous copies: only data
   // movement (views, casts) is inlined into A; anything else is materialised by its own kernel,
   // where it usually becomes the epilogue of the product that feeds it.
+  // The same holds for the input of a layer or RMS norm computed inside a product (a row
+  // prologue): every column tile computes its row statistics and normalised elements again
+  // (GPT-2's lm_head: 393 tiles each recomputed the last residual add, element by element, and
+  // could not stage A by 16-byte loads); the arithmetic becomes its producer's epilogue instead.
+  auto norm_prologue = [&](const Use& u) {
+    if (u.slot != 0 || (u.op->op != Op::LayerNorm && u.op->op != Op::RmsNorm)) return false;
+    auto r = roles.find(u.op);
+    return r != roles.end() && r->second == OpRole::RowPrologue;
+  };
   auto inline_into = [&](const Operation* op, const Use& u) {
     if (!accepts_inline(u)) return false;
-    bool product_a = (u.op->op == Op::MatMul || u.op->op == Op::Linear) && u.slot == 0;
+    bool product_a = ((u.op->op == Op::MatMul || u.op->op == Op::Linear) && u.slot == 0) || norm_prologue(u);
     if (!product_a) return true;
     switch (op->op) {
       case Op::Permute:

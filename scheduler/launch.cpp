@@ -417,7 +417,7 @@ std::vector<LaunchCandidate> candidates(const LaunchRule& rule, const std::map<s
     case LaunchRule::Elementwise: {
       int64_t n = 1;
       for (size_t i = 0; i < rule.items.size(); ++i) n *= item(i);
-      blocks = ceil_div(n, static_cast<int64_t>(rule.threads) * std::max(1, rule.items_per_thread));
+      blocks = ceil_div(n, rule.threads);
       break;
     }
     case LaunchRule::Rows: {

@@ -28,7 +28,6 @@ struct LaunchRule {
   int work = -1;               // the output buffer the launch covers (informational)
   std::vector<ir::Dim> items;  // see Kind
   int rows_per_block = 1;      // Rows: 4 for jit/kernels/row_norm.cuh (a warp per row)
-  int items_per_thread = 1;    // Elementwise: items a thread takes per pass (16-byte copies: 4)
   // Rows, jit/kernels/topk.cuh on float rows: k (0 for other kernels) and the row length. A long
   // row is split over several blocks (LaunchDims::splits per row), which meet in the scratch area.
   int topk_k = 0;

@@ -416,9 +416,9 @@ fn slices(k: f32[4, 8], pos: i32[], x: f32[R, N]) -> (f32[4, 8], f32[R, N], f32[
   compare(m, "slices", slices, "slice writes");
 }
 
-// 16-byte copy kernels (jit/emit_kernels.cpp, copy_kernel): four chunks per thread a pass, so the
-// lengths straddle a pass (1024 chunks a block) and end inside one; a slice at column 1 is not
-// 16-byte aligned and takes the element-wise path; a take gathers whole rows.
+// 16-byte copy kernels (jit/emit_kernels.cpp, copy_kernel) at lengths that end inside a block and
+// straddle the grid; a slice at column 1 is not 16-byte aligned and takes the element-wise path; a
+// take gathers whole rows.
 TEST(GpuParity, CopyKernelsOfEveryLengthAndAlignment) {
   REQUIRE_GPU();
   const char* src = R"(
