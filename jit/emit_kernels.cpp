@@ -644,10 +644,10 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L) {
     ir::Dim n = 1;
     for (const ir::Dim& d : items) n = n * d;
     total = total + n;
-    const std::string call =
-        std::string("grape_slice_update_") + (in_place ? "in_place" : "copy") + "<" + O + ">(p, s" + id + ", ";
-    entry += "  const " + O + "::Starts s" + id + " = " + O + "::starts(p);\n  const long long n" + id + " = " +
-             O + "::n(p);\n";
+    const std::string call = std::string("grape_slice_update_") + (in_place ? "in_place" : "copy") + "<" + O +
+                             ">(p, s" + id + ", ";
+    entry += "  const " + O + "::Starts s" + id + " = " + O + "::starts(p);\n  const long long n" + id +
+             " = " + O + "::n(p);\n";
     if (single) {
       loop = "\n    " + call + "gi);\n";
       L.items = items;
@@ -656,7 +656,9 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L) {
     // Part i's work items follow the parts' before it: gi - b<i>, b<i> = n0 + ... + n<i-1>.
     const std::string base = i == 0 ? "0" : "b" + id;
     if (i == 1) entry += "  const long long b1 = n0;\n";
-    if (i > 1) entry += "  const long long b" + id + " = b" + std::to_string(i - 1) + " + n" + std::to_string(i - 1) + ";\n";
+    if (i > 1)
+      entry += "  const long long b" + id + " = b" + std::to_string(i - 1) + " + n" + std::to_string(i - 1) +
+               ";\n";
     if (i == 0)
       loop += "    if (gi < n0) " + call + "gi);\n";
     else if (i + 1 < updates.size())
@@ -669,8 +671,8 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "  " + std::string(kGridStride) + loop + "}\n";
   } else {
     const std::string last = std::to_string(updates.size() - 1);
-    s += "  const long long n = b" + last + " + n" + last + ";\n  " + std::string(kGridStride) + " {\n" + loop +
-         "  }\n}\n";
+    s += "  const long long n = b" + last + " + n" + last + ";\n  " + std::string(kGridStride) + " {\n" +
+         loop + "  }\n}\n";
     L.items = {total};
   }
   c.templates = {"slice_update.cuh"};

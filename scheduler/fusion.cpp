@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "scheduler/launch.h"
+#include "scheduler/sequence.h"
 
 namespace grape::scheduler {
 
@@ -141,17 +142,45 @@ bool sibling_updates_enabled() {
   return on;
 }
 
-bool contains(const std::vector<ValueId>& vs, ValueId v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
+bool contains(const std::vector<ValueId>& vs, ValueId v) {
+  return std::find(vs.begin(), vs.end(), v) != vs.end();
+}
 
 // Merges runs of sibling updates (fusion.h) of one block's groups, in launch order. The kernel runs
 // where the last of them was: the earlier ones' outputs must have no use before that place, and no
 // loop may lie in between (its kernels would run between the original places).
-void merge_sibling_updates(const ir::Block& blk, const std::map<ValueId, std::vector<Use>>& uses,
-                           const std::map<const Operation*, size_t>& pos, std::map<const Operation*, OpRole>& roles,
-                           std::vector<FusionGroup>& groups) {
+void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
+                           const std::map<ValueId, std::vector<Use>>& uses,
+                           const std::map<const Operation*, size_t>& pos,
+                           std::map<const Operation*, OpRole>& roles, std::vector<FusionGroup>& groups) {
   auto candidate = [](const FusionGroup& g) {
     return g.root->op == Op::SliceUpdate && g.core == g.root && g.parts.empty() && !g.row_prologue &&
            !g.attention_scores && g.outputs.size() == 1;
+  };
+  // The elements a part writes (its value's), or -1 where a dim is a runtime one.
+  auto region = [&](const FusionGroup& g) -> int64_t {
+    int64_t n = 1;
+    for (const ir::Dim& d : f.type(g.root->operands.at(1)).shape) {
+      if (!d.is_const()) return -1;
+      n *= d.const_value();
+    }
+    return n;
+  };
+  // A kernel small enough for a block sequence alone stays so: parts that each fit one (at most
+  // kSequenceMaxBlocks blocks of 256 threads) are not merged past that size, or the loop they are
+  // in (beam search's scan) could stop running as one sequence. Regions of a runtime size are
+  // merged; whether their kernel fits is decided at the binding, as for any kernel.
+  constexpr int64_t kFits = kSequenceMaxBlocks * 256;
+  auto stays_small = [&](const std::vector<FusionGroup>& parts, const FusionGroup& g) {
+    int64_t total = region(g);
+    bool small = total >= 0 && total <= kFits;
+    for (const FusionGroup& p : parts) {
+      const int64_t n = region(p);
+      if (n < 0 || total < 0) return true;
+      small = small && n <= kFits;
+      total += n;
+    }
+    return !small || total <= kFits;
   };
   // Whether g may join `parts` (all before it): neither writes in place what the other reads, and
   // g reads nothing they write.
@@ -187,7 +216,9 @@ void merge_sibling_updates(const ir::Block& blk, const std::map<ValueId, std::ve
       size_t buffers = groups[i].inputs.size() + 1;
       for (; j < groups.size() && parts.size() < kMaxSiblingParts; ++j) {
         const FusionGroup& g = groups[j];
-        if (!candidate(g) || g.pred != parts[0].pred || !independent(parts, g) || !movable_to(parts, g.root)) break;
+        if (!candidate(g) || g.pred != parts[0].pred || !independent(parts, g) ||
+            !movable_to(parts, g.root) || !stays_small(parts, g))
+          break;
         size_t more = 1;
         for (ValueId v : g.inputs) {
           bool seen = false;
@@ -563,7 +594,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
     std::sort(groups.begin(), groups.end(),
               [&](const FusionGroup& a, const FusionGroup& b) { return pos[a.root] < pos[b.root]; });
     if (siblings_enabled()) merge_siblings(f, producer, pos, roles, groups);
-    if (sibling_updates_enabled()) merge_sibling_updates(*blk, uses, pos, roles, groups);
+    if (sibling_updates_enabled()) merge_sibling_updates(f, *blk, uses, pos, roles, groups);
     plan.blocks.push_back(std::move(bp));
   }
   return plan;

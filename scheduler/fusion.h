@@ -51,6 +51,7 @@
 //    predicate, none of which reads what another writes or updates, become one kernel over all of
 //    their elements (FusionGroup::parts, in launch order), placed where the LAST of them was: the
 //    earlier ones' results must have no use before that place and no loop may lie in between.
+//    Parts that each fit a block sequence (scheduler/sequence.h) are not merged past that size.
 //    A decode step's key and value cache writes: one launch per layer instead of two. The roots of
 //    the parts before the last are PartRoot. GRAPE_SIBLING_UPDATES=0 turns it off.
 #pragma once

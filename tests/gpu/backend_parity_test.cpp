@@ -431,7 +431,8 @@ fn copies(x: f16[R, 24], i: i32[K]) -> (f16[R, 16], f16[R, 16], f16[K, 24]) {
   uint32_t seed = 90;
   for (int64_t r : {4, 37, 512, 513, 4100})
     for (int64_t k : {3, 2051})
-      calls.push_back({{"x", sample(DType::F16, {r, 24}, seed++)}, {"i", sample(DType::I32, {k}, seed++, r)}});
+      calls.push_back(
+          {{"x", sample(DType::F16, {r, 24}, seed++)}, {"i", sample(DType::I32, {k}, seed++, r)}});
   compare(m, "copies", calls, "copies");
 }
 

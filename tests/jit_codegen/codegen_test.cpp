@@ -1144,6 +1144,18 @@ state kc: f16[2, B, 4, 16, 8] = zeros
 state vc: f16[2, B, 4, 16, 8] = zeros
 state sc: f16[2, 4, 16, 8] = zeros
 state sd: f16[2, 4, 16, 8] = zeros
+state wa: f16[2, 1100] = zeros
+state wb: f16[2, 1100] = zeros
+fn small_parts(a: f16[600], b: f16[600]) -> f16[600] {
+  wa[0, 0:600] = a
+  wb[0, 0:600] = b
+  return a
+}
+fn large_parts(a: f16[1100], b: f16[1100]) -> f16[1100] {
+  wa[1, :] = a
+  wb[1, :] = b
+  return a
+}
 fn cache(x: f16[B, 64], p: i32[]) -> f16[B, 4, 16, 8] {
   let k, v = split(x, 2, axis=-1)
   kc[1, :, :, p, :] = reshape(k, (B, 4, 8))
@@ -1217,6 +1229,10 @@ fn between(k: f16[4, 8], p: i32[]) -> f16[4, 8] {
   for (const auto& s : kernels_of(*c->mod, "between")) between += s.root->op == ir::Op::SliceUpdate;
   EXPECT_EQ(chained, 2u) << "the second write updates the first's result";
   EXPECT_EQ(between, 2u) << "a kernel between them reads the first's result";
+  // Two writes that each fit a block sequence (600 elements) are not merged into one that does
+  // not (1200); two that do not fit anyway are.
+  EXPECT_EQ(kernels_of(*c->mod, "small_parts").size(), 2u);
+  EXPECT_EQ(kernels_of(*c->mod, "large_parts").size(), 1u);
   std::vector<jit::KernelSpec> all = {*k, *m};
   expect_compiles(all);
 }
