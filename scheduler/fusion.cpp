@@ -150,6 +150,7 @@ bool contains(const std::vector<ValueId>& vs, ValueId v) {
 // where the last of them was: the earlier ones' outputs must have no use before that place, and no
 // loop may lie in between (its kernels would run between the original places).
 void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
+                           const std::map<ValueId, const Operation*>& producer,
                            const std::map<ValueId, std::vector<Use>>& uses,
                            const std::map<const Operation*, size_t>& pos,
                            std::map<const Operation*, OpRole>& roles, std::vector<FusionGroup>& groups) {
@@ -182,13 +183,37 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
     }
     return !small || total <= kFits;
   };
+  // The value whose memory v may be: through views that are aliases of their operand's bytes and
+  // through updates (which may be done in place), and one value per state (a state read twice is
+  // one storage).
+  std::map<std::string, ValueId> state_value;
+  auto memory_of = [&](ValueId v) {
+    for (;;) {
+      auto p = producer.find(v);
+      if (p == producer.end()) return v;
+      const Operation* op = p->second;
+      if (op->op == Op::StateRead) return state_value.emplace(op->attrs.name, v).first->second;
+      if (op->op == Op::SliceUpdate) {
+        v = op->operands.at(0);
+        continue;
+      }
+      auto r = roles.find(op);
+      if (r == roles.end() || r->second != OpRole::Alias || op->operands.empty()) return v;
+      v = op->operands[0];
+    }
+  };
+  auto reads = [&](const FusionGroup& g, ValueId memory) {
+    for (ValueId v : g.inputs)
+      if (memory_of(v) == memory) return true;
+    return false;
+  };
   // Whether g may join `parts` (all before it): neither writes in place what the other reads, and
-  // g reads nothing they write.
-  auto independent = [](const std::vector<FusionGroup>& parts, const FusionGroup& g) {
-    const ValueId gx = g.root->operands[0];
+  // g reads nothing they write, also through an alias of the same memory.
+  auto independent = [&](const std::vector<FusionGroup>& parts, const FusionGroup& g) {
+    const ValueId gx = memory_of(g.root->operands[0]);
     for (const FusionGroup& p : parts) {
-      const ValueId px = p.root->operands[0];
-      if (contains(g.inputs, px) || contains(p.inputs, gx) || contains(g.inputs, p.outputs[0])) return false;
+      if (reads(g, memory_of(p.root->operands[0])) || reads(p, gx) || reads(g, memory_of(p.outputs[0])))
+        return false;
     }
     return true;
   };
@@ -594,7 +619,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
     std::sort(groups.begin(), groups.end(),
               [&](const FusionGroup& a, const FusionGroup& b) { return pos[a.root] < pos[b.root]; });
     if (siblings_enabled()) merge_siblings(f, producer, pos, roles, groups);
-    if (sibling_updates_enabled()) merge_sibling_updates(f, *blk, uses, pos, roles, groups);
+    if (sibling_updates_enabled()) merge_sibling_updates(f, *blk, producer, uses, pos, roles, groups);
     plan.blocks.push_back(std::move(bp));
   }
   return plan;

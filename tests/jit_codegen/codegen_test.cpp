@@ -1151,6 +1151,12 @@ fn small_parts(a: f16[600], b: f16[600]) -> f16[600] {
   wb[0, 0:600] = b
   return a
 }
+fn alias_read(a: f16[1100], b: f16[1100]) -> f16[1100] {
+  let flat = reshape(wa, (2200))
+  wa[1, :] = a
+  wb[1, :] = flat[0:1100] + flat[1100:2200]
+  return b
+}
 fn large_parts(a: f16[1100], b: f16[1100]) -> f16[1100] {
   wa[1, :] = a
   wb[1, :] = b
@@ -1233,6 +1239,10 @@ fn between(k: f16[4, 8], p: i32[]) -> f16[4, 8] {
   // not (1200); two that do not fit anyway are.
   EXPECT_EQ(kernels_of(*c->mod, "small_parts").size(), 2u);
   EXPECT_EQ(kernels_of(*c->mod, "large_parts").size(), 1u);
+  // The second write reads the first's buffer through a view of its bytes (an alias): apart.
+  size_t alias_updates = 0;
+  for (const auto& s : kernels_of(*c->mod, "alias_read")) alias_updates += s.root->op == ir::Op::SliceUpdate;
+  EXPECT_EQ(alias_updates, 2u);
   std::vector<jit::KernelSpec> all = {*k, *m};
   expect_compiles(all);
 }
