@@ -48,7 +48,8 @@
 //    projections at batch 1: one launch of 36 tiles instead of three of 12 on 132 multiprocessors.
 //    The roots of the parts after the first are PartRoot.
 //  - Sibling updates (horizontal fusion): consecutive slice_update groups of one block and
-//    predicate, none of which reads what another writes or updates, become one kernel over all of
+//    predicate, none of which reads what another writes or updates (the same memory, through
+//    aliasing views, updates and state reads), become one kernel over all of
 //    their elements (FusionGroup::parts, in launch order), placed where the LAST of them was: the
 //    earlier ones' results must have no use before that place and no loop may lie in between.
 //    Parts that each fit a block sequence (scheduler/sequence.h) are not merged past that size.
