@@ -21,7 +21,8 @@ errors", "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"). Each 
 first report and grape's own `error:` line, if any (under memcheck grape's exit status is replaced
 by the tool's). Every run's complete
 output is kept as DIR/<tool>/<executor>/<program>.<entry>.<variant>.log; DIR/summary.txt lists
-the failures. Exit status: 0 clean, 1 any failure, 2 usage.
+the failures, rewritten after every run (headed INCOMPLETE until the sweep ends, so a sweep stopped
+by a time limit still shows what ran). Exit status: 0 clean, 1 any failure, 2 usage.
 
 --backend cpu (with no sanitizer: --tools none) checks the generated inputs and commands on a
 machine without a GPU.
@@ -348,6 +349,26 @@ def main():
     failures, counts = [], {}
     t_start = time.time()
 
+    def report(finished):
+        lines = [] if finished else [
+            f"INCOMPLETE: {sum(counts.values())} of {len(runs)} runs done so far (still running, or stopped)"]
+        lines.append(f"{'tool':10} {'executor':8} {'runs':>5} {'failed':>6}")
+        for (tool, executor), n in sorted(counts.items()):
+            bad = sum(1 for f in failures if f[0] == tool and f[1] == executor)
+            lines.append(f"{tool:10} {executor:8} {n:5} {bad:6}")
+        lines.append(f"{len(failures)} failed of {sum(counts.values())} runs in {time.time() - t_start:.0f}s")
+        for tool, executor, name, tag, problem, log in sorted(failures):
+            lines.append(f"  {tool} {executor} {name} [{tag}]: {problem}\n    {log}")
+        return "\n".join(lines) + "\n"
+
+    def save(finished):
+        # Rewritten after every run, so a sweep stopped by a time limit still says what it did.
+        os.makedirs(a.out, exist_ok=True)
+        tmp = os.path.join(a.out, "summary.txt.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(report(finished))
+        os.replace(tmp, os.path.join(a.out, "summary.txt"))
+
     def execute(batch, jobs):
         with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
             futs = {}
@@ -363,6 +384,7 @@ def main():
                 if problem:
                     failures.append((tool, executor, name, tag, problem, stem + ".log"))
                     print(f"FAIL {tool:9} {executor:7} {name} [{tag}]: {problem} ({dt:.0f}s)", flush=True)
+                save(False)
 
     # The plain runs first: they fill the kernel cache; a program that fails there is not
     # run under the sanitizer (its failure is already reported).
@@ -376,18 +398,8 @@ def main():
     execute([r for r in sanitized if r[1] not in SERIAL_EXECUTORS], a.jobs)
     execute([r for r in sanitized if r[1] in SERIAL_EXECUTORS], 1)
 
-    lines = [f"{'tool':10} {'executor':8} {'runs':>5} {'failed':>6}"]
-    for (tool, executor), n in sorted(counts.items()):
-        bad = sum(1 for f in failures if f[0] == tool and f[1] == executor)
-        lines.append(f"{tool:10} {executor:8} {n:5} {bad:6}")
-    lines.append(f"{len(failures)} failed of {sum(counts.values())} runs in {time.time() - t_start:.0f}s")
-    for tool, executor, name, tag, problem, log in sorted(failures):
-        lines.append(f"  {tool} {executor} {name} [{tag}]: {problem}\n    {log}")
-    report = "\n".join(lines) + "\n"
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "summary.txt"), "w", encoding="utf-8") as f:
-        f.write(report)
-    print(report, end="")
+    save(True)
+    print(report(True), end="")
     return 1 if failures else 0
 
 
