@@ -654,17 +654,18 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L) {
       continue;
     }
     // Part i's work items follow the parts' before it: gi - b<i>, b<i> = n0 + ... + n<i-1>.
-    const std::string base = i == 0 ? "0" : "b" + id;
-    if (i == 1) entry += "  const long long b1 = n0;\n";
-    if (i > 1)
-      entry += "  const long long b" + id + " = b" + std::to_string(i - 1) + " + n" + std::to_string(i - 1) +
-               ";\n";
+    if (i > 0) {
+      const std::string prev = std::to_string(i - 1);
+      entry += "  const long long b" + id + " = " +
+               (i == 1 ? std::string("n0") : "b" + prev + " + n" + prev) + ";\n";
+    }
     if (i == 0)
-      loop += "    if (gi < n0) " + call + "gi);\n";
+      loop += "    if (gi < n0) ";
     else if (i + 1 < updates.size())
-      loop += "    else if (gi < " + base + " + n" + id + ") " + call + "gi - " + base + ");\n";
+      loop += "    else if (gi < b" + id + " + n" + id + ") ";
     else
-      loop += "    else " + call + "gi - " + base + ");\n";
+      loop += "    else ";
+    loop += call + (i == 0 ? std::string("gi") : "gi - b" + id) + ");\n";
   }
   std::string s = ops + kernel_header(name) + entry;
   if (single) {

@@ -82,15 +82,20 @@ bool sibling_candidate(const ir::Function& f, const std::map<ValueId, const Oper
   return it != producer.end() && it->second->op == Op::Weight;
 }
 
+bool contains(const std::vector<ValueId>& vs, ValueId v) {
+  return std::find(vs.begin(), vs.end(), v) != vs.end();
+}
+
+void add_unique(std::vector<ValueId>& to, const std::vector<ValueId>& from) {
+  for (ValueId v : from)
+    if (!contains(to, v)) to.push_back(v);
+}
+
 // Merges sibling products (fusion.h) of one block's groups, in launch order.
 void merge_siblings(const ir::Function& f, const std::map<ValueId, const Operation*>& producer,
                     const std::map<const Operation*, size_t>& pos, std::map<const Operation*, OpRole>& roles,
                     std::vector<FusionGroup>& groups) {
   std::vector<bool> absorbed(groups.size(), false);
-  auto add_unique = [](std::vector<ValueId>& to, const std::vector<ValueId>& from) {
-    for (ValueId v : from)
-      if (std::find(to.begin(), to.end(), v) == to.end()) to.push_back(v);
-  };
   for (size_t i = 0; i < groups.size(); ++i) {
     if (absorbed[i] || !sibling_candidate(f, producer, groups[i])) continue;
     FusionGroup merged = groups[i];
@@ -140,10 +145,6 @@ void merge_siblings(const ir::Function& f, const std::map<ValueId, const Operati
 bool sibling_updates_enabled() {
   static const bool on = env_knob("GRAPE_SIBLING_UPDATES", 0, 1, 1) == 1;
   return on;
-}
-
-bool contains(const std::vector<ValueId>& vs, ValueId v) {
-  return std::find(vs.begin(), vs.end(), v) != vs.end();
 }
 
 // Merges runs of sibling updates (fusion.h) of one block's groups, in launch order. The kernel runs
@@ -207,14 +208,13 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
       if (memory_of(v) == memory) return true;
     return false;
   };
-  // Whether g may join `parts` (all before it): neither writes in place what the other reads, and
-  // g reads nothing they write, also through an alias of the same memory.
+  // Whether g may join `parts` (all before it): neither reads the memory the other updates (an
+  // update's result is its operand's memory, so this covers g reading what they write), also
+  // through an alias of it.
   auto independent = [&](const std::vector<FusionGroup>& parts, const FusionGroup& g) {
     const ValueId gx = memory_of(g.root->operands[0]);
-    for (const FusionGroup& p : parts) {
-      if (reads(g, memory_of(p.root->operands[0])) || reads(p, gx) || reads(g, memory_of(p.outputs[0])))
-        return false;
-    }
+    for (const FusionGroup& p : parts)
+      if (reads(g, memory_of(p.root->operands[0])) || reads(p, gx)) return false;
     return true;
   };
   // Whether the parts' outputs are first used after `last` and no loop lies between the first part
@@ -236,22 +236,18 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
   std::vector<FusionGroup> out;
   for (size_t i = 0; i < groups.size();) {
     std::vector<FusionGroup> parts = {groups[i]};
+    std::vector<ValueId> inputs = groups[i].inputs;  // the parts' together
     size_t j = i + 1;
     if (candidate(groups[i])) {
-      size_t buffers = groups[i].inputs.size() + 1;
       for (; j < groups.size() && parts.size() < kMaxSiblingParts; ++j) {
         const FusionGroup& g = groups[j];
         if (!candidate(g) || g.pred != parts[0].pred || !independent(parts, g) ||
             !movable_to(parts, g.root) || !stays_small(parts, g))
           break;
-        size_t more = 1;
-        for (ValueId v : g.inputs) {
-          bool seen = false;
-          for (const FusionGroup& p : parts) seen = seen || contains(p.inputs, v);
-          more += seen ? 0 : 1;
-        }
-        if (buffers + more > kMaxSiblingBuffers) break;
-        buffers += more;
+        std::vector<ValueId> more = inputs;
+        add_unique(more, g.inputs);
+        if (more.size() + parts.size() + 1 > kMaxSiblingBuffers) break;  // inputs + one output each
+        inputs = std::move(more);
         parts.push_back(g);
       }
     }
@@ -264,9 +260,8 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
     FusionGroup merged;
     merged.root = merged.core = parts.back().root;
     merged.pred = parts[0].pred;
+    merged.inputs = std::move(inputs);
     for (const FusionGroup& p : parts) {
-      for (ValueId v : p.inputs)
-        if (!contains(merged.inputs, v)) merged.inputs.push_back(v);
       merged.outputs.push_back(p.outputs[0]);
       merged.ops.insert(merged.ops.end(), p.ops.begin(), p.ops.end());
       if (p.root != merged.root) roles[p.root] = OpRole::PartRoot;
