@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <map>
-#include <set>
 #include <stdexcept>
 
 #include "jit/emit_context.h"
@@ -41,16 +39,6 @@ __device__ __noinline__ void grape_seq_copy(void* dst, const void* src, unsigned
     done = words * 16;
   }
   for (unsigned long long b = done + threadIdx.x; b < bytes; b += blockDim.x) d[b] = s[b];
-}
-// The same by the first warp (a copy of a few bytes among steps that warp does alone).
-__device__ __forceinline__ void grape_seq_copy_warp(void* dst, const void* src, unsigned long long bytes,
-                                                    const unsigned char* pred) {
-  if (pred && !*pred) return;
-  if ((((unsigned long long)dst | (unsigned long long)src | bytes) & 3) == 0) {
-    for (unsigned long long w = threadIdx.x; w < bytes / 4; w += 32) ((unsigned*)dst)[w] = ((const unsigned*)src)[w];
-  } else {
-    for (unsigned long long b = threadIdx.x; b < bytes; b += 32) ((unsigned char*)dst)[b] = ((const unsigned char*)src)[b];
-  }
 }
 // An address of SeqParams: in the block's shared memory (`local` + offset) where the storage
 // lives only inside the sequence, else where the host put it.
@@ -138,46 +126,13 @@ std::vector<int> sequence_kernel_threads(const std::vector<KernelSpec>& specs) {
 
 namespace {
 
-// Steps that the first warp does alone: the work of an element-wise kernel is a grid-stride loop
-// (item gi on thread gi of the one block), so a kernel of at most 32 constant items runs on warp 0
-// only, with no block-wide cooperation; a copy of a few constant bytes is given to warp 0 too.
-// Between two such steps the warp's own barrier is enough (`__syncwarp` orders the memory
-// accesses of the threads it joins), so a run of them is one `if (threadIdx.x < 32) { ... }` with
-// `__syncwarp()` between its steps and one block barrier after it, and its bodies are inlined
-// there (no call; the compiler schedules the run as one piece of code). Beam search's scan is
-// mostly such steps (docs/execution.md, "Block sequences"). GRAPE_SEQUENCE_WARP=0 turns it off,
-// =call keeps the runs but calls the bodies (measurements).
-enum class WarpRuns { Off, Call, Inline };
-
-WarpRuns warp_runs_mode() {
-  const char* v = std::getenv("GRAPE_SEQUENCE_WARP");
-  if (v && std::string(v) == "0") return WarpRuns::Off;
-  if (v && std::string(v) == "call") return WarpRuns::Call;
-  return WarpRuns::Inline;
-}
-
-// The most items and copy bytes warp 0 takes alone (one 4-byte word per thread).
-constexpr int64_t kWarpMaxItems = 32;
-constexpr size_t kWarpCopyMaxBytes = 128;
-
-constexpr const char* kBodySignature = "__device__ __noinline__ void grape_body(const KParams* const p) {\n";
-
 struct SourceWriter {
-  SourceWriter(const scheduler::ExecPlan& p, const scheduler::BlockSequence& s, const std::vector<KernelSpec>& k)
-      : plan(p), seq(s), specs(k) {}
-
   const scheduler::ExecPlan& plan;
   const scheduler::BlockSequence& seq;
   const std::vector<KernelSpec>& specs;
-  WarpRuns mode = warp_runs_mode();
   std::map<std::string, size_t> body_ns;  // distinct sequence bodies -> namespace number
-  std::vector<size_t> body_kernel;        // per namespace number: a kernel with that body
-  std::set<std::string> inline_bodies;    // bodies some warp run inlines
-  std::set<std::string> called_bodies;    // bodies some step calls as a function
   std::vector<std::string> templates;
-  std::string code;
-  std::string warp_run;  // the run of warp 0's steps not yet written, one indentation level deeper
-  size_t warp_steps = 0;
+  std::string bodies, code;
 
   size_t slot_of(const std::vector<size_t>& v, size_t x) const {
     auto it = std::find(v.begin(), v.end(), x);
@@ -185,117 +140,41 @@ struct SourceWriter {
     return static_cast<size_t>(it - v.begin());
   }
 
-  bool on_warp0(const scheduler::Step& st) const {
-    if (mode == WarpRuns::Off) return false;
-    if (st.kind == scheduler::Step::Kind::Launch) {
-      const LaunchRule& L = specs.at(st.index).launch;
-      // (A body that synchronises its block could not run on one warp; none of this kind does.)
-      if (L.kind != LaunchRule::Elementwise || body_text(st.index).find("__sync") != std::string::npos)
-        return false;
-      int64_t items = 1;
-      for (const ir::Dim& d : L.items) {
-        if (!d.is_const()) return false;
-        items *= d.const_value();
-      }
-      return items <= kWarpMaxItems;
-    }
-    if (st.kind == scheduler::Step::Kind::Copy) {
-      const ir::Type& t = plan.storages.at(static_cast<size_t>(st.dst)).type;
-      for (const ir::Dim& d : t.shape)
-        if (!d.is_const()) return false;
-      return scheduler::bytes_of(t, {}) <= kWarpCopyMaxBytes;
-    }
-    return false;
-  }
-
-  const std::string& body_text(size_t k) const {
+  void body_of(size_t k) {
     const KernelSpec& s = specs.at(k);
     if (s.sequence_body.empty()) throw std::logic_error("block sequence: kernel " + s.name + " has no body");
-    return s.sequence_body;
-  }
-
-  // Which bodies are called and which inlined, before any is written.
-  void note_bodies(const std::vector<scheduler::Step>& list, size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const scheduler::Step& st = list[i];
-      if (st.kind == scheduler::Step::Kind::Launch) {
-        const bool inl = mode == WarpRuns::Inline && on_warp0(st);
-        (inl ? inline_bodies : called_bodies).insert(body_text(st.index));
-        if (body_ns.emplace(body_text(st.index), body_ns.size()).second) body_kernel.push_back(st.index);
-      } else if (st.kind == scheduler::Step::Kind::Loop) {
-        const scheduler::LoopPlan& l = plan.loops[st.index];
-        note_bodies(l.body, 0, l.body.size());
-      }
-    }
-  }
-
-  // Each distinct body once, in the order first used: as it is when only called, as an inline
-  // function `grape_body_warp` (and `grape_body` calling it, when also called) when inlined.
-  std::string bodies() {
-    std::string out;
-    for (size_t n = 0; n < body_kernel.size(); ++n) {
-      const KernelSpec& spec = specs.at(body_kernel[n]);
-      const std::string& text = spec.sequence_body;
-      for (const std::string& t : spec.templates)
-        if (std::find(templates.begin(), templates.end(), t) == templates.end()) templates.push_back(t);
-      std::string body = text;
-      if (inline_bodies.count(text)) {
-        const size_t at = body.find(kBodySignature);
-        if (at == std::string::npos) throw std::logic_error("block sequence: a body lost its signature");
-        body.replace(at, std::string(kBodySignature).size(),
-                     "__device__ __forceinline__ void grape_body_warp(const KParams* const p) {\n");
-        if (called_bodies.count(text))
-          body += "__device__ __noinline__ void grape_body(const KParams* const p) { grape_body_warp(p); }\n";
-      }
-      const std::string ns = "grape_b" + std::to_string(n);
-      out += "namespace " + ns + " {\n" + body + "}  // namespace " + ns + "\n\n";
-    }
-    return out;
-  }
-
-  std::string copy_call(const scheduler::Step& st, const char* helper) const {
-    auto it = std::find(seq.copies.begin(), seq.copies.end(), &st);
-    if (it == seq.copies.end()) throw std::logic_error("block sequence: a copy has no slot");
-    const std::string c = std::to_string(it - seq.copies.begin());
-    auto at = [&](const char* field) {
-      return std::string("grape_seq_at(sp.") + field + "[" + c + "], sp." + field + "_local[" + c + "], local)";
-    };
-    return std::string(helper) + "(" + at("copy_dst") + ", " + at("copy_src") + ", sp.copy_bytes[" + c + "], " +
-           at("copy_pred") + ");\n";
-  }
-
-  std::string body_call(size_t k, const char* function) const {
-    return "grape_b" + std::to_string(body_ns.at(body_text(k))) + "::" + function + "(&kp[" +
-           std::to_string(slot_of(seq.kernels, k)) + "]);  // " + sequence_step_comment(specs[k].name) + "\n";
-  }
-
-  void flush_warp_run(const std::string& ind) {
-    if (warp_steps == 0) return;
-    code += ind + "if (threadIdx.x < 32) {  // " + std::to_string(warp_steps) + " step(s) of warp 0\n" + warp_run +
-            ind + "}\n" + ind + "__syncthreads();\n";
-    warp_run.clear();
-    warp_steps = 0;
+    if (body_ns.count(s.sequence_body)) return;
+    const size_t n = body_ns.size();
+    body_ns.emplace(s.sequence_body, n);
+    for (const std::string& t : s.templates)
+      if (std::find(templates.begin(), templates.end(), t) == templates.end()) templates.push_back(t);
+    bodies += "namespace grape_b" + std::to_string(n) + " {\n" + s.sequence_body + "}  // namespace grape_b" +
+              std::to_string(n) + "\n\n";
   }
 
   void steps(const std::vector<scheduler::Step>& list, size_t begin, size_t end, const std::string& ind) {
     for (size_t i = begin; i < end; ++i) {
       const scheduler::Step& st = list[i];
-      if (on_warp0(st)) {
-        if (warp_steps++ > 0) warp_run += ind + "  __syncwarp();\n";
-        if (st.kind == scheduler::Step::Kind::Launch)
-          warp_run += ind + "  " + body_call(st.index, mode == WarpRuns::Inline ? "grape_body_warp" : "grape_body");
-        else
-          warp_run += ind + "  " + copy_call(st, "grape_seq_copy_warp");
-        continue;
-      }
-      flush_warp_run(ind);
       switch (st.kind) {
-        case scheduler::Step::Kind::Launch:
-          code += ind + body_call(st.index, "grape_body") + ind + "__syncthreads();\n";
+        case scheduler::Step::Kind::Launch: {
+          body_of(st.index);
+          code += ind + "grape_b" + std::to_string(body_ns.at(specs[st.index].sequence_body)) +
+                  "::grape_body(&kp[" + std::to_string(slot_of(seq.kernels, st.index)) + "]);  // " +
+                  sequence_step_comment(specs[st.index].name) + "\n" + ind + "__syncthreads();\n";
           break;
-        case scheduler::Step::Kind::Copy:
-          code += ind + copy_call(st, "grape_seq_copy") + ind + "__syncthreads();\n";
+        }
+        case scheduler::Step::Kind::Copy: {
+          auto it = std::find(seq.copies.begin(), seq.copies.end(), &st);
+          if (it == seq.copies.end()) throw std::logic_error("block sequence: a copy has no slot");
+          const std::string c = std::to_string(it - seq.copies.begin());
+          auto at = [&](const char* field) {
+            return std::string("grape_seq_at(sp.") + field + "[" + c + "], sp." + field + "_local[" + c +
+                   "], local)";
+          };
+          code += ind + "grape_seq_copy(" + at("copy_dst") + ", " + at("copy_src") + ", sp.copy_bytes[" + c +
+                  "], " + at("copy_pred") + ");\n" + ind + "__syncthreads();\n";
           break;
+        }
         case scheduler::Step::Kind::Loop: {
           const scheduler::LoopPlan& l = plan.loops[st.index];
           const std::string n = std::to_string(slot_of(seq.loops, st.index));
@@ -308,7 +187,6 @@ struct SourceWriter {
           code += ind + "  __syncthreads();\n";
           code += ind + "  for (long long t" + n + " = 0; go" + n + ";) {\n";
           steps(l.body, 0, l.body.size(), ind + "    ");
-          flush_warp_run(ind + "    ");
           code += ind + "    go" + n + " = ++t" + n + " < " + max + " && *grape_seq_at(sp.loop_cond[" + n +
                   "], sp.loop_cond_local[" + n + "], local) != 0;\n";
           code += ind + "    __syncthreads();\n";
@@ -324,13 +202,11 @@ struct SourceWriter {
 
 std::string block_sequence_source(const scheduler::ExecPlan& plan, const scheduler::BlockSequence& s,
                                   const std::vector<KernelSpec>& specs) {
-  SourceWriter w(plan, s, specs);
-  w.note_bodies(*s.list, s.begin, s.end);
+  SourceWriter w{plan, s, specs, {}, {}, {}, {}};
   w.steps(*s.list, s.begin, s.end, "  ");
-  w.flush_warp_run("  ");
   std::string glue = "// a block sequence of " + std::to_string(s.kernels.size()) + " kernel(s), " +
                      std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
-                     " loop(s)\n" + w.bodies() + kCopyHelper;
+                     " loop(s)\n" + w.bodies + kCopyHelper;
   // Shared memory: the kernels' parameter blocks, then the storages that live only inside the
   // sequence (the launch gives sequence_shared_bytes). The blocks are written before the launch,
   // never by a predecessor, so they are staged before the grid wait.

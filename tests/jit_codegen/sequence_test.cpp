@@ -54,42 +54,6 @@ void collect(const scheduler::ExecPlan& plan, const std::vector<Step>& list, siz
   }
 }
 
-// The steps a sequence gives warp 0 alone: inside `if (threadIdx.x < 32) { ... }`, with no block
-// barrier there (only warp 0 reaches it: a deadlock), and only kernels whose work is at most 32
-// items of an element-wise loop (items on threads 0..31), through their inlined body unless
-// GRAPE_SEQUENCE_WARP=call (`inlined` false).
-void check_warp_runs(const std::string& source, const scheduler::BlockSequence& q,
-                     const std::vector<jit::KernelSpec>& specs, bool inlined = true) {
-  const std::string open = "if (threadIdx.x < 32) {";
-  const std::string src = source.substr(source.rfind("extern \"C\" __global__"));  // not the templates
-  for (size_t at = src.find(open); at != std::string::npos; at = src.find(open, at + 1)) {
-    const size_t line = src.rfind('\n', at) + 1;
-    const std::string close = "\n" + src.substr(line, at - line) + "}\n";  // same indentation
-    const size_t end = src.find(close, at);
-    ASSERT_NE(end, std::string::npos);
-    const std::string run = src.substr(at, end - at);
-    EXPECT_EQ(run.find("__syncthreads"), std::string::npos) << run;
-    if (inlined) {
-      EXPECT_EQ(run.find("grape_body("), std::string::npos) << "a called body in a warp run";
-    }
-    EXPECT_EQ(run.find("grape_seq_copy("), std::string::npos) << "a block-wide copy in a warp run";
-    const size_t next = end + close.size();
-    EXPECT_EQ(src.substr(next, src.find('\n', next) - next), src.substr(line, at - line) + "__syncthreads();")
-        << "a block barrier after each warp run";
-  }
-  for (size_t i = 0; i < q.kernels.size(); ++i) {
-    if (src.find("::grape_body_warp(&kp[" + std::to_string(i) + "]);") == std::string::npos) continue;
-    const jit::LaunchRule& L = specs[q.kernels[i]].launch;
-    EXPECT_EQ(L.kind, jit::LaunchRule::Elementwise) << specs[q.kernels[i]].name;
-    int64_t items = 1;
-    for (const ir::Dim& d : L.items) {
-      ASSERT_TRUE(d.is_const()) << specs[q.kernels[i]].name;
-      items *= d.const_value();
-    }
-    EXPECT_LE(items, 32) << specs[q.kernels[i]].name;
-  }
-}
-
 void check_sequences(const Sequenced& pl, const std::string& what) {
   const scheduler::ExecPlan& plan = pl.plan;
   const std::vector<int> threads = jit::sequence_kernel_threads(pl.specs);
@@ -124,14 +88,11 @@ void check_sequences(const Sequenced& pl, const std::string& what) {
     // The source names every kernel's ops in its slot, and every loop's bound; never the entry (the
     // same run of kernels in two entries must be one source, built once).
     const std::string src = jit::block_sequence_source(plan, q, pl.specs);
-    for (size_t i = 0; i < q.kernels.size(); ++i) {
-      const std::string call = "(&kp[" + std::to_string(i) + "]);  // " +
-                               jit::sequence_step_comment(pl.specs[q.kernels[i]].name) + "\n";
-      EXPECT_TRUE(src.find("::grape_body" + call) != std::string::npos ||
-                  src.find("::grape_body_warp" + call) != std::string::npos)
+    for (size_t i = 0; i < q.kernels.size(); ++i)
+      EXPECT_NE(src.find("::grape_body(&kp[" + std::to_string(i) + "]);  // " +
+                         jit::sequence_step_comment(pl.specs[q.kernels[i]].name) + "\n"),
+                std::string::npos)
           << pl.specs[q.kernels[i]].name;
-    }
-    check_warp_runs(src, q, pl.specs);
     for (size_t l : q.loops)
       EXPECT_NE(src.find("at most " + std::to_string(plan.loops[l].max_trips) + " trips"), std::string::npos);
     for (size_t k : q.kernels)
@@ -412,69 +373,6 @@ TEST(BlockSequences, LocalsShareSharedMemoryOnlyWhenTheirLivesDoNotOverlap) {
   EXPECT_EQ(off[4], SIZE_MAX) << "over the budget: stays in global memory";
   EXPECT_EQ(total, 160u);
   for (size_t o : off) EXPECT_TRUE(o == SIZE_MAX || o % 16 == 0) << o;
-}
-
-// Beam search's scan at its real size: most of a trip's steps are a handful of elements (the
-// candidate's beam, token and score, the loop counters, the beams' scores), which warp 0 does
-// alone with no block barrier between them; the row copies of the sequences stay block-wide.
-TEST(BlockSequences, SmallStepsRunOnWarpZeroWithoutBlockBarriers) {
-  auto c = compile_file("examples/gpt2.grp");
-  ASSERT_TRUE(c->mod);
-  const ir::Function* beam = nullptr;
-  for (const auto& f : c->mod->functions)
-    if (f.name == "beam_search") beam = &f;
-  ASSERT_NE(beam, nullptr);
-  const Sequenced pl = plan_of(*beam);
-  const scheduler::BlockSequence* scan = nullptr;
-  for (const auto& q : pl.sequences)
-    if (!q.loops.empty() && pl.plan.loops[q.loops[0]].max_trips == 10) scan = &q;
-  ASSERT_NE(scan, nullptr);
-  // The loop's text: from its comment to the end of the source.
-  auto trip = [&](const std::string& src) {
-    const size_t at = src.find("a loop of at most 10 trips");
-    return src.substr(at, src.find("\n  }\n", at) - at);
-  };
-  auto count = [](const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
-  const std::string on = jit::block_sequence_source(pl.plan, *scan, pl.specs);
-  setenv("GRAPE_SEQUENCE_WARP", "0", 1);
-  const std::string off = jit::block_sequence_source(pl.plan, *scan, pl.specs);
-  setenv("GRAPE_SEQUENCE_WARP", "call", 1);
-  const std::string call = jit::block_sequence_source(pl.plan, *scan, pl.specs);
-  unsetenv("GRAPE_SEQUENCE_WARP");
-  EXPECT_EQ(count(off.substr(off.rfind("extern \"C\" __global__")), "if (threadIdx.x < 32)"), 0u);
-  EXPECT_EQ(count(off, "grape_body_warp"), 0u);
-  const size_t barriers_off = count(trip(off), "__syncthreads();");
-  const size_t barriers_on = count(trip(on), "__syncthreads();");
-  EXPECT_GE(barriers_off, 32u) << "one after each of the trip's 31 steps, one for the condition";
-  EXPECT_LE(barriers_on, 13u) << trip(on);
-  EXPECT_GE(count(trip(on), "__syncwarp();"), 15u);
-  EXPECT_GE(count(trip(on), "grape_seq_copy_warp("), 5u) << "the loop-carried scalars";
-  EXPECT_GE(count(trip(on), "grape_seq_copy("), 1u) << "a sequence row stays block-wide";
-  // =call: the same runs, the bodies called as functions.
-  EXPECT_EQ(count(trip(call), "__syncthreads();"), barriers_on);
-  EXPECT_EQ(count(call, "grape_body_warp"), 0u);
-  EXPECT_EQ(count(call, "__forceinline__ void grape_body"), 0u);
-  // Inlined where warp 0 runs them; a body also used block-wide keeps its called function.
-  EXPECT_GE(count(on, "__device__ __forceinline__ void grape_body_warp(const KParams* const p) {\n"), 10u);
-  check_warp_runs(on, *scan, pl.specs);
-  check_warp_runs(call, *scan, pl.specs, false);
-  for (const std::string* src : {&on, &off, &call}) {
-    const std::string code = src->substr(src->rfind("extern \"C\" __global__"));
-    for (const char* f : {"grape_body_warp(", "grape_body("})
-      for (size_t at = code.find(std::string("::") + f); at != std::string::npos;
-           at = code.find(std::string("::") + f, at + 1)) {
-        const std::string ns = code.substr(code.rfind(' ', at) + 1, at - code.rfind(' ', at) - 1);
-        EXPECT_NE(src->find("namespace " + ns + " {"), std::string::npos) << ns;
-        const std::string def = "void " + std::string(f) + "const KParams* const p) {";
-        const size_t ns_at = src->find("namespace " + ns + " {");
-        const size_t ns_end = src->find("}  // namespace " + ns + "\n", ns_at);
-        EXPECT_NE(src->substr(ns_at, ns_end - ns_at).find(def), std::string::npos) << ns << " defines " << f;
-      }
-  }
 }
 
 TEST(BlockSequences, OffSwitch) {
