@@ -360,7 +360,11 @@ std::optional<Val> Lowerer::lower_builtin(const std::string& name, const ast::Ex
       if (is_float(*dt)) a.fvalue = 1;
       else a.ivalue = 1;
     }
-    return Val::tensor(emit(ir::Op::Full, {}, ir::Type{*dt, *shape}, a, sp));
+    // A fill reads nothing and writes only its own result, so it is never predicated: computed
+    // under a branch's predicate its value would be undefined where the predicate is false, and a
+    // copy of it under another predicate would end a block sequence (scheduler/plan.cpp copies a
+    // loop's initial value under the predicate of the op that computes it).
+    return Val::tensor(emit(ir::Op::Full, {}, ir::Type{*dt, *shape}, a, sp, false));
   }
 
   if (name == "zeros_like" || name == "ones_like" || name == "full_like") {
@@ -383,7 +387,7 @@ std::optional<Val> Lowerer::lower_builtin(const std::string& name, const ast::Ex
     }
     if (is_float(t.dtype)) a.fvalue = v;
     else a.ivalue = static_cast<int64_t>(v);
-    return Val::tensor(emit(ir::Op::Full, {}, t, a, sp));
+    return Val::tensor(emit(ir::Op::Full, {}, t, a, sp, false));  // never predicated (see full)
   }
 
   if (kReductions.count(name) || name == "argmax" || name == "argmin") {

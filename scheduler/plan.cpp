@@ -298,7 +298,12 @@ struct Builder {
       // next trip.
       int c = arena(body.params[i], l.begin, l.end);
       l.carried.push_back(c);
-      copy(out, c, storage(op.operands[i + 1], op), op, "a loop's initial value");
+      // A value computed under a predicate (an op of a branch, read by a loop inside that branch)
+      // is undefined where the predicate is false, and so is the loop's result then: copy it
+      // under the same predicate, or the copy reads memory nothing wrote (compute-sanitizer
+      // initcheck, tests/difftest/cases/helpers_nested_predicated.grp).
+      const ir::Operation* d = def_op[idx(op.operands[i + 1])];
+      copy(out, c, storage(op.operands[i + 1], op), op, "a loop's initial value", d ? d->pred : ir::kNoValue);
     }
     build(body, l.body);
     // Yields that are another slot's carried storage (a swap) or the condition when it is carried

@@ -48,6 +48,32 @@ void check_plan(const ir::Function& f, const Planned& pl, int64_t value, const s
     }
   });
   for (size_t k = 0; k < launched.size(); ++k) EXPECT_EQ(launched[k], 1) << what << ": kernel " << k;
+  // A copy never reads what a skipped kernel did not write: when the last kernel before it (in
+  // its step list) that writes its source is predicated, the copy has the same predicate. (A
+  // loop's initial value computed in a branch was copied unconditionally: compute-sanitizer
+  // initcheck, tests/difftest/cases/helpers_nested_predicated.grp.)
+  std::function<void(const std::vector<scheduler::Step>&)> copies_of_predicated = [&](const auto& list) {
+    std::map<int, ir::ValueId> writer_pred;  // storage -> predicate of its last writer so far
+    for (const scheduler::Step& s : list) {
+      if (s.kind == scheduler::Step::Kind::Copy) {
+        auto w = writer_pred.find(s.src);
+        if (w != writer_pred.end() && w->second != ir::kNoValue) {
+          EXPECT_EQ(s.pred, w->second) << what << ": copy s" << s.src << " -> s" << s.dst << " (" << s.why
+                                       << ") reads what a predicated kernel wrote\n"
+                                       << p.str();
+        }
+        writer_pred[s.dst] = s.pred;
+      } else if (s.kind == scheduler::Step::Kind::Launch) {
+        const jit::KernelSpec& k = pl.specs.at(s.index);
+        for (size_t b = k.num_inputs; b < k.buffers.size(); ++b)
+          writer_pred[p.storage_of.at(static_cast<size_t>(k.buffers[b]))] = k.pred;
+      } else {
+        copies_of_predicated(p.loops[s.index].body);
+        writer_pred.clear();  // a loop may have written anything
+      }
+    }
+  };
+  copies_of_predicated(p.steps);
   for (const auto& spec : pl.specs)
     for (ir::ValueId v : spec.buffers)
       EXPECT_GE(p.storage_of.at(static_cast<size_t>(v)), 0) << what << " %" << v;

@@ -137,6 +137,15 @@ TEST(BlockSequences, BeamSearchScanIsOneSequence) {
   EXPECT_EQ(l.max_trips, 10);
   EXPECT_GE(scan->kernels.size(), 20u);
   EXPECT_GE(scan->copies.size(), 10u);
+  // With its initial values: `zeros` is never predicated, so none of those copies carries the
+  // predicate after `if S + t > T { break }` (a copy under another predicate ends a sequence).
+  size_t inits = 0;
+  for (size_t i = scan->begin; i < scan->end; ++i) {
+    const Step& st = (*scan->list)[i];
+    if (st.kind != Step::Kind::Copy) continue;
+    if (std::find(l.carried.begin(), l.carried.end(), st.dst) != l.carried.end()) ++inits;
+  }
+  EXPECT_EQ(inits, l.carried.size()) << "every carried value's initial copy is in the scan's sequence";
   // The loop after the search (`for b in 0..NB`) runs in one too.
   bool finalize = false;
   for (const auto& q : pl.sequences)
