@@ -107,7 +107,16 @@ std::string sequence_body(const std::string& glue, int threads) {
   if (pred == std::string::npos) throw std::logic_error("kernel_header lost its predicate check");
   std::string device =
       "__device__ __noinline__ void grape_body(const KParams* const p) {\n" + header.substr(pred);
-  return glue.substr(0, at) + device + glue.substr(at + header.size());
+  std::string body = glue.substr(0, at) + device + glue.substr(at + header.size());
+  // A sequence is one block of `threads`: the glue's grid-stride loops become loops of constant
+  // stride the compiler can count (a loop over a few items is then a compare, not a 64-bit trip
+  // count divided by gridDim.x * blockDim.x at every step of a scan).
+  for (const auto& [builtin, value] : {std::pair<std::string, std::string>{"blockIdx.x", "0u"},
+                                       {"gridDim.x", "1u"},
+                                       {"blockDim.x", std::to_string(threads) + "u"}})
+    for (size_t i = body.find(builtin); i != std::string::npos; i = body.find(builtin, i + value.size()))
+      body.replace(i, builtin.size(), value);
+  return body;
 }
 
 std::vector<int> sequence_kernel_threads(const std::vector<KernelSpec>& specs) {

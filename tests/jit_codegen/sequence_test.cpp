@@ -245,6 +245,22 @@ TEST(BlockSequences, BodyIsTheGlueAsADeviceFunction) {
   EXPECT_EQ(jit::sequence_body(glue + header + "}\n", 256), "") << "two entry points";
   EXPECT_EQ(jit::sequence_body("#define X 1\n" + glue, 256), "");
   EXPECT_EQ(jit::sequence_body("struct Ops {};\n", 256), "") << "no entry point";
+  // One block of `threads`: the grid-stride loop's stride and start are constants.
+  const std::string loop =
+      "  for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long "
+      "long)gridDim.x * "
+      "blockDim.x) {}\n";
+  const std::string strided = jit::sequence_body(glue.substr(0, glue.size() - 2) + loop + "}\n", 256);
+  EXPECT_NE(
+      strided.find(
+          "for (long long gi = (long long)0u * 256u + threadIdx.x; gi < n; gi += (long long)1u * 256u)"),
+      std::string::npos)
+      << strided;
+  for (const char* builtin : {"blockIdx", "gridDim", "blockDim"})
+    EXPECT_EQ(strided.find(builtin), std::string::npos) << builtin << " in\n" << strided;
+  const std::string strided128 = jit::sequence_body(
+      "struct Ops {};\n" + jit::detail::kernel_header(jit::kKernelSymbol, "128") + loop + "}\n", 128);
+  EXPECT_NE(strided128.find("gi += (long long)1u * 128u)"), std::string::npos) << strided128;
 }
 
 // The same run of kernels in two entries is one source: gpt2's decode step inside generate and
