@@ -34,7 +34,7 @@ unset GRAPE_TUNE
 echo "benches $(( $(date +%s) - t0 )) s"
 F='BlockSequences.*:GpuParity.ControlFlowCases:AutoExecutor.ControlFlowCases:GpuParity.EveryOp:GpuParity.Gpt2*:Executors/*:MonoExecutor.*'
 for i in 0 1 2 3; do
-  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gt timeout 200 $C/grape_gpu_tests --gtest_color=no --gtest_filter="$F" > $D/gt$i.log 2>&1 &
+  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gt timeout 170 $C/grape_gpu_tests --gtest_color=no --gtest_filter="$F" > $D/gt$i.log 2>&1 &
 done
 wait
 cat $D/gt*.log > $R/run183-gpu-tests.log
