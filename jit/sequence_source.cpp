@@ -78,18 +78,6 @@ __device__ __forceinline__ void grape_seq_stage(const SeqParams& sp, KParams* kp
 }
 )";
 
-// A sequence is one block of `threads`: `text`'s grid-stride loops become loops of constant stride
-// the compiler can count (a loop over a few items is then a compare, not a 64-bit trip count
-// divided by gridDim.x * blockDim.x at every step of a scan).
-std::string as_one_block(std::string text, int threads) {
-  for (const auto& [builtin, value] : {std::pair<std::string, std::string>{"blockIdx.x", "0u"},
-                                       {"gridDim.x", "1u"},
-                                       {"blockDim.x", std::to_string(threads) + "u"}})
-    for (size_t i = text.find(builtin); i != std::string::npos; i = text.find(builtin, i + value.size()))
-      text.replace(i, builtin.size(), value);
-  return text;
-}
-
 }  // namespace
 
 std::string sequence_step_comment(const std::string& kernel_name) {
@@ -119,7 +107,16 @@ std::string sequence_body(const std::string& glue, int threads) {
   if (pred == std::string::npos) throw std::logic_error("kernel_header lost its predicate check");
   std::string device =
       "__device__ __noinline__ void grape_body(const KParams* const p) {\n" + header.substr(pred);
-  return as_one_block(glue.substr(0, at) + device + glue.substr(at + header.size()), threads);
+  std::string body = glue.substr(0, at) + device + glue.substr(at + header.size());
+  // A sequence is one block of `threads`: the glue's grid-stride loops become loops of constant
+  // stride the compiler can count (a loop over a few items is then a compare, not a 64-bit trip
+  // count divided by gridDim.x * blockDim.x at every step of a scan).
+  for (const auto& [builtin, value] : {std::pair<std::string, std::string>{"blockIdx.x", "0u"},
+                                       {"gridDim.x", "1u"},
+                                       {"blockDim.x", std::to_string(threads) + "u"}})
+    for (size_t i = body.find(builtin); i != std::string::npos; i = body.find(builtin, i + value.size()))
+      body.replace(i, builtin.size(), value);
+  return body;
 }
 
 std::vector<int> sequence_kernel_threads(const std::vector<KernelSpec>& specs) {
@@ -218,7 +215,7 @@ std::string block_sequence_source(const scheduler::ExecPlan& plan, const schedul
   w.steps(*s.list, s.begin, s.end, "  ");
   std::string glue = "// a block sequence of " + std::to_string(s.kernels.size()) + " kernel(s), " +
                      std::to_string(s.copies.size()) + " copy(ies), " + std::to_string(s.loops.size()) +
-                     " loop(s)\n" + w.bodies + as_one_block(kCopyHelper, s.threads);
+                     " loop(s)\n" + w.bodies + kCopyHelper;
   // Shared memory: the kernels' parameter blocks, then the storages that live only inside the
   // sequence (the launch gives sequence_shared_bytes). The blocks are written before the launch,
   // never by a predecessor, so they are staged before the grid wait.

@@ -95,12 +95,6 @@ void check_sequences(const Sequenced& pl, const std::string& what) {
           << pl.specs[q.kernels[i]].name;
     for (size_t l : q.loops)
       EXPECT_NE(src.find("at most " + std::to_string(plan.loops[l].max_trips) + " trips"), std::string::npos);
-    // One block of known size: the sequence's own code (copies, staging, the steps) names no
-    // launch-shape builtin (the templates' code may).
-    const size_t own = src.find("struct alignas(16) GrapeSeqWord");
-    ASSERT_NE(own, std::string::npos);
-    for (const char* builtin : {"blockIdx.x", "gridDim.x", "blockDim.x"})
-      EXPECT_EQ(src.find(builtin, own), std::string::npos) << builtin;
     for (size_t k : q.kernels)
       EXPECT_EQ(src.find(pl.specs[k].name), std::string::npos)
           << "a kernel's full name in a sequence's source";
