@@ -247,15 +247,12 @@ TEST(BlockSequences, BodyIsTheGlueAsADeviceFunction) {
   EXPECT_EQ(jit::sequence_body("struct Ops {};\n", 256), "") << "no entry point";
   // One block of `threads`: the grid-stride loop's stride and start are constants.
   const std::string loop =
-      "  for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long "
-      "long)gridDim.x * "
-      "blockDim.x) {}\n";
+      "  for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n;"
+      " gi += (long long)gridDim.x * blockDim.x) {}\n";
   const std::string strided = jit::sequence_body(glue.substr(0, glue.size() - 2) + loop + "}\n", 256);
-  EXPECT_NE(
-      strided.find(
-          "for (long long gi = (long long)0u * 256u + threadIdx.x; gi < n; gi += (long long)1u * 256u)"),
-      std::string::npos)
-      << strided;
+  const std::string want =
+      "for (long long gi = (long long)0u * 256u + threadIdx.x; gi < n; gi += (long long)1u * 256u)";
+  EXPECT_NE(strided.find(want), std::string::npos) << strided;
   for (const char* builtin : {"blockIdx", "gridDim", "blockDim"})
     EXPECT_EQ(strided.find(builtin), std::string::npos) << builtin << " in\n" << strided;
   const std::string strided128 = jit::sequence_body(
