@@ -56,6 +56,10 @@ void check_plan(const ir::Function& f, const Planned& pl, int64_t value, const s
     std::map<int, ir::ValueId> writer_pred;  // storage -> predicate of its last writer so far
     for (const scheduler::Step& s : list) {
       if (s.kind == scheduler::Step::Kind::Copy) {
+        if (s.pred != ir::kNoValue) {  // an executor reads the predicate from its storage
+          EXPECT_GE(p.storage_of.at(static_cast<size_t>(s.pred)), 0)
+              << what << ": a copy's predicate %" << s.pred;
+        }
         auto w = writer_pred.find(s.src);
         if (w != writer_pred.end() && w->second != ir::kNoValue) {
           EXPECT_EQ(s.pred, w->second) << what << ": copy s" << s.src << " -> s" << s.dst << " (" << s.why
