@@ -363,11 +363,13 @@ def main():
 
     def save(finished):
         # Rewritten after every run, so a sweep stopped by a time limit still says what it did.
+        text = report(finished)
         os.makedirs(a.out, exist_ok=True)
         tmp = os.path.join(a.out, "summary.txt.tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            f.write(report(finished))
+            f.write(text)
         os.replace(tmp, os.path.join(a.out, "summary.txt"))
+        return text
 
     def execute(batch, jobs):
         with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
@@ -398,8 +400,7 @@ def main():
     execute([r for r in sanitized if r[1] not in SERIAL_EXECUTORS], a.jobs)
     execute([r for r in sanitized if r[1] in SERIAL_EXECUTORS], 1)
 
-    save(True)
-    print(report(True), end="")
+    print(save(True), end="")
     return 1 if failures else 0
 
 
