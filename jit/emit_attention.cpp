@@ -64,7 +64,7 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
               c.leaf = ir::kNoValue;
               return "    return " + x + ";\n";
             });
-  int64_t v_lanes = 0;
+  int64_t v_lanes = 0, k_vecs = 0;
   // Many query rows: the tensor-core kernel (scheduler/fusion.h checked q, k, v and the softmax
   // share one 16-bit type and the head widths fit).
   const bool mma = scheduler::attention_on_tensor_cores(s_dim);
@@ -112,6 +112,9 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
       if (per_vec > 0 && dv % per_vec == 0 && dv / per_vec <= 32 &&
           ((dv / per_vec) & (dv / per_vec - 1)) == 0)
         v_lanes = dv / per_vec;
+      // Key rows prefetched whole (attention.cuh, KVN): 16-bit keys of at most eight 16-byte vectors.
+      const int64_t dk = dk_dim.const_value();
+      if (per_vec == 8 && dtype_size(c.type(kt).dtype) == 2 && dk % 8 == 0 && dk / 8 <= 8) k_vecs = dk / 8;
     }
     if (!mma) {
       ops +=
@@ -184,7 +187,8 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
     s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +
-         std::to_string(dvt) + ", " + std::to_string(v_lanes) + ">(p, item, (float*)grape_smem);\n}\n";
+         std::to_string(dvt) + ", " + std::to_string(v_lanes) + ", " + std::to_string(k_vecs) +
+         ">(p, item, (float*)grape_smem);\n}\n";
     c.templates = {"attention.cuh"};
   }
   L.kind = LaunchRule::Attention;

@@ -75,6 +75,54 @@ __device__ __forceinline__ float grape_attn_dot(const KParams* p, long long b, l
   return dot;
 }
 
+// q . (eight k values): four interleaved partial sums, so a row's products are a chain of DK / 4
+// dependent FMAs, not DK; q (floats in shared memory, 16-byte aligned) read four at a time.
+__device__ __forceinline__ void grape_attn_dot8(const float* q, const float* f, float (&acc)[4]) {
+  const float4 a = *reinterpret_cast<const float4*>(q), b = *reinterpret_cast<const float4*>(q + 4);
+  acc[0] = fmaf(a.x, f[0], acc[0]);
+  acc[1] = fmaf(a.y, f[1], acc[1]);
+  acc[2] = fmaf(a.z, f[2], acc[2]);
+  acc[3] = fmaf(a.w, f[3], acc[3]);
+  acc[0] = fmaf(b.x, f[4], acc[0]);
+  acc[1] = fmaf(b.y, f[5], acc[1]);
+  acc[2] = fmaf(b.z, f[6], acc[2]);
+  acc[3] = fmaf(b.w, f[7], acc[3]);
+}
+
+// Whether key row j is read by 16-byte loads: inside KV, DK whole vectors of 8, aligned. Where it
+// is, grape_attn_dot_row and grape_attn_dot_vecs compute the same sums in the same order.
+template <class Ops>
+__device__ __forceinline__ bool grape_attn_row_vec(const KParams* p, long long b, long long j, long long KV,
+                                                   long long DK) {
+  return j < KV && DK % 8 == 0 && (reinterpret_cast<unsigned long long>(Ops::k_at(p, b, j, 0)) & 15) == 0;
+}
+
+// Eight consecutive elements from a 16-byte aligned address (one 16-bit vector or two float ones).
+template <class T>
+__device__ __forceinline__ void grape_attn_load8(const T* r, float* f) {
+  if constexpr (GrapeVec<T>::kN == 8) {
+    GrapeVec<T>::unpack(GRAPE_LDG(reinterpret_cast<const uint4*>(r)), f);
+  } else {
+    static_assert(GrapeVec<T>::kN == 4, "attention: 16-byte vectors of 8 or 4 elements");
+    GrapeVec<T>::unpack(GRAPE_LDG(reinterpret_cast<const uint4*>(r)), f);
+    GrapeVec<T>::unpack(GRAPE_LDG(reinterpret_cast<const uint4*>(r + 4)), f + 4);
+  }
+}
+
+// The dot product of q with a key row already loaded (KVN vectors of 8: 16-bit types; DK == 8 * KVN).
+template <class Ops, int KVN>
+__device__ __forceinline__ float grape_attn_dot_vecs(const uint4 (&u)[KVN], const float* q) {
+  static_assert(GrapeVec<typename Ops::T>::kN == 8, "attention: keys prefetched as 16-bit vectors");
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+  for (int t = 0; t < KVN; ++t) {
+    float f[8];
+    GrapeVec<typename Ops::T>::unpack(u[t], f);
+    grape_attn_dot8(q + 8 * t, f, acc);
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 // The same dot product when k's rows are contiguous in memory (Ops::kRows and a unit stride,
 // checked by the caller): lane l reads key j's row itself, 16 bytes per load when the row is
 // aligned, from one address computation per row.
@@ -82,22 +130,21 @@ template <class Ops>
 __device__ __forceinline__ float grape_attn_dot_row(const KParams* p, long long b, long long j, long long KV,
                                                     long long DK, const float* q) {
   using T = typename Ops::T;
-  constexpr int V = GrapeVec<T>::kN;
   if (j >= KV) return 0.0f;
   const T* kr = Ops::k_at(p, b, j, 0);
-  float dot = 0.0f;
-  if (DK % V == 0 && (reinterpret_cast<unsigned long long>(kr) & 15) == 0) {
+  if (grape_attn_row_vec<Ops>(p, b, j, KV, DK)) {
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll 8
-    for (long long d0 = 0; d0 < DK; d0 += V) {
-      float f[V];
-      GrapeVec<T>::unpack(GRAPE_LDG(reinterpret_cast<const uint4*>(kr + d0)), f);
-#pragma unroll
-      for (int e = 0; e < V; ++e) dot += q[d0 + e] * f[e];
+    for (long long d0 = 0; d0 < DK; d0 += 8) {
+      float f[8];
+      grape_attn_load8(kr + d0, f);
+      grape_attn_dot8(q + d0, f, acc);
     }
-  } else {
-#pragma unroll 8
-    for (long long d = 0; d < DK; ++d) dot += q[d] * GrapeVec<T>::one(kr, d);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
   }
+  float dot = 0.0f;
+#pragma unroll 8
+  for (long long d = 0; d < DK; ++d) dot += q[d] * GrapeVec<T>::one(kr, d);
   return dot;
 }
 
@@ -134,8 +181,11 @@ __device__ __forceinline__ void grape_attn_v_add(const uint4 (&u)[LPR], float pj
 }
 
 // One work item. DVT = ceil(DV / 32): output dims per lane. LPR: lanes per v row for 16-byte v loads
-// (DV / kN when that is a power of two <= 32, else 0: element loads).
-template <class Ops, int DVT, int LPR>
+// (DV / kN when that is a power of two <= 32, else 0: element loads). KVN: 16-byte vectors in a key
+// row when the keys are 16-bit rows of at most 8 vectors (DK == 8 * KVN), else 0; a warp's first
+// key row per lane is then requested before q is staged, with its first v rows, so the kernel
+// waits for global memory once before the scores rather than twice.
+template <class Ops, int DVT, int LPR, int KVN = 0>
 __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   const long long S = Ops::S(p), KV = Ops::KV(p), DK = Ops::DK(p), DV = Ops::DV(p);
   const int rows = (int)p->splits, slices = GRAPE_ATTN_WARPS / rows;
@@ -152,23 +202,6 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   float* cache = p->kchunk ? stats + 2 * GRAPE_ATTN_WARPS + r * kvp : nullptr;
   const float neg_inf = -__int_as_float(0x7f800000);
 
-  {
-    // rows * dkp <= 8 * 256: at most 8 elements per thread, loaded before any is stored (see
-    // grape_attn_dot).
-    float qr[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const long long t = threadIdx.x + u * GRAPE_ATTN_WARPS * 32, rr = t / dkp, d = t % dkp;
-      qr[u] = (t < rows * dkp && i0 + rr < S && d < DK) ? Ops::q(p, b, i0 + rr, d) : 0.0f;
-    }
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const long long t = threadIdx.x + u * GRAPE_ATTN_WARPS * 32;
-      if (t < rows * dkp) qs[t] = qr[u];
-    }
-  }
-  __syncthreads();
-  const float* q = qs + r * dkp;
   // Rows of k and v read through row pointers when both have unit stride along the head width.
   bool rows_ok = false;
   if constexpr (Ops::kRows)
@@ -190,13 +223,48 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
   uint4 vpre[LPRV];
   if constexpr (kPrefetchV)
     if (vrows && live) grape_attn_v_load<Ops, LPRV>(p, b, (long long)s * 32, KV, lane, vpre);
+  // So is this lane's key row of the warp's first block (its scores' operand), before q.
+  constexpr int KVNV = KVN > 0 ? KVN : 1;
+  uint4 kpre[KVNV];
+  bool kpre_ok = false;
+  if constexpr (KVN > 0) {
+    const long long j = (long long)s * 32 + lane;
+    kpre_ok = live && rows_ok && DK == 8 * KVN && grape_attn_row_vec<Ops>(p, b, j, KV, DK);
+    if (kpre_ok) {
+      const uint4* kr = reinterpret_cast<const uint4*>(Ops::k_at(p, b, j, 0));
+#pragma unroll
+      for (int t = 0; t < KVN; ++t) kpre[t] = GRAPE_LDG(kr + t);
+    }
+  }
+
+  {
+    // rows * dkp <= 8 * 256: at most 8 elements per thread, loaded before any is stored (see
+    // grape_attn_dot).
+    float qr[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const long long t = threadIdx.x + u * GRAPE_ATTN_WARPS * 32, rr = t / dkp, d = t % dkp;
+      qr[u] = (t < rows * dkp && i0 + rr < S && d < DK) ? Ops::q(p, b, i0 + rr, d) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const long long t = threadIdx.x + u * GRAPE_ATTN_WARPS * 32;
+      if (t < rows * dkp) qs[t] = qr[u];
+    }
+  }
+  __syncthreads();
+  const float* q = qs + r * dkp;
 
   // Pass 1: scores, and each lane's running softmax statistics.
   float m = neg_inf, l = 0.0f;
   if (live) {
     for (long long j0 = (long long)s * 32; j0 < KV; j0 += (long long)slices * 32) {
-      const float dot = rows_ok ? grape_attn_dot_row<Ops>(p, b, j0 + lane, KV, DK, q)
-                                : grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
+      float dot;
+      if (KVN > 0 && kpre_ok && j0 == (long long)s * 32)
+        dot = grape_attn_dot_vecs<Ops, KVNV>(kpre, q);
+      else
+        dot = rows_ok ? grape_attn_dot_row<Ops>(p, b, j0 + lane, KV, DK, q)
+                      : grape_attn_dot<Ops>(p, b, j0, KV, DK, q, tile, lane);
       const long long j = j0 + lane;
       if (j < KV) {
         const float x = Ops::score(p, b, i, j, dot);
@@ -205,20 +273,26 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
       }
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float mo = __shfl_xor_sync(0xffffffffu, m, o), lo = __shfl_xor_sync(0xffffffffu, l, o);
-    grape_attn_merge(m, l, mo, lo);
+  // The warp's statistics: the largest maximum first, then every lane's sum rescaled to it and
+  // added (two independent butterflies instead of a chain of five merges, each with two exp).
+  {
+    const float mw = grape_warp_max_nan(m);
+    l = grape_warp_sum(l == 0.0f ? 0.0f : l * expf(m - mw));
+    m = mw;
   }
   if (lane == 0) {
     stats[2 * w] = m;
     stats[2 * w + 1] = l;
   }
   __syncthreads();
-  // The row's statistics: its slices merged in slice order (every warp of the row alike).
+  // The row's statistics: the maximum over its slices, then their rescaled sums in slice order
+  // (every warp of the row alike).
   float M = neg_inf, L = 0.0f;
-  for (int t = 0; t < slices; ++t)
-    grape_attn_merge(M, L, stats[2 * (r * slices + t)], stats[2 * (r * slices + t) + 1]);
+  for (int t = 0; t < slices; ++t) M = grape_fmax_nan(M, stats[2 * (r * slices + t)]);
+  for (int t = 0; t < slices; ++t) {
+    const float lt = stats[2 * (r * slices + t) + 1];
+    L += lt == 0.0f ? 0.0f : lt * expf(stats[2 * (r * slices + t)] - M);
+  }
 
   // Pass 2: probabilities times v.
   float acc[DVT];

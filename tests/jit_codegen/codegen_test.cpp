@@ -602,8 +602,9 @@ fn main(q: f16[B, 4, 1, 64], k: f16[B, 4, T, 64], v: f16[B, 4, T, 64], p: i32[])
   auto ks = kernels_of(*c->mod, "main");
   ASSERT_EQ(ks.size(), 1u);
   EXPECT_EQ(ks[0].launch.kind, jit::LaunchRule::Attention);
-  // Two output dims per lane; v rows (64 halves) by 16-byte loads, 8 lanes per row.
-  EXPECT_NE(ks[0].source.find("grape_attention<Ops, 2, 8>"), std::string::npos);
+  // Two output dims per lane; v rows (64 halves) by 16-byte loads, 8 lanes per row; key rows of 8
+  // vectors prefetched.
+  EXPECT_NE(ks[0].source.find("grape_attention<Ops, 2, 8, 8>"), std::string::npos);
   // Decode (one query row): 8 warps share the keys of one row; 256 keys' scores fit in shared memory.
   auto d = scheduler::launch_dims(ks[0].launch, {{"B", 5}, {"T", 256}}, 132);
   EXPECT_EQ(d.splits, 1);
