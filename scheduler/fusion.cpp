@@ -486,8 +486,11 @@ FusionPlan plan_fusion(const ir::Function& f) {
       bool single = us.size() == 1 && !mat;
       const Operation* user = single ? us[0].op : nullptr;
 
+      // (Under the same predicate as its user, or as the chosen operand of a select on its own
+      // predicate: a view in an `if` branch feeding the branch's state update, such as a decode
+      // step's new key row written to the cache under the loop's `if`.)
       if (op->op == Op::Reshape || (op->op == Op::Slice && is_identity_view(f, *op))) {
-        if (single && accepts_inline(us[0]) && user->pred == op->pred) {
+        if (single && accepts_inline(us[0]) && reads_valid(op, us[0])) {
           roles[op] = OpRole::Inlined;
           groups_of[op] = groups_of[user];
         } else {

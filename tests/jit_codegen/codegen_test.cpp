@@ -1248,6 +1248,42 @@ fn between(k: f16[4, 8], p: i32[]) -> f16[4, 8] {
   expect_compiles(all);
 }
 
+// A decode step inside an `if` (beam search's `if t < N - 1 { logits = beam_decode(next) }`):
+// the new key row is a view of the predicated product (a head split, then row 0 of the
+// permuted heads), and the cache update reads it through the select the branch leaves. The
+// views are computed inside the update's kernel, as they are without the `if`: before, the
+// row-0 slice (a view of the same bytes) was kept as an alias because its user was not under its
+// predicate, which made its permute a kernel of its own (24 extra kernels per beam_search step).
+TEST(CodegenFusion, ViewsUnderAnIfFeedTheBranchsStateUpdateWithoutAKernel) {
+  auto c = compile_text("branch_cache.grp", R"(
+state kc: f16[2, 5, 12, 16, 64] = zeros
+state vc: f16[2, 5, 12, 16, 64] = zeros
+state pos: i32[] = zeros
+fn step(x: f16[5, 1, 768], w: f16[768, 2304], go: bool[]) -> f16[5, 1, 768] {
+  var y = x
+  if go {
+    let qkv = x @ w
+    let k = transpose(reshape(qkv[:, :, 768:1536], (5, 1, 12, 64)), 1, 2)
+    let v = transpose(reshape(qkv[:, :, 1536:2304], (5, 1, 12, 64)), 1, 2)
+    kc[1, :, :, pos, :] = k[:, :, 0, :]
+    vc[1, :, :, pos, :] = v[:, :, 0, :]
+    y = x + qkv[:, :, 0:768]
+  }
+  return y
+}
+)");
+  auto ks = kernels_of(*c->mod, "step");
+  size_t updates = 0;
+  for (const auto& k : ks) {
+    EXPECT_NE(k.root->op, ir::Op::Permute) << "the heads' permute is a view inside the update";
+    EXPECT_NE(k.root->op, ir::Op::Slice);
+    updates += k.root->op == ir::Op::SliceUpdate;
+  }
+  EXPECT_EQ(updates, 1u) << "both caches in one kernel, as without the `if`";
+  EXPECT_EQ(ks.size(), 3u) << "the product, the cache writes, the residual add";
+  expect_compiles(ks);
+}
+
 // Sibling products (scheduler/fusion.h): linears of one A become one kernel over their columns;
 // each part keeps its epilogue and output, and the weight row and the store go to the part that
 // holds the column.
