@@ -275,8 +275,11 @@ TEST(BlockSequences, SameRunInTwoEntriesIsOneSource) {
       ++total;
     }
   }
-  EXPECT_GT(total, 80u);  // 93 since the cache writes of a layer are one kernel (sibling updates)
-  EXPECT_LT(distinct.size() * 3, total) << distinct.size() << " distinct sources of " << total;
+  // 69: 93 since the cache writes of a layer are one kernel (sibling updates), 24 fewer since
+  // beam_decode's and generate's new cache rows are views read by the update itself (their
+  // per-layer permutes were sequences of their own, twelve alike in each entry).
+  EXPECT_GT(total, 60u);
+  EXPECT_LT(distinct.size() * 2, total) << distinct.size() << " distinct sources of " << total;
   // Every source starts with the same CUDA headers, nothing before them: NVRTC's precompiled
   // header covers only that prefix (a define ahead of it made each sequence parse the headers
   // again).
