@@ -667,6 +667,7 @@ std::string slice_update(Ctx& c, const std::string& name, LaunchRule& L) {
       loop += "    else ";
     loop += call + (i == 0 ? std::string("gi") : "gi - b" + id) + ");\n";
   }
+  if (scheduler::update_launch_dependents_early()) entry = "  GRAPE_RELEASE_AT_START();\n" + entry;
   std::string s = ops + kernel_header(name) + entry;
   if (single) {
     s += "  " + std::string(kGridStride) + loop + "}\n";

@@ -334,6 +334,11 @@ int gemv_dependent_launch() {
   return mode;
 }
 
+bool update_launch_dependents_early() {
+  static const bool on = env_knob("GRAPE_UPDATE_PDL_EARLY", 0, 1, 1) == 1;
+  return on;
+}
+
 bool launch_dependents_early() {
   static const bool on = env_knob("GRAPE_GRAPH_PDL_EARLY", 0, 1, 0) == 1;
   return on;

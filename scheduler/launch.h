@@ -147,6 +147,11 @@ bool gemm_wgmma_device(const std::string& arch);
 // launch as soon as it starts (griddepcontrol.launch_dependents after its wait) rather than as its
 // blocks exit. GRAPE_GRAPH_PDL_EARLY=1 turns it on; part of the kernel source, so of its cache key.
 bool launch_dependents_early();
+// Slice-update kernels (jit/emit_kernels.cpp) let their successor launch as they start
+// (GRAPE_RELEASE_AT_START, grid_dependency.cuh): they do little work, so the successor's launch
+// and the prologue before its wait overlap them. GRAPE_UPDATE_PDL_EARLY=0 turns it off (A/B; part
+// of the kernel source). Read once.
+bool update_launch_dependents_early();
 // GEMV entry points (jit/kernels/gemv.cuh, grape_gemv_wait) under programmatic dependent launch:
 // 0 wait first, as every kernel; 1 a weight of the program has its first vectors requested before
 // the wait; 2 also let the successor launch once the weight is read (griddepcontrol.launch_dependents

@@ -16,6 +16,14 @@
 #define GRAPE_GRID_WAIT()
 #define GRAPE_LAUNCH_DEPENDENTS()
 #endif
+// A kernel of little work (the slice writes of a decode step's cache) releases its successor as it
+// starts, so the successor's launch overlaps it (scheduler::update_launch_dependents_early). Not
+// inside a block sequence or the persistent kernel, where the body is one step of a larger kernel.
+#if defined(GRAPE_BLOCK_SEQUENCE) || defined(GRAPE_PERSISTENT)
+#define GRAPE_RELEASE_AT_START()
+#else
+#define GRAPE_RELEASE_AT_START() GRAPE_LAUNCH_DEPENDENTS()
+#endif
 
 // Weights into L2 ahead of their kernel. Every generated kernel calls this with its parameter
 // block's `prefetch` range right after its wait and predicate check (jit/emit_kernels.cpp; a

@@ -59,6 +59,7 @@ extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_cons
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
+  GRAPE_RELEASE_AT_START();
   const Ops0::Starts s0 = Ops0::starts(p);
   const long long n0 = Ops0::n(p);
   const Ops1::Starts s1 = Ops1::starts(p);

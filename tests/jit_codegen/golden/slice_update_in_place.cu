@@ -31,6 +31,7 @@ extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_cons
   GRAPE_GRID_WAIT();
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
+  GRAPE_RELEASE_AT_START();
   const Ops::Starts s = Ops::starts(p);
   const long long n = Ops::n(p);
   for (long long gi = (long long)blockIdx.x * blockDim.x + threadIdx.x; gi < n; gi += (long long)gridDim.x * blockDim.x)
