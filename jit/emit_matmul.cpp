@@ -370,11 +370,19 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
     while (tx > 1 && (n_dim.const_value() + tx * 8 - 1) / (tx * 8) * splits < scheduler::kGemvTargetBlocks)
       tx /= 2;
   }
-  const std::string gemv = linear ? "grape_gemv_nk<Ops>" : "grape_gemv_kn<Ops, " + std::to_string(tx) + ">";
-  const std::string tile = linear ? "GRAPE_GEMV_NK_TILE" : std::to_string(tx * 8);
   // Two entry points, so the GEMV path is not held to the tensor-core path's register count:
   // `name` for R <= kGemvMaxRows, `name`_mma otherwise (scheduler::launch_dims says which).
   const bool gemv_tc = scheduler::gemv_on_tensor_cores(n_dim);
+  // [K][N] weights of 16-bit elements run gemv_mma.cuh (the weight as mma.sync's A operand, 64
+  // columns per tile) where every row of W is 16-byte aligned: N a known multiple of 8.
+  const bool kn_mma = !linear && !gemv_tc && (dt == DType::F16 || dt == DType::BF16) && n_dim.is_const() &&
+                      n_dim.const_value() % 8 == 0 && scheduler::gemv_kn_mma_enabled();
+  const std::string gemv = linear   ? "grape_gemv_nk<Ops>"
+                           : kn_mma ? "grape_gemv_kn_mma<Ops>"
+                                    : "grape_gemv_kn<Ops, " + std::to_string(tx) + ">";
+  const std::string tile = linear   ? "GRAPE_GEMV_NK_TILE"
+                           : kn_mma ? "GRAPE_GEMV_MMA_TILE"
+                                    : std::to_string(tx * 8);
   // Programmatic dependent launch around the GEMV path (gemv.cuh, grape_gemv_wait): a weight of the
   // program (sibling products: every part's) is read-only for the session, so its first vectors
   // may be requested before the kernel waits for its predecessor; and the kernel may let its
@@ -464,12 +472,13 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   s += "#endif\n";
   s += "#endif\n";
-  c.templates = {"gemv.cuh", "gemm_mma.cuh", "cluster.cuh", "gemm_wgmma.cuh"};
+  c.templates = {"gemv.cuh", "gemm_mma.cuh", "cluster.cuh", "gemv_mma.cuh", "gemm_wgmma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
   L.wgmma = wgmma;
   L.items = {rows, n_dim, k_dim};
   L.weight_kn = !linear;
-  L.gemv_cols = linear ? 128 : tx * 8;
+  L.gemv_cols = linear ? 128 : kn_mma ? 64 : tx * 8;
+  L.gemv_mma = kn_mma;
   L.gemv_tensor_cores = gemv_tc;
   // A weight (no kernel writes it) may be prefetched into L2 by the kernel before this one.
   L.weight_buffer = is_weight(c.f, b) ? c.buf.at(b) : -1;

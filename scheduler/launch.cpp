@@ -18,6 +18,10 @@ constexpr int64_t kGemvSplitUnit = 64, kMinSplitK = 128;
 constexpr unsigned gemv_shared_bytes(int64_t kchunk) {
   return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64) * 2 + 4 * (2 * 8 + 8 * 8 * 64));
 }
+// gemv_mma.cuh: A [8][K range rounded up to 64, plus 8] in 2-byte elements, then the same floats.
+constexpr unsigned gemv_mma_shared_bytes(int64_t kchunk) {
+  return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64 + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64));
+}
 // 64 x 64 tiles, 4 stages of BK = 32, rows padded by 8 elements, plus the row statistics.
 constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
 
@@ -38,7 +42,8 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
 }
 
 static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
-              gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
+              gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes &&
+              gemv_mma_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
 
 // kGemvTcSharedBytes (launch.h): gemm_mma.cuh with BM = 16, BN = 128, kGemvTcStages W stages of BK =
 // 32 (rows padded by 8), the row statistics, and A whole: 16 rows of a K range of at most
@@ -62,15 +67,27 @@ LaunchDims gemv_tc_dims(int64_t R, int64_t N, int64_t K, int sm_count) {
 }
 
 // A K range holds at most kGemvMaxKChunk (shared memory). `fill`: more K splits until the blocks
-// cover every multiprocessor twice; else only the splits shared memory needs.
-LaunchDims gemv_dims(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, bool fill) {
+// cover every multiprocessor twice; else only the splits shared memory needs. gemv_mma.cuh's
+// splits (at most kGemvMmaMaxCluster where the K ranges allow) are one thread-block cluster per
+// tile on a device with clusters (`clusters`), adding their sums in distributed shared memory;
+// the kernel also runs without (LaunchDims::cluster_optional: the mono executor), through the
+// scratch area.
+LaunchDims gemv_dims(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int sm_count, bool fill,
+                     bool clusters) {
   LaunchDims d;
   const int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
   const int64_t min_splits = ceil_div(K, kGemvMaxKChunk);
-  split_k(K, tiles, fill ? 2 * int64_t{sm_count} : 0, min_splits, kGemvSplitUnit, d);
-  d.shared_bytes = gemv_shared_bytes(d.kchunk);
+  int64_t target = fill ? 2 * int64_t{sm_count} : 0;
+  if (rule.gemv_mma) target = std::min(target, tiles * gemv_mma_max_splits());
+  split_k(K, tiles, target, min_splits, kGemvSplitUnit, d);
+  d.shared_bytes = rule.gemv_mma ? gemv_mma_shared_bytes(d.kchunk) : gemv_shared_bytes(d.kchunk);
   d.scratch_bytes = splitk_scratch(tiles, d.splits, R, N);
   d.grid = static_cast<unsigned>(std::min(tiles * d.splits, kMaxGrid));
+  if (rule.gemv_mma && clusters && d.splits > 1 && d.splits <= kGemvMmaMaxCluster &&
+      tiles * d.splits <= kMaxGrid) {
+    d.cluster = static_cast<int>(d.splits);
+    d.cluster_optional = true;
+  }
   return d;
 }
 
@@ -173,8 +190,9 @@ void matrix_product(const LaunchRule& rule, int64_t R, int64_t N, int64_t K, int
     // of partial sums through global memory.
     const int64_t tiles = ceil_div(N, rule.weight_kn ? rule.gemv_cols : 128);
     const bool fill = tiles * ceil_div(K, kGemvMaxKChunk) < sm_count / 2;
-    add(fill ? "gemv-fill" : "gemv-nosplit", gemv_dims(rule, R, N, K, sm_count, fill));
-    if (alternatives) add(fill ? "gemv-nosplit" : "gemv-fill", gemv_dims(rule, R, N, K, sm_count, !fill));
+    add(fill ? "gemv-fill" : "gemv-nosplit", gemv_dims(rule, R, N, K, sm_count, fill, wgmma_device));
+    if (alternatives)
+      add(fill ? "gemv-nosplit" : "gemv-fill", gemv_dims(rule, R, N, K, sm_count, !fill, wgmma_device));
     return;
   }
   const bool wgmma = rule.wgmma && wgmma_device;
@@ -398,6 +416,17 @@ bool gemv_uses_tensor_cores() {
   return on;
 }
 
+int64_t gemv_mma_max_splits() {
+  static const int s = env_knob("GRAPE_GEMV_MMA_SPLITS", 1, static_cast<int>(kGemvMmaMaxCluster),
+                                static_cast<int>(kGemvMmaMaxCluster));
+  return s;
+}
+
+bool gemv_kn_mma_enabled() {
+  static const bool on = env_knob("GRAPE_GEMV_MMA", 0, 1, 1) == 1;
+  return on;
+}
+
 bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }
@@ -500,7 +529,7 @@ bool same_launch(const LaunchDims& a, const LaunchDims& b) {
   return a.grid == b.grid && a.block == b.block && a.shared_bytes == b.shared_bytes && a.splits == b.splits &&
          a.kchunk == b.kchunk && a.tensor_cores == b.tensor_cores && a.wide == b.wide &&
          a.narrow == b.narrow && a.n96 == b.n96 && a.m64 == b.m64 && a.scratch_bytes == b.scratch_bytes &&
-         a.cluster == b.cluster;
+         a.cluster == b.cluster && a.cluster_optional == b.cluster_optional;
 }
 
 LaunchDims launch_dims(const LaunchRule& rule, const std::map<std::string, int64_t>& dims, int sm_count,

@@ -25,6 +25,9 @@ struct LaunchDims {
   // distributed shared memory (gemm_wgmma.cuh, "wgmma64-c*"): then cluster == splits and the grid
   // is exactly tiles * splits. The executors launch with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
   int cluster = 1;
+  // The kernel also runs launched without the cluster (gemv_mma.cuh: its splits then meet in the
+  // scratch area), as the mono executor's persistent kernel does.
+  bool cluster_optional = false;
 };
 
 // Rows of topk.cuh: elements per block of a row split over blocks (at least), and the most blocks
@@ -86,6 +89,11 @@ bool gemv_uses_tensor_cores();
 // 16384-wide MLP products (not measured on the tensor cores).
 constexpr int64_t kGemvTensorCoreMinColumns = 32768;
 bool gemv_on_tensor_cores(const ir::Dim& n);
+
+// Whether products with a [K][N] weight of 16-bit elements and at most kGemvMaxRows rows run
+// jit/kernels/gemv_mma.cuh (the default) rather than gemv.cuh's FMA loop: GRAPE_GEMV_MMA=0 keeps
+// the FMA loop, for A/B measurements.
+bool gemv_kn_mma_enabled();
 
 // MatrixProduct kernels of at most this many rows run their GEMV entry point (jit/kernels/gemv.cuh,
 // or 16-row tensor-core tiles for vocabulary projections); more rows take GEMM tiles.
@@ -242,5 +250,9 @@ constexpr int64_t kMaxGrid = 65535;
 // blocks the code generator's column tiles aim for before K splits are added.
 constexpr int64_t kGemvMaxKChunk = 1536;
 constexpr int64_t kGemvTargetBlocks = 128;
+// gemv_mma.cuh: the most K splits of a tile the heuristic makes (one cluster: the portable size),
+// or GRAPE_GEMV_MMA_SPLITS (1 .. 8; read once) for A/B measurements.
+constexpr int64_t kGemvMmaMaxCluster = 8;
+int64_t gemv_mma_max_splits();
 
 }  // namespace grape::scheduler

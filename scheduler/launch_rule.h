@@ -40,6 +40,9 @@ struct LaunchRule {
   int tile_m = 64;
   int tile_n = 64;
   bool weight_kn = false;  // MatrixProduct: W is [K][N] (else [N][K])
+  // MatrixProduct with weight_kn: the GEMV path is jit/kernels/gemv_mma.cuh (64-column tiles on the
+  // tensor cores; its own shared-memory layout) instead of gemv.cuh's grape_gemv_kn.
+  bool gemv_mma = false;
   // MatrixProduct: products of at most gemv_max_m rows run on the tensor cores (gemm_mma.cuh,
   // 16 x 128 tiles) instead of gemv.cuh (scheduler::gemv_on_tensor_cores says when).
   bool gemv_tensor_cores = false;

@@ -33,6 +33,16 @@ __device__ __forceinline__ void grape_cluster_sync() {
   __syncthreads();
 #endif
 }
+// A cluster barrier without memory ordering: where it only keeps every block's shared memory alive
+// until the others have read it (their loads have returned), so the arrival need not wait for this
+// thread's global stores first, as a release does.
+__device__ __forceinline__ void grape_cluster_sync_relaxed() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+#else
+  __syncthreads();
+#endif
+}
 // The float at this block's shared-memory address `saddr`, in the block of rank `rank`.
 __device__ __forceinline__ float grape_ld_cluster(unsigned saddr, unsigned rank) {
 #if __CUDA_ARCH__ >= 900

@@ -103,7 +103,7 @@ struct MonoExecutor::Impl {
         const size_t k = s.index;
         const DeviceProgram::Launch& l = p.launch(k);
         const scheduler::LaunchDims& d = l.dims;
-        if (d.narrow || d.n96 || d.m64 || (d.cluster > 1))
+        if (d.narrow || d.n96 || d.m64 || (d.cluster > 1 && !d.cluster_optional))
           throw Error(ErrorCode::Unsupported, "the mono executor cannot run " + p.kernel_label(k) +
                                                   ": at these dims it launches a Hopper wgmma tile or a "
                                                   "thread-block cluster (use --executor graph)");

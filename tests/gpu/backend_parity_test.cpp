@@ -510,10 +510,10 @@ fn main(x: f32[R, 9000], h: f16[R, 50257], n: i32[R, 9000], b: bool[R, 9000]) ->
   compare(m, "main", calls, "reductions of long known rows");
 }
 
-// Every path of the matrix-product templates (jit/kernels/gemv.cuh, gemm_mma.cuh) against the CPU:
-// both weight layouts, f16 and bf16, GEMV (rows <= 16: one K range, K splits, ragged columns and
-// K), both tensor-core tile configurations (and ragged tiles), fused row prologues and epilogues,
-// A read directly and A computed in the kernel.
+// Every path of the matrix-product templates (jit/kernels/gemv.cuh, gemv_mma.cuh, gemm_mma.cuh) against the
+// CPU: both weight layouts, f16 and bf16, GEMV (rows <= 16: one K range, K splits, ragged columns and K),
+// both tensor-core tile configurations (and ragged tiles), fused row prologues and epilogues, A read directly
+// and A computed in the kernel.
 struct MatrixCase {
   const char* what;
   const char* dtype;
@@ -554,6 +554,11 @@ const MatrixCase kMatrixCases[] = {
     {"gemv kn ragged N", "f16", "x @ w", 7, 200, 100},
     {"gemv kn ragged K", "bf16", "x @ w + r", 3, 70, 64},
     {"gemv kn 3-D rows", "f16", "x @ w + r", 10, 256, 512, true},
+    // gemv_mma.cuh (16-bit [K][N] weights, N % 8 == 0): a last tile of 8 of 64 columns, 9 rows
+    // (a second pass of one row), K ragged in its last slab; K splits over 4000 with the fused
+    // norm; N % 8 != 0 keeps gemv.cuh's FMA loop (the ragged-N case above).
+    {"gemv kn mma ragged tile and rows", "bf16", "x @ w + r", 9, 520, 200},
+    {"gemv kn mma K splits layer_norm prologue", "f16", "layer_norm(x, g, gb) @ w + b", 4, 4000, 1024},
     {"gemv nk M=5 (lm_head)", "f16", "linear(layer_norm(x, g, gb), wt)", 5, 768, 5000},
     {"gemv nk split-K bias", "bf16", "linear(x, wt, b) + r", 4, 2048, 384},
     {"gemv nk ragged K", "f16", "linear(x, wt, b)", 2, 70, 33},

@@ -501,24 +501,37 @@ TEST(CodegenFusion, EnvKnobsRejectValuesOutsideTheirRange) {
   unsetenv(name);
 }
 
-// gemv_kn's column tiles narrow (8 threads x 8 columns down to 1 x 8) until the tiles alone give
-// about one block per multiprocessor, so small decode products need no K splits.
-TEST(CodegenFusion, GemvNarrowsTilesBeforeSplittingK) {
-  auto tx_of = [](int64_t n, int64_t k) {
+// 16-bit [K][N] products whose N is a multiple of 8 run gemv_mma.cuh's 64-column tiles (the
+// weight as the mma's A operand); otherwise gemv_kn's column tiles narrow (8 threads x 8 columns
+// down to 1 x 8) until the tiles alone give about one block per multiprocessor, so small decode
+// products need no K splits.
+TEST(CodegenFusion, GemvKnTakesTensorCoreTilesWhereRowsAlignElseNarrowsFmaTiles) {
+  auto launch_of = [](int64_t n, int64_t k) {
     auto c = compile_text("gemv.grp", "weights { w: f16[" + std::to_string(k) + ", " + std::to_string(n) +
                                           "] }\nfn main(x: f16[B, " + std::to_string(k) + "]) -> f16[B, " +
                                           std::to_string(n) + "] {\n  return x @ w\n}\n");
     auto ks = kernels_of(*c->mod, "main");
     EXPECT_EQ(ks.size(), 1u);
     EXPECT_TRUE(ks[0].launch.weight_kn);
-    const int cols = ks[0].launch.gemv_cols;
-    EXPECT_NE(ks[0].source.find("grape_gemv_kn<Ops, " + std::to_string(cols / 8) + ">"), std::string::npos);
+    return std::make_pair(ks[0].launch, ks[0].source);
+  };
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2304, 768}, {768, 3072}, {16384, 4096}}) {
+    auto [launch, source] = launch_of(n, k);
+    EXPECT_TRUE(launch.gemv_mma) << n << " x " << k;
+    EXPECT_EQ(launch.gemv_cols, 64);
+    EXPECT_NE(source.find("grape_gemv_kn_mma<Ops>(p, item, grape_smem)"), std::string::npos);
+  }
+  auto tx_of = [&](int64_t n, int64_t k) {
+    auto [launch, source] = launch_of(n, k);
+    EXPECT_FALSE(launch.gemv_mma);
+    const int cols = launch.gemv_cols;
+    EXPECT_NE(source.find("grape_gemv_kn<Ops, " + std::to_string(cols / 8) + ">"), std::string::npos);
     return cols / 8;
   };
-  EXPECT_EQ(tx_of(2304, 768), 2);    // GPT-2 c_attn: 144 tiles of 16 columns
-  EXPECT_EQ(tx_of(768, 768), 1);     // c_proj: 96 tiles of 8
-  EXPECT_EQ(tx_of(768, 3072), 1);    // mlp.c_proj: 96 tiles x 2 K ranges
-  EXPECT_EQ(tx_of(16384, 4096), 8);  // wide: 256 tiles of 64 x 3 K ranges
+  EXPECT_EQ(tx_of(2300, 768), 2);    // 144 tiles of 16 columns
+  EXPECT_EQ(tx_of(770, 768), 1);     // 97 tiles of 8
+  EXPECT_EQ(tx_of(770, 3072), 1);    // 97 tiles x 2 K ranges
+  EXPECT_EQ(tx_of(16380, 4096), 8);  // wide: 256 tiles of 64 x 3 K ranges
 }
 
 // Products of a few rows but very many columns (a vocabulary projection) take the tensor-core
