@@ -137,7 +137,10 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
     if (cs > 1) {
       // The block's sums (rows x 64, at most two per thread) replace the warps' at the start of
       // `red`; then block q of the cluster adds its share of them over the blocks in rank order
-      // (the same result whatever the timing) and stores them through the epilogue.
+      // (the same result whatever the timing) and stores them through the epilogue. Pulled, not
+      // pushed: another block's shared memory may be touched only between a cluster barrier
+      // (every block has started) and the next (none has left). Stores into the owners' memory
+      // before the first barrier drew racecheck's "potential invalid __shared__ write" (run 199).
       float mine[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
