@@ -94,6 +94,38 @@ TEST(LaunchCandidates, SmallProductsTrySplitsAndDeviceWithoutWgmmaHasNone) {
   EXPECT_EQ(g[1].dims.splits, 2);  // K 3072 needs two ranges of shared memory anyway
 }
 
+// gemv_mma.cuh's launches (GPT-2's layer products at 5 rows): K splits up to 8 per 64-column tile,
+// one thread-block cluster per tile on a device with clusters (the splits add on chip; the kernel
+// also runs without, so the mono executor may take it), none on an older device; its shared
+// memory has room for the 16-byte pad of A's rows.
+TEST(LaunchCandidates, TensorCoreGemvSplitsAreOneClusterPerTile) {
+  auto mma = [](int64_t n, int64_t k) {
+    LaunchRule r = product(5, n, k, true, false);
+    r.gemv_cols = 64;
+    r.gemv_mma = true;
+    return r;
+  };
+  struct Want {
+    int64_t n, k, splits;
+  };
+  for (const Want& w : {Want{2304, 768, 6}, Want{768, 768, 6}, Want{3072, 768, 4}, Want{768, 3072, 8}}) {
+    const auto d = scheduler::launch_dims(mma(w.n, w.k), {}, 132, true);
+    EXPECT_EQ(d.splits, w.splits) << w.n << " x " << w.k;
+    EXPECT_EQ(d.grid, static_cast<unsigned>(w.n / 64 * w.splits));
+    EXPECT_EQ(d.cluster, w.splits);
+    EXPECT_TRUE(d.cluster_optional);
+    EXPECT_EQ(d.shared_bytes, 8u * ((d.kchunk + 63) / 64 * 64 + 8) * 2 + 4u * (2 * 8 + 8 * 8 * 64));
+    EXPECT_GT(d.scratch_bytes, 0u);  // the splits' partial sums where the kernel runs unclustered
+    const auto old = scheduler::launch_dims(mma(w.n, w.k), {}, 132, false);
+    EXPECT_EQ(old.cluster, 1);
+    EXPECT_EQ(old.splits, w.splits);
+  }
+  // No split, no cluster: many tiles and a K within one range.
+  const auto wide = scheduler::launch_dims(mma(16384, 1024), {}, 132, true);
+  EXPECT_EQ(wide.splits, 1);
+  EXPECT_EQ(wide.cluster, 1);
+}
+
 TEST(LaunchCandidates, AVocabularyProjectionHasOneConfiguration) {
   // GPT-2's lm_head at batch 5 on the tensor cores: 393 tiles of 16 x 128, no K split (two splits
   // measured slower, run 159).
