@@ -102,6 +102,16 @@ struct Ctx {
   bool axis_separable(ir::ValueId v, size_t axis) const;
   // A `const T*` to v's element at idx when v is a buffer seen through views only, else "".
   std::string address(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
+  // The index of a view's (permute, reshape, slice without runtime starts) result that reads its
+  // operand at x: the inverse of view_index. `inside` gets the conditions under which the view
+  // reads that element at all (a slice keeps part of its operand).
+  Idx view_result_index(const ir::Operation& op, const Idx& x, std::vector<std::string>& inside,
+                        std::string& code, const std::string& ind);
+  // The stores of the group's folded updates (FusionGroup::folded_updates) whose source is value
+  // `stored`, just stored at `at` with `val`: each at its place in the update's region, where the
+  // views keep that element.
+  std::string folded_update_stores(ir::ValueId stored, const Idx& at, const std::string& val,
+                                   const std::string& ind);
   // Computes op's (single) result at idx from its operands.
   std::string compute(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind);
   std::string load(ir::ValueId v, const Idx& idx);

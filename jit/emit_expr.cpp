@@ -194,8 +194,14 @@ Ctx::Ctx(const ir::Function& fn, const scheduler::FusionGroup& grp) : f(fn), g(g
   auto own = [&](const ir::Operation* op) {
     for (const auto& part : g.parts)
       if (op == part.root || op == part.core) return true;
+    for (const auto& fu : g.folded_updates)
+      if (op == fu.update) return true;
     return op == g.root || op == g.core || op == g.row_prologue || op == g.attention_scores;
   };
+  // A folded update is done in place (scheduler/plan.cpp copies its operand first where the old
+  // contents are still needed).
+  for (const auto& fu : g.folded_updates)
+    in_place_updates.push_back({fu.update->results[0], fu.update->operands[0]});
   for (const ir::Operation* op : g.ops) {
     if (own(op)) continue;
     for (ValueId r : op->results) prod[r] = op;
@@ -526,6 +532,98 @@ Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, 
   }
 }
 
+Idx Ctx::view_result_index(const ir::Operation& op, const Idx& x, std::vector<std::string>& inside,
+                           std::string& code, const std::string& ind) {
+  switch (op.op) {
+    case Op::Permute: {
+      Idx r;
+      for (int64_t axis : op.attrs.axes) r.push_back(x.at(static_cast<size_t>(axis)));
+      return r;
+    }
+    case Op::Reshape: {
+      // view_index with the two shapes swapped: the same elements in C order either way.
+      const auto& in = type(op.operands[0]).shape;
+      const auto& out = type(op.results[0]).shape;
+      Idx r;
+      if (!reshape_by_groups(out, in, x, r, code, ind)) r = unravel(ravel(in, x), out, code, ind);
+      return r;
+    }
+    case Op::Slice: {
+      const auto& xs = type(op.operands[0]).shape;
+      Idx r;
+      for (size_t d = 0; d < xs.size(); ++d) {
+        const ir::SliceAxis& s = op.attrs.slices[d];
+        if (s.dynamic >= 0) throw std::logic_error("view_result_index: a slice with a runtime start");
+        const std::string start = dim(s.start);
+        if (s.squeeze) {
+          inside.push_back(x[d] + " == " + start);
+          continue;
+        }
+        if (s.step == 1 && s.start.is_const(0) && s.size == xs[d]) {  // the whole axis
+          r.push_back(x[d]);
+          continue;
+        }
+        const std::string rel = "(" + x[d] + " - " + start + ")";
+        if (s.step == 1) {
+          inside.push_back(rel + " >= 0 && " + rel + " < " + dim(s.size));
+          r.push_back(rel);
+        } else {
+          const std::string q = "(" + rel + " / " + std::to_string(s.step) + "LL)";
+          inside.push_back(rel + " % " + std::to_string(s.step) + "LL == 0 && " + q + " >= 0 && " + q +
+                           " < " + dim(s.size));
+          r.push_back(q);
+        }
+      }
+      return r;
+    }
+    default:
+      throw std::logic_error(std::string("view_result_index: not an invertible view: ") + ir::op_name(op.op));
+  }
+}
+
+std::string Ctx::folded_update_stores(ValueId stored, const Idx& at, const std::string& val,
+                                      const std::string& ind) {
+  std::string code, v;
+  for (const scheduler::FusionGroup::FoldedUpdate& fu : g.folded_updates) {
+    if (fu.source != stored) continue;
+    if (v.empty()) {  // the value once, whatever expression it is, for every store
+      v = fresh("fu");
+      code += ind + "const " + reg_type(type(stored).dtype) + " " + v + " = " + val + ";\n";
+    }
+    std::vector<std::string> inside;
+    Idx idx = at;
+    for (const ir::Operation* view : fu.views) idx = view_result_index(*view, idx, inside, code, ind);
+    // The region's element at the value's index, as slice_update_ops writes it in place.
+    const ir::Operation& u = *fu.update;
+    const auto& xs = type(u.operands[0]).shape;
+    Idx dest;
+    size_t j = 0;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      const ir::SliceAxis& sa = u.attrs.slices[d];
+      std::string start = dim(sa.start);
+      if (sa.dynamic >= 0) {
+        std::string raw = value(u.operands[static_cast<size_t>(sa.dynamic)], {}, code, ind);
+        start = fresh("ds");
+        code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " +
+                dim(xs[d]) + ", " + dim(sa.size) + ");\n";
+      }
+      const std::string r = sa.squeeze ? "0LL" : idx.at(j++);
+      const std::string xi = "(" + start + " + " + std::to_string(sa.step) + "LL * " + r + ")";
+      const bool fits =
+          sa.dynamic < 0 && sa.start.is_const() && sa.size.is_const() && xs[d].is_const() && sa.step > 0 &&
+          sa.start.const_value() >= 0 &&
+          (sa.size.const_value() == 0 ||
+           sa.start.const_value() + (sa.size.const_value() - 1) * sa.step < xs[d].const_value());
+      if (!fits) inside.push_back(xi + " < " + dim(xs[d]));
+      dest.push_back(xi);
+    }
+    std::string cond;
+    for (const std::string& c : inside) cond += (cond.empty() ? "" : " && ") + c;
+    code += ind + (cond.empty() ? "" : "if (" + cond + ") ") + store(u.results[0], dest, v) + "\n";
+  }
+  return code;
+}
+
 bool Ctx::axis_contiguous(ValueId v, size_t axis, int64_t chunk) const {
   for (;;) {
     auto it = prod.find(v);
@@ -834,9 +932,11 @@ std::string Ctx::emit_output(const Idx& idx, const std::string& core_val, const 
       for (int64_t axis : pg.root->attrs.axes) at.push_back(idx.at(static_cast<size_t>(axis)));
     }
     code += ind + store(pg.root->results[0], at, v) + "\n";
+    code += folded_update_stores(pg.root->results[0], at, v, ind);
     leaf = ir::kNoValue;
   } else {
     code += ind + store(pg.root->results[0], idx, core_val) + "\n";
+    code += folded_update_stores(pg.root->results[0], idx, core_val, ind);
   }
   return code;
 }

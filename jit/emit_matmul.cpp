@@ -97,7 +97,9 @@ bool template_matmul_applies(Ctx& c, const ir::Operation& op) {
 }
 
 std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
-  c.readonly_inputs = true;  // a matrix-product group holds no in-place op
+  // A matrix-product group reads nothing it writes: its only in-place ops are folded updates
+  // (scheduler/fusion.h), which never read the memory they update.
+  c.readonly_inputs = true;
   const ir::Operation& op = *c.g.core;
   const bool linear = op.op == Op::Linear;
   const ir::Operation* rp = c.g.row_prologue;

@@ -140,6 +140,161 @@ void merge_siblings(const ir::Function& f, const std::map<ValueId, const Operati
   groups.resize(kept);
 }
 
+// The memory a value may be: through views that are aliases of their operand's bytes and through
+// updates (which may be done in place), and one value per state (a state read twice is one
+// storage). Sibling updates and folded updates compare what kernels read and write by it.
+class Memory {
+ public:
+  Memory(const std::map<ValueId, const Operation*>& producer, const std::map<const Operation*, OpRole>& roles)
+      : producer_(producer), roles_(roles) {}
+
+  ValueId of(ValueId v) {
+    for (;;) {
+      auto p = producer_.find(v);
+      if (p == producer_.end()) return v;
+      const Operation* op = p->second;
+      if (op->op == Op::StateRead) return state_value_.emplace(op->attrs.name, v).first->second;
+      if (op->op == Op::SliceUpdate) {
+        v = op->operands.at(0);
+        continue;
+      }
+      auto r = roles_.find(op);
+      if (r == roles_.end() || r->second != OpRole::Alias || op->operands.empty()) return v;
+      v = op->operands[0];
+    }
+  }
+
+  // Whether group g reads `memory` (an update's result is its operand's memory, so this also covers
+  // reading what an update writes).
+  bool read_by(const FusionGroup& g, ValueId memory) {
+    for (ValueId v : g.inputs)
+      if (of(v) == memory) return true;
+    return false;
+  }
+
+ private:
+  const std::map<ValueId, const Operation*>& producer_;
+  const std::map<const Operation*, OpRole>& roles_;
+  std::map<std::string, ValueId> state_value_;
+};
+
+// Whether `m` is a slice of update `u`'s operand at exactly u's region (same starts, sizes, steps):
+// the old contents that a predicated update writes back where its predicate is false.
+bool reads_own_region(const Operation& u, const Operation& m) {
+  if (m.op != Op::Slice || m.operands.size() + 1 != u.operands.size() || m.operands[0] != u.operands[0])
+    return false;
+  for (size_t i = 1; i < m.operands.size(); ++i)
+    if (m.operands[i] != u.operands[i + 1]) return false;
+  if (m.attrs.slices.size() != u.attrs.slices.size()) return false;
+  for (size_t d = 0; d < m.attrs.slices.size(); ++d) {
+    ir::SliceAxis a = m.attrs.slices[d];
+    if (a.dynamic >= 0) a.dynamic += 1;  // the update's operands have its value before the starts
+    if (!(a == u.attrs.slices[d])) return false;
+  }
+  return true;
+}
+
+bool is_single_update(const FusionGroup& g) {
+  return g.root->op == Op::SliceUpdate && g.core == g.root && g.parts.empty() && !g.row_prologue &&
+         !g.attention_scores && g.outputs.size() == 1;
+}
+
+// GRAPE_FOLD_UPDATES=0 keeps every slice_update in a kernel of its own (the same-run A/B baseline).
+bool fold_updates_enabled() {
+  static const bool on = env_knob("GRAPE_FOLD_UPDATES", 0, 1, 1) == 1;
+  return on;
+}
+
+// Folds updates into the epilogue of the product whose output they write (fusion.h), in launch
+// order; a folded update's group is removed.
+void fold_updates(const ir::Function& f, const ir::Block& blk,
+                  const std::map<ValueId, const Operation*>& producer,
+                  const std::map<const Operation*, size_t>& pos, std::map<const Operation*, OpRole>& roles,
+                  std::vector<FusionGroup>& groups) {
+  Memory memory(producer, roles);
+  std::vector<bool> folded(groups.size(), false);
+  auto member = [](const FusionGroup& g, const Operation* op) {
+    return std::find(g.ops.begin(), g.ops.end(), op) != g.ops.end();
+  };
+  for (size_t j = 0; j < groups.size(); ++j) {
+    const FusionGroup& ug = groups[j];
+    if (!is_single_update(ug)) continue;
+    const Operation& u = *ug.root;
+    // The value: views of a product's output, perhaps as the taken branch of a select on the
+    // product's predicate whose other branch is the region's old contents.
+    ValueId v = u.operands.at(1);
+    ValueId need_pred = ug.pred;
+    auto in_group = [&](ValueId x) -> const Operation* {
+      auto p = producer.find(x);
+      return p != producer.end() && member(ug, p->second) ? p->second : nullptr;
+    };
+    if (const Operation* sel = in_group(v); sel && sel->op == Op::Select && ug.pred == ir::kNoValue) {
+      const Operation* old = in_group(sel->operands.at(2));
+      if (!old || !reads_own_region(u, *old)) continue;
+      need_pred = sel->operands[0];
+      v = sel->operands[1];
+    }
+    std::vector<const Operation*> views;
+    for (const Operation* op = in_group(v); op; op = in_group(v)) {
+      const bool view =
+          op->op == Op::Reshape || op->op == Op::Permute || (op->op == Op::Slice && op->operands.size() == 1);
+      if (!view) break;
+      views.insert(views.begin(), op);
+      v = op->operands[0];
+    }
+    if (need_pred == ir::kNoValue && ug.pred != ir::kNoValue) continue;
+    if (f.type(v).dtype != f.type(u.results[0]).dtype) continue;
+    // The product: an earlier group of that predicate whose output v is.
+    size_t gi = j;
+    for (size_t i = 0; i < j; ++i)
+      if (!folded[i] && contains(groups[i].outputs, v)) gi = i;
+    if (gi == j) continue;
+    FusionGroup& g = groups[gi];
+    if (!g.core || (g.core->op != Op::MatMul && g.core->op != Op::Linear) || g.attention_scores ||
+        g.pred != need_pred)
+      continue;
+    // Moving the update up to the product's place: no loop in between, what it reads exists there,
+    // and no kernel in between (nor the product) reads or writes the memory it updates.
+    const size_t at = pos.at(g.root);
+    bool ok = true;
+    for (size_t i = at + 1; i < pos.at(&u) && ok; ++i) ok = !blk.ops[i].body;
+    for (ValueId x : ug.inputs) {
+      auto p = producer.find(x);
+      if (x == v || p == producer.end()) continue;
+      auto q = pos.find(p->second);
+      ok = ok && (q == pos.end() || q->second < at);
+    }
+    const ValueId mx = memory.of(u.operands[0]);
+    ok = ok && !memory.read_by(g, mx);
+    for (const auto& other : g.folded_updates) ok = ok && memory.of(other.update->operands[0]) != mx;
+    for (size_t i = gi + 1; i < j && ok; ++i) {
+      if (folded[i]) continue;
+      const FusionGroup& k = groups[i];
+      ok = !memory.read_by(k, mx);
+      for (ValueId o : k.outputs) ok = ok && memory.of(o) != mx;
+    }
+    std::vector<ValueId> inputs = g.inputs;
+    for (ValueId x : ug.inputs)
+      if (x != v && !contains(inputs, x)) inputs.push_back(x);
+    if (!ok || inputs.size() + g.outputs.size() + 1 > kMaxSiblingBuffers) continue;
+    g.inputs = std::move(inputs);
+    g.outputs.push_back(u.results[0]);
+    g.ops.insert(g.ops.end(), ug.ops.begin(), ug.ops.end());
+    std::sort(g.ops.begin(), g.ops.end(),
+              [&](const Operation* x, const Operation* y) { return pos.at(x) < pos.at(y); });
+    g.folded_updates.push_back({&u, v, views});
+    roles[&u] = OpRole::PartRoot;
+    folded[j] = true;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (!folded[i]) {
+      if (kept != i) groups[kept] = std::move(groups[i]);
+      ++kept;
+    }
+  groups.resize(kept);
+}
+
 // GRAPE_SIBLING_UPDATES=0 keeps every slice_update in a kernel of its own (the same-run A/B
 // baseline).
 bool sibling_updates_enabled() {
@@ -155,10 +310,7 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
                            const std::map<ValueId, std::vector<Use>>& uses,
                            const std::map<const Operation*, size_t>& pos,
                            std::map<const Operation*, OpRole>& roles, std::vector<FusionGroup>& groups) {
-  auto candidate = [](const FusionGroup& g) {
-    return g.root->op == Op::SliceUpdate && g.core == g.root && g.parts.empty() && !g.row_prologue &&
-           !g.attention_scores && g.outputs.size() == 1;
-  };
+  auto candidate = is_single_update;
   // The elements a part writes (its value's), or -1 where a dim is a runtime one.
   auto region = [&](const FusionGroup& g) -> int64_t {
     int64_t n = 1;
@@ -184,37 +336,14 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
     }
     return !small || total <= kFits;
   };
-  // The value whose memory v may be: through views that are aliases of their operand's bytes and
-  // through updates (which may be done in place), and one value per state (a state read twice is
-  // one storage).
-  std::map<std::string, ValueId> state_value;
-  auto memory_of = [&](ValueId v) {
-    for (;;) {
-      auto p = producer.find(v);
-      if (p == producer.end()) return v;
-      const Operation* op = p->second;
-      if (op->op == Op::StateRead) return state_value.emplace(op->attrs.name, v).first->second;
-      if (op->op == Op::SliceUpdate) {
-        v = op->operands.at(0);
-        continue;
-      }
-      auto r = roles.find(op);
-      if (r == roles.end() || r->second != OpRole::Alias || op->operands.empty()) return v;
-      v = op->operands[0];
-    }
-  };
-  auto reads = [&](const FusionGroup& g, ValueId memory) {
-    for (ValueId v : g.inputs)
-      if (memory_of(v) == memory) return true;
-    return false;
-  };
+  Memory memory(producer, roles);
   // Whether g may join `parts` (all before it): neither reads the memory the other updates (an
   // update's result is its operand's memory, so this covers g reading what they write), also
   // through an alias of it.
   auto independent = [&](const std::vector<FusionGroup>& parts, const FusionGroup& g) {
-    const ValueId gx = memory_of(g.root->operands[0]);
+    const ValueId gx = memory.of(g.root->operands[0]);
     for (const FusionGroup& p : parts)
-      if (reads(g, memory_of(p.root->operands[0])) || reads(p, gx)) return false;
+      if (memory.read_by(g, memory.of(p.root->operands[0])) || memory.read_by(p, gx)) return false;
     return true;
   };
   // Whether the parts' outputs are first used after `last` and no loop lies between the first part
@@ -617,6 +746,7 @@ FusionPlan plan_fusion(const ir::Function& f) {
     std::sort(groups.begin(), groups.end(),
               [&](const FusionGroup& a, const FusionGroup& b) { return pos[a.root] < pos[b.root]; });
     if (siblings_enabled()) merge_siblings(f, producer, pos, roles, groups);
+    if (fold_updates_enabled()) fold_updates(f, *blk, producer, pos, roles, groups);
     if (sibling_updates_enabled()) merge_sibling_updates(f, *blk, producer, uses, pos, roles, groups);
     plan.blocks.push_back(std::move(bp));
   }

@@ -55,6 +55,17 @@
 //    Parts that each fit a block sequence (scheduler/sequence.h) are not merged past that size.
 //    A decode step's key and value cache writes: one launch per layer instead of two. The roots of
 //    the parts before the last are PartRoot. GRAPE_SIBLING_UPDATES=0 turns it off.
+//  - Folded updates: a slice_update whose value is a matrix product's output seen through views
+//    (slices without runtime starts, reshapes, permutes) is written by that product's epilogue:
+//    each output element the views keep is also stored at its place in the update's region. The
+//    update moves up to the product's place, so nothing launched in between may read or write the
+//    updated memory (compared as for sibling updates), no loop may lie in between, and what it reads
+//    (its runtime starts) must exist there. Same predicate as the product, or none with the value
+//    `select(%p, views of the output, the region's old contents)` where %p is the product's
+//    predicate (an update in an `if` branch): the product's kernel runs only where %p holds, and
+//    the old contents stay where it does not. A decode step's key and value cache rows are written
+//    by the q/k/v product: one launch per layer fewer. The update's op is PartRoot.
+//    GRAPE_FOLD_UPDATES=0 turns it off.
 #pragma once
 #include <cstddef>
 #include <map>
@@ -74,7 +85,7 @@ enum class OpRole {
   RowPrologue,      // a row normalisation computed inside a matmul group
   AttentionScores,  // the q @ k^T product of a fused attention group
   PartRoot,         // writes its output from the kernel of a sibling (parts): a product's before
-                    // it, an update's after it
+                    // it, an update's after it; or a folded update, from its product's epilogue
 };
 const char* role_name(OpRole r);
 
@@ -96,6 +107,15 @@ struct FusionGroup {
   // last part's for updates. Empty for an ordinary group. Here, ops, inputs and outputs are the
   // parts' together (outputs in part order).
   std::vector<FusionGroup> parts;
+  // Folded updates (rules above) whose writes this kernel's epilogue does. Their ops are in `ops`,
+  // what they read in `inputs`, their results after the group's own in `outputs`.
+  struct FoldedUpdate {
+    const ir::Operation* update = nullptr;  // the slice_update
+    ir::ValueId source = ir::kNoValue;      // the product's output (one of `outputs`) it writes
+    // The views from `source` to the update's value, in that order (each reads the one before).
+    std::vector<const ir::Operation*> views;
+  };
+  std::vector<FoldedUpdate> folded_updates;
 };
 
 // At most this many buffers (inputs and outputs) in a kernel of sibling products; the kernel

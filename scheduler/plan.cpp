@@ -61,7 +61,8 @@ struct Builder {
   ExecPlan plan;
 
   std::unordered_map<const ir::Operation*, size_t> kernel_of_root;
-  std::unordered_map<const ir::Operation*, const ir::Operation*> owner_root;
+  // The roots of the kernels that compute each op (several for a value recomputed by each user).
+  std::unordered_map<const ir::Operation*, std::vector<const ir::Operation*>> owner_roots;
   std::unordered_map<const ir::Operation*, int64_t> pos;
   std::unordered_map<const ir::Block*, int64_t> body_end;
   std::unordered_map<const ir::Block*, const ir::Block*> parent;  // loop body -> enclosing block
@@ -85,7 +86,7 @@ struct Builder {
     for (const KernelUse& k : kernels) plan.kernel_pred.push_back(k.pred);
     for (size_t k = 0; k < kernels.size(); ++k) {
       kernel_of_root[kernels[k].root] = k;
-      for (const ir::Operation* op : kernels[k].ops) owner_root[op] = kernels[k].root;
+      for (const ir::Operation* op : kernels[k].ops) owner_roots[op].push_back(kernels[k].root);
       for (const auto& [out, in] : kernels[k].aliases)
         update_of[kernels[k].buffers.at(out)] = kernels[k].buffers.at(in);
     }
@@ -120,12 +121,18 @@ struct Builder {
     }
   }
 
-  // Ops computed inside a kernel read their operands when the kernel runs, at its root.
+  // Ops computed inside a kernel read their operands when the kernel runs, at its root: later than
+  // the op for its inlined operands and epilogue, earlier for sibling products after the first and
+  // for updates folded into a product's epilogue (their operand is then dead from the product on,
+  // so the update is done in place).
+  // A value recomputed by several kernels is read by the last of them.
   int64_t exec_pos(const ir::Operation& op) const {
-    int64_t p = pos.at(&op);
-    auto it = owner_root.find(&op);
-    if (it != owner_root.end() && pos.count(it->second)) p = std::max(p, pos.at(it->second));
-    return p;
+    auto it = owner_roots.find(&op);
+    int64_t p = -1;
+    if (it != owner_roots.end())
+      for (const ir::Operation* root : it->second)
+        if (pos.count(root)) p = std::max(p, pos.at(root));
+    return p >= 0 ? p : pos.at(&op);
   }
 
   void use(ir::ValueId v, int64_t at, const ir::Block* in) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -1267,6 +1268,8 @@ fn between(k: f16[4, 8], p: i32[]) -> f16[4, 8] {
 // views are computed inside the update's kernel, as they are without the `if`: before, the
 // row-0 slice (a view of the same bytes) was kept as an alias because its user was not under its
 // predicate, which made its permute a kernel of its own (24 extra kernels per beam_search step).
+// Here the caches are read between the product and their writes, so the writes stay a kernel of
+// their own (not folded into the product, CodegenFusion.UpdatesOfAProductsViewsAreItsEpilogue).
 TEST(CodegenFusion, ViewsUnderAnIfFeedTheBranchsStateUpdateWithoutAKernel) {
   auto c = compile_text("branch_cache.grp", R"(
 state kc: f16[2, 5, 12, 16, 64] = zeros
@@ -1276,25 +1279,131 @@ fn step(x: f16[5, 1, 768], w: f16[768, 2304], go: bool[]) -> f16[5, 1, 768] {
   var y = x
   if go {
     let qkv = x @ w
+    let seen = sum(kc[1, :, :, 0, :], axis=2) + sum(vc[1, :, :, 0, :], axis=2)
     let k = transpose(reshape(qkv[:, :, 768:1536], (5, 1, 12, 64)), 1, 2)
     let v = transpose(reshape(qkv[:, :, 1536:2304], (5, 1, 12, 64)), 1, 2)
     kc[1, :, :, pos, :] = k[:, :, 0, :]
     vc[1, :, :, pos, :] = v[:, :, 0, :]
-    y = x + qkv[:, :, 0:768]
+    y = x + qkv[:, :, 0:768] + reshape(expand(reshape(seen, (5, 1, 12, 1)), (5, 1, 12, 64)), (5, 1, 768))
   }
   return y
 }
 )");
   auto ks = kernels_of(*c->mod, "step");
-  size_t updates = 0;
+  size_t updates = 0, reductions = 0;
   for (const auto& k : ks) {
     EXPECT_NE(k.root->op, ir::Op::Permute) << "the heads' permute is a view inside the update";
     EXPECT_NE(k.root->op, ir::Op::Slice);
     updates += k.root->op == ir::Op::SliceUpdate;
+    for (const ir::Operation* op : k.ops) reductions += op->op == ir::Op::Sum && op == k.ops.back();
   }
   EXPECT_EQ(updates, 1u) << "both caches in one kernel, as without the `if`";
-  EXPECT_EQ(ks.size(), 3u) << "the product, the cache writes, the residual add";
+  EXPECT_GE(reductions, 1u) << "the caches' reads between the product and the writes";
+  EXPECT_EQ(ks.size(), 3u + reductions) << "the product, the reads, the cache writes, the residual add";
   expect_compiles(ks);
+}
+
+// Folded updates (scheduler/fusion.h): a slice_update whose value is views of a matrix product's
+// output is stored by the product's epilogue — a decode step's key and value rows, also under an
+// `if` (the select form) — and the product's kernel updates the caches in place. Not folded: an
+// update with arithmetic on the views, one whose destination a kernel between them reads, one
+// through a broadcast, one under another predicate than the product's.
+TEST(CodegenFusion, UpdatesOfAProductsViewsAreItsEpilogue) {
+  auto c = compile_text("folded_updates.grp", R"(
+state kc: f16[2, B, 12, 16, 64] = zeros
+state vc: f16[2, B, 12, 16, 64] = zeros
+state bc: f16[2, 5, 12, 16, 64] = zeros
+state rows: f16[4, 768] = zeros
+fn decode(x: f16[B, 1, 768], w: f16[768, 2304], p: i32[]) -> f16[B, 1, 768] {
+  let qkv = x @ w
+  let k = transpose(reshape(qkv[:, :, 768:1536], (B, 1, 12, 64)), 1, 2)
+  let v = transpose(reshape(qkv[:, :, 1536:2304], (B, 1, 12, 64)), 1, 2)
+  kc[1, :, :, p, :] = k[:, :, 0, :]
+  vc[1, :, :, p, :] = v[:, :, 0, :]
+  return qkv[:, :, 0:768]
+}
+fn branch(x: f16[5, 1, 768], w: f16[768, 2304], go: bool[], p: i32[]) -> f16[5, 1, 768] {
+  var y = x
+  if go {
+    let qkv = x @ w
+    bc[0, :, :, p, :] = transpose(reshape(qkv[:, :, 768:1536], (5, 1, 12, 64)), 1, 2)[:, :, 0, :]
+    y = x + qkv[:, :, 0:768]
+  }
+  return y
+}
+fn arithmetic(x: f16[4, 768], w: f16[768, 768], p: i32[]) -> f16[4, 768] {
+  let y = x @ w
+  rows[p] = y[0] * 2.0
+  return y
+}
+fn read_between(x: f16[4, 768], w: f16[768, 768], p: i32[]) -> (f16[4, 768], f16[]) {
+  let y = x @ w
+  let s = sum(rows)
+  rows[p] = y[1]
+  return (y, s)
+}
+fn broadcast(x: f16[1, 768], w: f16[768, 768]) -> f16[1, 768] {
+  let y = x @ w
+  rows[0:4, :] = expand(y, (4, 768))
+  return y
+}
+fn other_predicate(x: f16[4, 768], w: f16[768, 768], go: bool[]) -> f16[4, 768] {
+  let y = x @ w
+  if go {
+    rows[2] = y[3]
+  }
+  return y
+}
+)");
+  auto folded_in = [&](const char* fn) {
+    const ir::Function* f = c->mod->find(fn);
+    EXPECT_NE(f, nullptr) << fn;
+    size_t updates = 0, folded = 0;
+    if (!f) return std::pair<size_t, size_t>{0, 0};
+    const auto plan = scheduler::plan_fusion(*f);
+    for (const auto& b : plan.blocks)
+      for (const auto& g : b.groups) {
+        updates += g.root->op == ir::Op::SliceUpdate;
+        for (const auto& fu : g.folded_updates) {
+          ++folded;
+          EXPECT_NE(std::find(g.outputs.begin(), g.outputs.end(), fu.source), g.outputs.end()) << fn;
+          EXPECT_NE(std::find(g.outputs.begin(), g.outputs.end(), fu.update->results[0]), g.outputs.end())
+              << fn;
+          EXPECT_EQ(plan.roles.at(fu.update), scheduler::OpRole::PartRoot) << fn;
+          EXPECT_TRUE(g.core && (g.core->op == ir::Op::MatMul || g.core->op == ir::Op::Linear)) << fn;
+        }
+      }
+    return std::pair<size_t, size_t>{updates, folded};
+  };
+  EXPECT_EQ(folded_in("decode"), (std::pair<size_t, size_t>{0, 2})) << "both cache rows in the product";
+  EXPECT_EQ(folded_in("branch"), (std::pair<size_t, size_t>{0, 1})) << "the select form";
+  EXPECT_EQ(folded_in("arithmetic"), (std::pair<size_t, size_t>{1, 0}));
+  EXPECT_EQ(folded_in("read_between"), (std::pair<size_t, size_t>{1, 0}));
+  EXPECT_EQ(folded_in("broadcast"), (std::pair<size_t, size_t>{1, 0}));
+  EXPECT_EQ(folded_in("other_predicate"), (std::pair<size_t, size_t>{1, 0}));
+
+  auto ks = kernels_of(*c->mod, "decode");
+  ASSERT_FALSE(ks.empty());
+  const jit::KernelSpec& k = ks[0];
+  ASSERT_TRUE(k.root && std::any_of(k.ops.begin(), k.ops.end(),
+                                    [](const ir::Operation* op) { return op->op == ir::Op::MatMul; }));
+  ASSERT_EQ(k.aliases.size(), 2u) << "both caches are updated in place";
+  for (const auto& [out, in] : k.aliases) {
+    EXPECT_GE(out, k.num_inputs);
+    EXPECT_LT(in, k.num_inputs);
+  }
+  // Each element of qkv's k (v) third goes to its head h = (n - 768) / 64, width (n - 768) % 64,
+  // of batch row r, at the clamped position p.
+  EXPECT_NE(k.source.find("grape_dyn_start("), std::string::npos);
+  EXPECT_NE(k.source.find("(n - 768LL) >= 0 && (n - 768LL) < 768LL"), std::string::npos);
+  EXPECT_NE(k.source.find("(n - 1536LL) >= 0 && (n - 1536LL) < 768LL"), std::string::npos);
+  check_golden("folded_updates_glue", body(k));
+  auto branch = kernels_of(*c->mod, "branch");
+  ASSERT_EQ(branch.size(), 2u) << "the product with the cache row, the residual add";
+  EXPECT_NE(branch[0].pred, ir::kNoValue) << "the product runs where `go` holds";
+  EXPECT_EQ(branch[0].aliases.size(), 1u);
+  expect_compiles(ks);
+  expect_compiles(branch);
 }
 
 // Sibling products (scheduler/fusion.h): linears of one A become one kernel over their columns;

@@ -21,7 +21,7 @@ const char* kProgram = R"(
 state cache: f16[8, 16] = zeros
 fn main(x: f16[B, 32], w: f16[32, 48], b: f16[48], p: i32[]) -> f16[B, 48] {
   let y = x @ w + b
-  cache[p, :] = y[0, 0:16]
+  cache[p, :] = y[0, 0:16] * 0.5
   return y * 2.0
 }
 )";
@@ -64,9 +64,32 @@ TEST(KernelCost, InPlaceSliceUpdateCountsTheSliceNotTheBuffer) {
   ASSERT_TRUE(c.by_root.count("slice_update"));
   const cuda::KernelCost& k = c.by_root["slice_update"];
   // Reads y[0, 0:16] (16 f16 through a slice of y) and p (one i32); writes one row of the cache
-  // (16 f16), not its 8 x 16 elements; nothing is a matrix product.
+  // (16 f16), not its 8 x 16 elements; nothing is a matrix product. (Its value is arithmetic on
+  // the product's output, so the update is a kernel of its own, not folded into the product.)
   EXPECT_DOUBLE_EQ(k.bytes, 16 * 2 + 4 + 16 * 2);
   EXPECT_DOUBLE_EQ(k.flops, 0);
+}
+
+// An update folded into the product's epilogue (scheduler/fusion.h): the product's kernel also
+// reads p and writes the cache row, and there is no update kernel.
+TEST(KernelCost, FoldedUpdateCountsItsRowInTheProduct) {
+  auto c = compile_text("cost_folded.grp", R"(
+state cache: f16[8, 16] = zeros
+fn main(x: f16[5, 32], w: f16[32, 48], b: f16[48], p: i32[]) -> f16[5, 48] {
+  let y = x @ w + b
+  cache[p, :] = y[0, 0:16]
+  return y * 2.0
+}
+)");
+  const ir::Function* f = c->mod->find("main");
+  ASSERT_NE(f, nullptr);
+  std::vector<jit::KernelSpec> ks = jit::emit_kernels(*f, scheduler::plan_fusion(*f));
+  ASSERT_EQ(ks.size(), 2u) << "the product (with the update) and y * 2";
+  ASSERT_EQ(ks[0].root->op, ir::Op::Add);
+  const cuda::KernelCost k = cuda::kernel_cost(*f, ks[0], {});
+  // x, w, b and p read; y and the cache row (16 f16) written.
+  EXPECT_DOUBLE_EQ(k.bytes, 5 * 32 * 2 + 32 * 48 * 2 + 48 * 2 + 4 + 5 * 48 * 2 + 16 * 2);
+  EXPECT_DOUBLE_EQ(k.flops, 2.0 * 5 * 48 * 32);
 }
 
 // Sibling updates (one kernel writing two caches in place): each counts its own slice.

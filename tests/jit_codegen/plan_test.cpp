@@ -51,7 +51,9 @@ void check_plan(const ir::Function& f, const Planned& pl, int64_t value, const s
   // A copy never reads what a skipped kernel did not write: when the last kernel before it (in
   // its step list) that writes its source is predicated, the copy has the same predicate. (A
   // loop's initial value computed in a branch was copied unconditionally: compute-sanitizer
-  // initcheck, tests/difftest/cases/helpers_nested_predicated.grp.)
+  // initcheck, tests/difftest/cases/helpers_nested_predicated.grp.) An output updated in place
+  // keeps its earlier writer's contents where the kernel is skipped (an update folded into a
+  // predicated product's epilogue: scheduler/fusion.h), so it does not count as a write.
   std::function<void(const std::vector<scheduler::Step>&)> copies_of_predicated = [&](const auto& list) {
     std::map<int, ir::ValueId> writer_pred;  // storage -> predicate of its last writer so far
     for (const scheduler::Step& s : list) {
@@ -69,8 +71,13 @@ void check_plan(const ir::Function& f, const Planned& pl, int64_t value, const s
         writer_pred[s.dst] = s.pred;
       } else if (s.kind == scheduler::Step::Kind::Launch) {
         const jit::KernelSpec& k = pl.specs.at(s.index);
-        for (size_t b = k.num_inputs; b < k.buffers.size(); ++b)
-          writer_pred[p.storage_of.at(static_cast<size_t>(k.buffers[b]))] = k.pred;
+        auto storage = [&](size_t b) { return p.storage_of.at(static_cast<size_t>(k.buffers.at(b))); };
+        for (size_t b = k.num_inputs; b < k.buffers.size(); ++b) {
+          bool in_place = false;
+          for (const auto& [out, in] : k.aliases)
+            in_place = in_place || (out == b && storage(in) == storage(b));
+          if (!in_place) writer_pred[storage(b)] = k.pred;
+        }
       } else {
         copies_of_predicated(p.loops[s.index].body);
         writer_pred.clear();  // a loop may have written anything
@@ -211,6 +218,47 @@ TEST(Plan, StateUpdatedInPlace) {
     if (pl.plan.storages[static_cast<size_t>(s.dst)].kind == scheduler::StorageKind::State) ++state_copies;
   });
   EXPECT_LE(state_copies, 1) << pl.plan.str();  // at most the position counter's write
+}
+
+// Updates folded into a product's epilogue (scheduler/fusion.h; the GPU case
+// tests/difftest/cases/folded_updates.grp): the product's kernel updates states s and r in place,
+// except that s's old contents are read after the update, so s is copied first and the kernel
+// updates the copy.
+TEST(Plan, FoldedUpdateOfAStateStillReadIsCopiedFirst) {
+  auto c = compile_text("folded_updates.grp",
+                        read(fs::path(GRAPE_SOURCE_DIR) / "tests/difftest/cases/folded_updates.grp"));
+  ASSERT_TRUE(c->mod);
+  const ir::Function& f = *c->mod->find("main");
+  Planned pl = plan_of(f);
+  check_plan(f, pl, 1, "folded_updates");
+  const scheduler::ExecPlan& p = pl.plan;
+  auto state_named = [&](int st, const char* name) {
+    return st >= 0 && p.storages[static_cast<size_t>(st)].kind == scheduler::StorageKind::State &&
+           p.storages[static_cast<size_t>(st)].name == name;
+  };
+  const jit::KernelSpec* product = nullptr;
+  size_t at = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].kind == scheduler::Step::Kind::Launch && pl.specs[p.steps[i].index].aliases.size() == 2) {
+      product = &pl.specs[p.steps[i].index];
+      at = i;
+    }
+  ASSERT_NE(product, nullptr) << "one kernel updates s and r\n" << p.str();
+  ASSERT_GE(at, 1u);
+  const scheduler::Step& before = p.steps[at - 1];
+  EXPECT_EQ(before.kind, scheduler::Step::Kind::Copy) << p.str();
+  EXPECT_TRUE(state_named(before.src, "s")) << p.str();
+  bool r_in_place = false, s_in_place = false;
+  for (const auto& [out, in] : product->aliases) {
+    const int st = p.storage_of.at(static_cast<size_t>(product->buffers[out]));
+    r_in_place = r_in_place || state_named(st, "r");
+    s_in_place = s_in_place || state_named(st, "s");
+    if (!state_named(st, "r")) {
+      EXPECT_EQ(st, before.dst) << "s's update goes to its copy";
+    }
+  }
+  EXPECT_TRUE(r_in_place) << p.str();
+  EXPECT_FALSE(s_in_place) << p.str();
 }
 
 // States are written only in the commit phase (plan.first_state_write to the end), which has no
