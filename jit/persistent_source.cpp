@@ -108,10 +108,15 @@ std::string persistent_entry(const std::string& source, const std::string& symbo
   const size_t first = glue.find(kEntryStart);
   if (first == std::string::npos) return "";
   std::string prefix = glue.substr(0, first);
-  // The definitions before the entry points must not depend on the preprocessor (a define or a
-  // conditional there would apply to every kernel of the persistent source).
-  for (size_t at = prefix.find('#'); at != std::string::npos; at = prefix.find('#', at + 1))
-    if (prefix.compare(at, 7, "#pragma") != 0) return "";
+  // The definitions before the entry points and the entry's body must not depend on the
+  // preprocessor (a define or a conditional would apply to every kernel of the persistent
+  // source); a pragma (`#pragma unroll` in a loop) applies where it stands.
+  auto only_pragmas = [](const std::string& text) {
+    for (size_t at = text.find('#'); at != std::string::npos; at = text.find('#', at + 1))
+      if (text.compare(at, 7, "#pragma") != 0) return false;
+    return true;
+  };
+  if (!only_pragmas(prefix)) return "";
   const std::string signature = " " + symbol + "(const __grid_constant__ KParams kp) {";
   size_t at = glue.find(signature);
   while (at != std::string::npos && glue.rfind(kEntryStart, at) != glue.rfind('\n', at) + 1)
@@ -120,7 +125,7 @@ std::string persistent_entry(const std::string& source, const std::string& symbo
   const size_t open = at + signature.size() - 1, close = matching_brace(glue, open);
   if (close == std::string::npos) return "";
   std::string body = glue.substr(open, close - open + 1);
-  if (body.find("__global__") != std::string::npos || body.find('#') != std::string::npos) return "";
+  if (body.find("__global__") != std::string::npos || !only_pragmas(body)) return "";
   // kp is in shared memory (grape_stage_params); saying so lets the compiler keep its fields in
   // registers across the step's global stores.
   std::string out =

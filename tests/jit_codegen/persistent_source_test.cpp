@@ -17,6 +17,7 @@ const std::string kGlue = R"(struct Ops {
 extern "C" __global__ void __launch_bounds__(256) grape_kernel(const __grid_constant__ KParams kp) {
   const KParams* const p = &kp;
   if (p->pred && !*p->pred) return;
+#pragma unroll 4
   for (long long item = blockIdx.x; item < 4; item += gridDim.x) { if (item == 0) p->extra[0]; }
 }
 
@@ -33,6 +34,8 @@ TEST(PersistentSource, TheBoundEntryBecomesADeviceFunctionAndTheOthersAreLeftOut
   ASSERT_FALSE(base.empty());
   EXPECT_NE(base.find("__device__ __noinline__ void grape_entry(const KParams& kp) {"), std::string::npos);
   EXPECT_NE(base.find("item < 4"), std::string::npos);
+  // A pragma of the body stays where it was.
+  EXPECT_NE(base.find("#pragma unroll 4\n  for (long long item"), std::string::npos);
   EXPECT_EQ(base.find("__global__"), std::string::npos);
   EXPECT_EQ(base.find("{ { } }"), std::string::npos);  // the other entry's body
   // Loads that an earlier step of the same launch may have written go through the plain path.
@@ -49,6 +52,10 @@ TEST(PersistentSource, GlueItCannotConvertIsRefused) {
   EXPECT_EQ(jit::persistent_entry(source_of(kGlue), "grape_kernel_wide"), "");           // no such entry
   EXPECT_EQ(jit::persistent_entry("extern \"C\" __global__ void", "grape_kernel"), "");  // no glue marker
   EXPECT_EQ(jit::persistent_entry(source_of("#define X 1\n" + kGlue), "grape_kernel"), "");
+  // A conditional inside the body.
+  std::string conditional = kGlue;
+  conditional.replace(conditional.find("#pragma unroll 4"), 16, "#if 1\n#endif");
+  EXPECT_EQ(jit::persistent_entry(source_of(conditional), "grape_kernel"), "");
   // A source with no entry point at all.
   EXPECT_EQ(jit::persistent_entry(source_of("struct Ops {};\n"), "grape_kernel"), "");
   // An unterminated body.
