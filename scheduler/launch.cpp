@@ -18,10 +18,6 @@ constexpr int64_t kGemvSplitUnit = 64, kMinSplitK = 128;
 constexpr unsigned gemv_shared_bytes(int64_t kchunk) {
   return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64) * 2 + 4 * (2 * 8 + 8 * 8 * 64));
 }
-// gemv_mma.cuh: A [8][K range rounded up to 64, plus 8] in 2-byte elements, then the same floats.
-constexpr unsigned gemv_mma_shared_bytes(int64_t kchunk) {
-  return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64 + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64));
-}
 // 64 x 64 tiles, 4 stages of BK = 32, rows padded by 8 elements, plus the row statistics.
 constexpr unsigned kGemmSharedBytes = 4 * 2 * (64 * 40 + 64 * 40) + 64 * 8;
 
@@ -43,7 +39,7 @@ size_t splitk_scratch(int64_t tiles, int64_t splits, int64_t R, int64_t N) {
 
 static_assert(kGemmSharedBytes == kMatrixProductMaxSharedBytes &&
               gemv_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes &&
-              gemv_mma_shared_bytes(kGemvMaxKChunk) <= kMatrixProductMaxSharedBytes);
+              gemv_mma_shared_bytes(kGemvMaxKChunk) <= matrix_product_gemv_max_shared_bytes(false));
 
 // kGemvTcSharedBytes (launch.h): gemm_mma.cuh with BM = 16, BN = 128, kGemvTcStages W stages of BK =
 // 32 (rows padded by 8), the row statistics, and A whole: 16 rows of a K range of at most

@@ -114,10 +114,19 @@ constexpr unsigned kGemvTcSharedBytes =
     2 * kGemvTcStages * 128 * 40 + 16 * 8 + 2 * 16 * (kGemvTcMaxKChunk + 8);
 static_assert(kGemvTcBlocksPerSm * (kGemvTcSharedBytes + 1024) <= 228 * 1024,
               "the tensor-core GEMV's blocks fit one multiprocessor's shared memory (Hopper)");
-// The limit of a MatrixProduct kernel's GEMV entry point (kKernelSymbol, its row-count variants).
+// jit/kernels/gemv_mma.cuh's shared memory for a K range of `kchunk`: A [8][kchunk rounded up to
+// 64, plus 8] in 2-byte elements, then floats: row statistics [8][2], the warps' sums [8][8][64] and
+// the sums the blocks of a cluster send each other (at most [8][64] plus 8 of rounding).
+constexpr unsigned gemv_mma_shared_bytes(int64_t kchunk) {
+  return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64 + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64 + 8 * 64 + 8));
+}
+// The limit of a MatrixProduct kernel's GEMV entry point (kKernelSymbol, its row-count variants);
+// gemv_mma.cuh's K ranges are at most kGemvMaxKChunk (1536, gemv.cuh's).
 constexpr unsigned matrix_product_gemv_max_shared_bytes(bool tensor_cores) {
-  return tensor_cores && kGemvTcSharedBytes > kMatrixProductMaxSharedBytes ? kGemvTcSharedBytes
-                                                                           : kMatrixProductMaxSharedBytes;
+  constexpr unsigned plain = gemv_mma_shared_bytes(1536) > kMatrixProductMaxSharedBytes
+                                 ? gemv_mma_shared_bytes(1536)
+                                 : kMatrixProductMaxSharedBytes;
+  return tensor_cores && kGemvTcSharedBytes > plain ? kGemvTcSharedBytes : plain;
 }
 
 // The 128 x 128 tiles are taken when they give at least this many blocks per multiprocessor (x

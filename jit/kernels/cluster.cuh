@@ -33,16 +33,31 @@ __device__ __forceinline__ void grape_cluster_sync() {
   __syncthreads();
 #endif
 }
-// A cluster barrier without memory ordering: where it only keeps every block's shared memory alive
-// until the others have read it (their loads have returned), so the arrival need not wait for this
-// thread's global stores first, as a release does.
-__device__ __forceinline__ void grape_cluster_sync_relaxed() {
+// The two halves of a cluster barrier, for work between them: the arrival (relaxed: it orders no
+// memory access) and the wait (acquire). Every thread of every block calls both, in turn.
+__device__ __forceinline__ void grape_cluster_arrive_relaxed() {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grape_cluster_wait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
 #else
   __syncthreads();
 #endif
 }
+// Stores v at `at` (an address in this block's shared memory) in the block of rank `rank`.
+__device__ __forceinline__ void grape_st_cluster(float* at, unsigned rank, float v) {
+#if __CUDA_ARCH__ >= 900
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"((unsigned)__cvta_generic_to_shared(at)), "r"(rank));
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+#endif
+}
+
 // The float at this block's shared-memory address `saddr`, in the block of rank `rank`.
 __device__ __forceinline__ float grape_ld_cluster(unsigned saddr, unsigned rank) {
 #if __CUDA_ARCH__ >= 900

@@ -65,6 +65,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   T* As = reinterpret_cast<T*>(smem);
   float* st = reinterpret_cast<float*>(smem + MT * lda * sizeof(T));
   float* red = st + 2 * MT;
+  float* inc = red + WARPS * MT * TN;  // [cs][share]: the cluster's sums of this block's outputs
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   const bool in_n = n0 + 8 * g < N;
   const int slabs = (kn + 15) / 16;
@@ -84,6 +85,9 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
 #pragma unroll
   for (int t = 0; t < PS; ++t) load(w + WARPS * t, buf[t]);
   if (!grape_gemv_wait<Ops>(p)) return;
+  // A cluster's blocks store into each other's shared memory only after a barrier says every block
+  // has started: its arrival here, its wait just before the first store, long after.
+  if (cs > 1) grape_cluster_arrive_relaxed();
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
     if (r0 > 0) {
@@ -135,41 +139,40 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
     }
     __syncthreads();
     if (cs > 1) {
-      // The block's sums (rows x 64, at most two per thread) replace the warps' at the start of
-      // `red`; then block q of the cluster adds its share of them over the blocks in rank order
-      // (the same result whatever the timing) and stores them through the epilogue. Pulled, not
-      // pushed: another block's shared memory may be touched only between a cluster barrier
-      // (every block has started) and the next (none has left). Stores into the owners' memory
-      // before the first barrier drew racecheck's "potential invalid __shared__ write" (run 199).
-      float mine[2];
+      // Block q of the cluster owns outputs [q * share, (q + 1) * share) of the tile's rows x 64:
+      // every block stores its sums of them (at most two per thread) into the owner's `inc` slot
+      // for its rank, then one cluster barrier, then each owner adds its slots in rank order (the
+      // same result whatever the timing) and stores through the epilogue. The stores wait for the
+      // barrier half arrived at before (every block has started); after the full barrier no block
+      // touches another's memory, so none waits for the others to leave.
+      const int total = rows * TN, share = (total + (int)cs - 1) / (int)cs;
+      grape_cluster_wait();
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int t = threadIdx.x + h * GRAPE_GEMV_THREADS, m = t / TN, col = t - m * TN;
-        mine[h] = 0.0f;
-        if (t < rows * TN)
+        if (t < total) {
+          float v = 0.0f;
 #pragma unroll
-          for (int ww = 0; ww < WARPS; ++ww) mine[h] += red[(ww * MT + m) * TN + col];
-      }
-      __syncthreads();
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int t = threadIdx.x + h * GRAPE_GEMV_THREADS;
-        if (t < rows * TN) red[t] = mine[h];
+          for (int ww = 0; ww < WARPS; ++ww) v += red[(ww * MT + m) * TN + col];
+          const int q = t / share;
+          grape_st_cluster(inc + split * share + (t - q * share), (unsigned)q, v);
+        }
       }
       grape_cluster_sync();
-      const int share = (rows * TN + (int)cs - 1) / (int)cs, t = (int)split * share + threadIdx.x;
-      if (threadIdx.x < share && t < rows * TN) {
-        const unsigned at = (unsigned)__cvta_generic_to_shared(red + t);
+      const int t = (int)split * share + threadIdx.x;
+      if (threadIdx.x < share && t < total) {
         float v[8];
 #pragma unroll
-        for (int q = 0; q < 8; ++q) v[q] = q < (int)cs ? grape_ld_cluster(at, (unsigned)q) : 0.0f;
+        for (int q = 0; q < 8; ++q) v[q] = q < (int)cs ? inc[q * share + threadIdx.x] : 0.0f;
         float s = 0.0f;
 #pragma unroll
         for (int q = 0; q < 8; ++q) s += v[q];
         const int m = t / TN, col = t - m * TN;
         if (n0 + col < N) Ops::store(p, r0 + m, n0 + col, s);
       }
-      grape_cluster_sync_relaxed();  // no block leaves, or rewrites `red`, while another reads it
+      // A next pass stores into `inc` again: after every owner has read it (this arrival, that
+      // pass's wait).
+      if (r0 + MT < R) grape_cluster_arrive_relaxed();
       continue;
     }
     for (int t = threadIdx.x; t < rows * TN; t += GRAPE_GEMV_THREADS) {

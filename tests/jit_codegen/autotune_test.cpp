@@ -114,7 +114,7 @@ TEST(LaunchCandidates, TensorCoreGemvSplitsAreOneClusterPerTile) {
     EXPECT_EQ(d.grid, static_cast<unsigned>(w.n / 64 * w.splits));
     EXPECT_EQ(d.cluster, w.splits);
     EXPECT_TRUE(d.cluster_optional);
-    EXPECT_EQ(d.shared_bytes, 8u * ((d.kchunk + 63) / 64 * 64 + 8) * 2 + 4u * (2 * 8 + 8 * 8 * 64));
+    EXPECT_EQ(d.shared_bytes, scheduler::gemv_mma_shared_bytes(d.kchunk));
     EXPECT_GT(d.scratch_bytes, 0u);  // the splits' partial sums where the kernel runs unclustered
     const auto old = scheduler::launch_dims(mma(w.n, w.k), {}, 132, false);
     EXPECT_EQ(old.cluster, 1);
