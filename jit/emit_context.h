@@ -102,6 +102,10 @@ struct Ctx {
   bool axis_separable(ir::ValueId v, size_t axis) const;
   // A `const T*` to v's element at idx when v is a buffer seen through views only, else "".
   std::string address(ir::ValueId v, const Idx& idx, std::string& code, const std::string& ind);
+  // Declares the start of a slice along an axis of `extent` from the runtime value `raw_start`
+  // (an index scalar), wrapped once and clamped so that `size` fits; returns its name.
+  std::string dynamic_start(ir::ValueId raw_start, const ir::Dim& extent, const ir::Dim& size,
+                            std::string& code, const std::string& ind);
   // The index of a view's (permute, reshape, slice without runtime starts) result that reads its
   // operand at x: the inverse of view_index. `inside` gets the conditions under which the view
   // reads that element at all (a slice keeps part of its operand).
@@ -122,6 +126,10 @@ struct Ctx {
   std::string emit_output(const Idx& idx, const std::string& core_val, const std::string& ind,
                           const scheduler::FusionGroup* part = nullptr);
 };
+
+// Whether a static slice axis is known from the shapes to lie within an axis of `extent` (else
+// its positions are tested where written).
+bool slice_axis_fits(const ir::SliceAxis& sa, const ir::Dim& extent);
 
 // Removes the unravels whose variables nothing else in `glue` reads. They are dead code NVRTC would
 // drop anyway, but their text names dims (`t0 % p->shape[0][1]`), so without this two kernels that

@@ -486,6 +486,23 @@ Idx Ctx::take_index(const ir::Operation& op, const Idx& idx, std::string& code, 
   return ix;
 }
 
+std::string Ctx::dynamic_start(ValueId raw_start, const ir::Dim& extent, const ir::Dim& size,
+                               std::string& code, const std::string& ind) {
+  // runtime/cpu/dispatch.cpp resolve_dynamic_start: wrap once, clamp so `size` fits.
+  const std::string raw = value(raw_start, {}, code, ind);
+  const std::string start = fresh("ds");  // not s0/s1: the row statistics of Ops::a are named so
+  code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " + dim(extent) +
+          ", " + dim(size) + ");\n";
+  return start;
+}
+
+bool slice_axis_fits(const ir::SliceAxis& sa, const ir::Dim& extent) {
+  return sa.dynamic < 0 && sa.start.is_const() && sa.size.is_const() && extent.is_const() && sa.step > 0 &&
+         sa.start.const_value() >= 0 &&
+         (sa.size.const_value() == 0 ||
+          sa.start.const_value() + (sa.size.const_value() - 1) * sa.step < extent.const_value());
+}
+
 // The index of a view's operand (expand, permute, reshape, slice) read at the view's `idx`.
 Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, const std::string& ind) {
   const ir::Attrs& a = op.attrs;
@@ -513,11 +530,7 @@ Idx Ctx::view_index(const ir::Operation& op, const Idx& idx, std::string& code, 
         const ir::SliceAxis& s = a.slices[d];
         std::string start;
         if (s.dynamic >= 0) {
-          // runtime/cpu/dispatch.cpp resolve_dynamic_start: wrap once, clamp so `size` fits.
-          std::string raw = value(op.operands[static_cast<size_t>(s.dynamic)], {}, code, ind);
-          start = fresh("ds");  // not s0/s1: the row statistics of Ops::a are named so
-          code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " +
-                  dim(xs[d]) + ", " + dim(s.size) + ");\n";
+          start = dynamic_start(op.operands[static_cast<size_t>(s.dynamic)], xs[d], s.size, code, ind);
         } else {
           start = dim(s.start);
         }
@@ -600,21 +613,12 @@ std::string Ctx::folded_update_stores(ValueId stored, const Idx& at, const std::
     size_t j = 0;
     for (size_t d = 0; d < xs.size(); ++d) {
       const ir::SliceAxis& sa = u.attrs.slices[d];
-      std::string start = dim(sa.start);
-      if (sa.dynamic >= 0) {
-        std::string raw = value(u.operands[static_cast<size_t>(sa.dynamic)], {}, code, ind);
-        start = fresh("ds");
-        code += ind + "const long long " + start + " = grape_dyn_start((long long)" + raw + ", " +
-                dim(xs[d]) + ", " + dim(sa.size) + ");\n";
-      }
+      const std::string start = sa.dynamic >= 0 ? dynamic_start(u.operands[static_cast<size_t>(sa.dynamic)],
+                                                                xs[d], sa.size, code, ind)
+                                                : dim(sa.start);
       const std::string r = sa.squeeze ? "0LL" : idx.at(j++);
       const std::string xi = "(" + start + " + " + std::to_string(sa.step) + "LL * " + r + ")";
-      const bool fits =
-          sa.dynamic < 0 && sa.start.is_const() && sa.size.is_const() && xs[d].is_const() && sa.step > 0 &&
-          sa.start.const_value() >= 0 &&
-          (sa.size.const_value() == 0 ||
-           sa.start.const_value() + (sa.size.const_value() - 1) * sa.step < xs[d].const_value());
-      if (!fits) inside.push_back(xi + " < " + dim(xs[d]));
+      if (!slice_axis_fits(sa, xs[d])) inside.push_back(xi + " < " + dim(xs[d]));
       dest.push_back(xi);
     }
     std::string cond;

@@ -533,10 +533,8 @@ std::string slice_update_ops(Ctx& c, const ir::Operation& op, const std::string&
   for (size_t d = 0; d < xs.size(); ++d) {
     const ir::SliceAxis& sa = op.attrs.slices[d];
     if (sa.dynamic >= 0) {
-      std::string raw = c.value(op.operands[static_cast<size_t>(sa.dynamic)], {}, code, "    ");
-      std::string st = c.fresh("ds");
-      code += "    const long long " + st + " = grape_dyn_start((long long)" + raw + ", " + c.dim(xs[d]) +
-              ", " + c.dim(sa.size) + ");\n";
+      const std::string st =
+          c.dynamic_start(op.operands[static_cast<size_t>(sa.dynamic)], xs[d], sa.size, code, "    ");
       fields += (fields.empty() ? "" : ", ") + st;
       init += (init.empty() ? "" : ", ") + st;
       starts.push_back("s." + st);
@@ -570,11 +568,7 @@ std::string slice_update_ops(Ctx& c, const ir::Operation& op, const std::string&
       };
       // A static axis whose whole range is known to fit needs no test (and a layer's number in
       // the test would keep the layers' kernels apart; Ctx::buffer_offset).
-      const bool fits =
-          sa.dynamic < 0 && sa.start.is_const() && sa.size.is_const() && xs[d].is_const() && sa.step > 0 &&
-          sa.start.const_value() >= 0 &&
-          (sa.size.const_value() == 0 ||
-           sa.start.const_value() + (sa.size.const_value() - 1) * sa.step < xs[d].const_value());
+      const bool fits = slice_axis_fits(sa, xs[d]);
       if (!fits) inside += " && " + x_index(r_fields[d]) + " < " + c.dim(xs[d]);
       fields_init.push_back(ri[d]);
       out_idx.push_back(x_index(r_fields[d]));
