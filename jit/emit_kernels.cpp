@@ -508,22 +508,10 @@ std::string slice_update_ops(Ctx& c, const ir::Operation& op, const std::string&
   // In place unless x is also read by the value or the indices (then a copy kernel). The value
   // may read x's own region (a slice with the same starts: ir/passes/narrow_updates.h writes the
   // old slice back where a predicate is false): each thread reads an element before it writes it.
-  auto same_region = [&](const ir::Operation& m) {
-    if (m.op != Op::Slice || m.operands.size() + 1 != op.operands.size() || m.operands[0] != x) return false;
-    for (size_t i = 1; i < m.operands.size(); ++i)
-      if (m.operands[i] != op.operands[i + 1]) return false;
-    if (m.attrs.slices.size() != op.attrs.slices.size()) return false;
-    for (size_t d = 0; d < m.attrs.slices.size(); ++d) {
-      ir::SliceAxis a = m.attrs.slices[d];
-      if (a.dynamic >= 0) a.dynamic += 1;
-      if (!(a == op.attrs.slices[d])) return false;
-    }
-    return true;
-  };
   in_place = true;
   for (size_t i = 1; i < op.operands.size(); ++i) in_place = in_place && op.operands[i] != x;
   for (const ir::Operation* m : c.g.ops)
-    if (m != &op && !same_region(*m))
+    if (m != &op && !scheduler::reads_update_region(op, *m))
       for (ValueId u : m->operands) in_place = in_place && u != x;
   const std::string T = reg_type(c.type(out).dtype);
   // Ops::starts: the dynamic starts, resolved once per thread.

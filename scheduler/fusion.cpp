@@ -178,22 +178,6 @@ class Memory {
   std::map<std::string, ValueId> state_value_;
 };
 
-// Whether `m` is a slice of update `u`'s operand at exactly u's region (same starts, sizes, steps):
-// the old contents that a predicated update writes back where its predicate is false.
-bool reads_own_region(const Operation& u, const Operation& m) {
-  if (m.op != Op::Slice || m.operands.size() + 1 != u.operands.size() || m.operands[0] != u.operands[0])
-    return false;
-  for (size_t i = 1; i < m.operands.size(); ++i)
-    if (m.operands[i] != u.operands[i + 1]) return false;
-  if (m.attrs.slices.size() != u.attrs.slices.size()) return false;
-  for (size_t d = 0; d < m.attrs.slices.size(); ++d) {
-    ir::SliceAxis a = m.attrs.slices[d];
-    if (a.dynamic >= 0) a.dynamic += 1;  // the update's operands have its value before the starts
-    if (!(a == u.attrs.slices[d])) return false;
-  }
-  return true;
-}
-
 bool is_single_update(const FusionGroup& g) {
   return g.root->op == Op::SliceUpdate && g.core == g.root && g.parts.empty() && !g.row_prologue &&
          !g.attention_scores && g.outputs.size() == 1;
@@ -230,7 +214,7 @@ void fold_updates(const ir::Function& f, const ir::Block& blk,
     };
     if (const Operation* sel = in_group(v); sel && sel->op == Op::Select && ug.pred == ir::kNoValue) {
       const Operation* old = in_group(sel->operands.at(2));
-      if (!old || !reads_own_region(u, *old)) continue;
+      if (!old || !reads_update_region(u, *old)) continue;
       need_pred = sel->operands[0];
       v = sel->operands[1];
     }
@@ -242,7 +226,6 @@ void fold_updates(const ir::Function& f, const ir::Block& blk,
       views.insert(views.begin(), op);
       v = op->operands[0];
     }
-    if (need_pred == ir::kNoValue && ug.pred != ir::kNoValue) continue;
     if (f.type(v).dtype != f.type(u.results[0]).dtype) continue;
     // The product: an earlier group of that predicate whose output v is.
     size_t gi = j;
@@ -405,6 +388,20 @@ void merge_sibling_updates(const ir::Function& f, const ir::Block& blk,
 }
 
 }  // namespace
+
+bool reads_update_region(const Operation& u, const Operation& m) {
+  if (m.op != Op::Slice || m.operands.size() + 1 != u.operands.size() || m.operands[0] != u.operands[0])
+    return false;
+  for (size_t i = 1; i < m.operands.size(); ++i)
+    if (m.operands[i] != u.operands[i + 1]) return false;
+  if (m.attrs.slices.size() != u.attrs.slices.size()) return false;
+  for (size_t d = 0; d < m.attrs.slices.size(); ++d) {
+    ir::SliceAxis a = m.attrs.slices[d];
+    if (a.dynamic >= 0) a.dynamic += 1;  // the update's operands have its value before the starts
+    if (!(a == u.attrs.slices[d])) return false;
+  }
+  return true;
+}
 
 bool is_identity_view(const ir::Function& f, const Operation& op) {
   if (op.op == Op::Reshape) return true;

@@ -155,6 +155,9 @@ inline bool attention_on_tensor_cores(const ir::Dim& queries) {
   return !queries.is_const() || queries.const_value() > kMaxFusedQueries;
 }
 
+// Whether `m` slices update `u`'s operand at exactly u's region (same starts, sizes and steps): the
+// old contents a predicated update writes back where its predicate is false.
+bool reads_update_region(const ir::Operation& u, const ir::Operation& m);
 // Whether an op is computed per output element from its operands (and so can be inlined).
 bool is_pointwise(ir::Op op);
 // Reshapes and slices that only drop constant size-1 axes / take whole axes: same bytes.
