@@ -29,6 +29,7 @@ from common import write_safetensors  # noqa: E402
 
 GPT2 = os.path.join(ROOT, "examples", "gpt2.grp")
 TINY = {"L": 2, "E": 64, "NH": 4, "V": 128, "P": 64, "T": 64, "N": 8, "EOS": 127}
+FULL = {"NB": 5, "N": 128, "EOS": 50256}  # gpt2.grp's own constants (TINY leaves NB as it is)
 GRAPH_NODE_US = 0.95  # a kernel node in a CUDA graph replay (docs: performance.md, H200)
 
 
@@ -181,15 +182,16 @@ def main():
     # within 15% of a graphed decode_step plus the beam logic's own kernels.
     logic = None
     if not a.no_decode_step:
-        lg = np.random.default_rng(a.seed).standard_normal((5, V)).astype(np.float16)
-        lg[:, V - 1 if a.tiny else 50256] = np.float16(-60000.0)  # EOS (TINY["EOS"] = V - 1)
+        consts = {**FULL, **TINY} if a.tiny else FULL
+        lg = np.random.default_rng(a.seed).standard_normal((consts["NB"], V)).astype(np.float16)
+        lg[:, consts["EOS"]] = np.float16(-60000.0)
         LG = os.path.join(D, "beam_logic_logits.npy")
         np.save(LG, lg)
         logic_cmd = [a.grape, "bench", os.path.join(HERE, "beam_logic.grp"), *defines, "--backend", a.backend,
                      "--entry", "beam_logic", "--input", f"prompt={P}", "--input", f"logits={LG}", *execf("graph"),
                      "--warmup", "1", "--iters", str(max(a.iters, 5))]
         logic = grape_bench(logic_cmd, os.path.join(D, "grape_beam_logic_graph.json"))
-        logic_n = (TINY["N"] if a.tiny else 128)
+        logic_n = consts["N"]
 
     # 3. summary
     steps = pr["steps"]
