@@ -31,7 +31,8 @@ std::vector<KernelSpec> emit_kernels(const ir::Function& f, const scheduler::Fus
       body = detail::prune_unused_unravels(std::move(body), c.unravels);
       const std::string glue =
           "// " + std::string(ir::op_name(named)) + ", " + std::to_string(g.ops.size()) + " op(s)\n" + body;
-      k.source = assemble_kernel_source(c.templates, glue);
+      k.source = assemble_kernel_source(c.templates, glue,
+                                        scheduler::kernel_timeline() ? "#define GRAPE_TIMELINE 1\n" : "");
       k.templates = c.templates;
       k.sequence_body = sequence_body(glue, k.launch.threads);
       k.buffers = c.buffers;

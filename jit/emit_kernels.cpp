@@ -34,7 +34,11 @@ std::string kernel_header(const std::string& name, const std::string& bounds, bo
   // its blocks exit is scheduler::launch_dependents_early.
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name +
                   "(const __grid_constant__ KParams kp) {\n";
+  // The kernel timeline's stamps (grid_dependency.cuh), only in sources built to take them.
+  const bool timeline = scheduler::kernel_timeline();
+  if (timeline) s += "  GRAPE_TIMELINE_SCOPE(kp);\n";
   if (wait) s += "  GRAPE_GRID_WAIT();\n";
+  if (wait && timeline) s += "  GRAPE_TIMELINE_WAITED(&kp);\n";
   if (scheduler::launch_dependents_early()) s += "  GRAPE_LAUNCH_DEPENDENTS();\n";
   s += "  const KParams* const p = &kp;\n";
   if (!wait) return s;

@@ -36,6 +36,11 @@ struct KParams {
   // (scheduler/prefetch.h), or leave 0 bytes.
   const void* prefetch;
   unsigned long long prefetch_bytes;
+  // Kernel timeline (GRAPE_KERNEL_TIMELINE, runtime/cuda/device_program.h): null, or this launch
+  // slot's four %globaltimer stamps (ns): the first block's start, the first and last block past
+  // the wait for the predecessor, the last block's end (jit/kernels/grid_dependency.cuh).
+  unsigned long long* timeline;
+  unsigned long long timeline_unused;  // keeps the block a whole number of 16-byte words
 };
 
 // The parameters of a block-sequence kernel (scheduler/sequence.h, jit/sequence_source.h): one

@@ -635,6 +635,7 @@ std::vector<Tensor> Session::run(const std::vector<std::pair<std::string, Tensor
     std::vector<Tensor> out;
     try {
       out = impl_->gpu->run(inputs, dims);
+      impl_->gpu->write_timeline();
     } catch (...) {
       impl_->refresh_stats();
       throw;

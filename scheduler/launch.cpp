@@ -423,6 +423,12 @@ bool gemv_kn_mma_enabled() {
   return on;
 }
 
+bool kernel_timeline() {
+  // Read at every use (a program decides once, when it is built): a test turns it on for one session.
+  const char* f = std::getenv("GRAPE_KERNEL_TIMELINE");
+  return f && *f;
+}
+
 bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }

@@ -95,6 +95,11 @@ bool gemv_on_tensor_cores(const ir::Dim& n);
 // the FMA loop, for A/B measurements.
 bool gemv_kn_mma_enabled();
 
+// Whether kernels are built with the kernel timeline's stamps (jit/kernels/grid_dependency.cuh):
+// GRAPE_KERNEL_TIMELINE names the file the executors write them to after each run
+// (runtime/cuda/device_program.h). Part of every kernel's source, so of its cache key.
+bool kernel_timeline();
+
 // MatrixProduct kernels of at most this many rows run their GEMV entry point (jit/kernels/gemv.cuh,
 // or 16-row tensor-core tiles for vocabulary projections); more rows take GEMM tiles.
 constexpr int64_t kGemvMaxRows = 16;

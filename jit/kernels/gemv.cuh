@@ -357,6 +357,7 @@ template <class Ops>
 __device__ __forceinline__ bool grape_gemv_wait(const KParams* p) {
   if constexpr (Ops::kWeightBeforeWait) {
     GRAPE_GRID_WAIT();
+    GRAPE_TIMELINE_WAITED(p);
     if (p->pred && !*p->pred) return false;
   }
   return true;

@@ -25,6 +25,42 @@
 #define GRAPE_RELEASE_AT_START() GRAPE_LAUNCH_DEPENDENTS()
 #endif
 
+// Kernel timeline (GRAPE_TIMELINE, defined in every kernel's source when GRAPE_KERNEL_TIMELINE is
+// set: scheduler::kernel_timeline). Thread 0 of every block stamps %globaltimer into its launch's
+// KParams::timeline slot: [0] the earliest block start, [1] / [2] the earliest / latest block past
+// the wait for the predecessor, [3] the latest block end (thread 0 leaving the entry point). The
+// stamps show, in a graph with programmatic launches, how long each kernel runs after its
+// predecessor has finished, which ncu (kernels one by one, cold caches) and the eager profile
+// (events around each launch) cannot.
+#ifdef GRAPE_TIMELINE
+__device__ __forceinline__ unsigned long long grape_timeline_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void grape_timeline_waited(unsigned long long* t) {
+  if (t && threadIdx.x == 0) {
+    const unsigned long long now = grape_timeline_now();
+    atomicMin(t + 1, now);
+    atomicMax(t + 2, now);
+  }
+}
+struct GrapeTimelineScope {
+  unsigned long long* t;
+  __device__ explicit GrapeTimelineScope(unsigned long long* slot) : t(slot) {
+    if (t && threadIdx.x == 0) atomicMin(t, grape_timeline_now());
+  }
+  __device__ ~GrapeTimelineScope() {
+    if (t && threadIdx.x == 0) atomicMax(t + 3, grape_timeline_now());
+  }
+};
+#define GRAPE_TIMELINE_SCOPE(kp) GrapeTimelineScope grape_timeline_scope((kp).timeline)
+#define GRAPE_TIMELINE_WAITED(p) grape_timeline_waited((p)->timeline)
+#else
+#define GRAPE_TIMELINE_SCOPE(kp)
+#define GRAPE_TIMELINE_WAITED(p)
+#endif
+
 // Weights into L2 ahead of their kernel. Every generated kernel calls this with its parameter
 // block's `prefetch` range right after its wait and predicate check (jit/emit_kernels.cpp; a
 // prefetch changes no load's result). The executors give each matrix product's weight to the

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "jit/parallel_compile.h"
 #include "jit/sequence_source.h"
 #include "runtime/cuda/autotune.h"
+#include "scheduler/launch.h"
 #include "scheduler/prefetch.h"
 
 namespace grape::cuda {
@@ -591,6 +593,14 @@ void DeviceProgram::fill_blocks() {
     }
     for (size_t e = 0; e < spec.extra.size(); ++e) slot->extra[e] = spec.extra[e].eval(dims_);
     slot->scratch = reinterpret_cast<void*>(scratch_[k].ptr());
+    if (timeline_on_) {
+      if (!timeline_.ptr())
+        timeline_ =
+            jit::DeviceBuffer(dev_, 4 * sizeof(unsigned long long) * specs_.size(), "the kernel timeline");
+      slot->timeline = reinterpret_cast<unsigned long long*>(timeline_.ptr()) + 4 * k;
+    } else {
+      slot->timeline = nullptr;
+    }
   }
   for (size_t k = 0; k < specs_.size(); ++k) {
     auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
@@ -618,6 +628,42 @@ void DeviceProgram::fill_blocks() {
     std::memcpy(dims_area + sizeof(int64_t) * dim_slot_[s], &v, sizeof v);
   }
   fill_sequence_params();
+}
+
+void DeviceProgram::timeline_reset() {
+  if (!timeline_.ptr()) return;
+  // Earliest stamps start at the largest value, latest ones at 0. Kept in the program: the copy is
+  // queued on the run's stream.
+  if (timeline_init_.empty()) {
+    timeline_init_.assign(4 * specs_.size(), 0);
+    for (size_t k = 0; k < specs_.size(); ++k) timeline_init_[4 * k] = timeline_init_[4 * k + 1] = ~0ull;
+  }
+  timeline_.copy_from_host(timeline_init_.data(), timeline_init_.size() * sizeof(unsigned long long),
+                           stream());
+}
+
+void DeviceProgram::timeline_write() {
+  const char* file = std::getenv("GRAPE_KERNEL_TIMELINE");
+  if (!timeline_.ptr() || !file || !*file) return;
+  std::vector<unsigned long long> t(4 * specs_.size());
+  timeline_.copy_to_host(t.data(), t.size() * sizeof(unsigned long long), stream());
+  synchronize("the kernel timeline");
+  std::vector<size_t> ran;
+  for (size_t k = 0; k < specs_.size(); ++k)
+    if (t[4 * k] != ~0ull) ran.push_back(k);
+  std::sort(ran.begin(), ran.end(), [&](size_t a, size_t b) { return t[4 * a] < t[4 * b]; });
+  std::ofstream out(file, std::ios::trunc);
+  if (!out) throw Error(ErrorCode::IO, std::string("cannot write the kernel timeline to ") + file);
+  out << "# " << f_.name << ": " << ran.size()
+      << " kernels; us from the first start: start, first and last block past the wait, end (a kernel "
+         "that does not wait: -)\n";
+  const unsigned long long t0 = ran.empty() ? 0 : t[4 * ran.front()];
+  auto us = [&](unsigned long long v) { return std::to_string((v - t0) / 1000.0); };
+  for (size_t k : ran) {
+    const bool waited = t[4 * k + 1] != ~0ull;
+    out << us(t[4 * k]) << " " << (waited ? us(t[4 * k + 1]) : "-") << " "
+        << (waited ? us(t[4 * k + 2]) : "-") << " " << us(t[4 * k + 3]) << " " << kernel_label(k) << "\n";
+  }
 }
 
 int DeviceProgram::sequence_at(const std::vector<scheduler::Step>& list, size_t i) const {
@@ -857,6 +903,7 @@ Executor::Executor(std::shared_ptr<DeviceProgram> program, const RunControl& con
 bool Executor::bind(const std::vector<Tensor>& inputs, const std::map<std::string, int64_t>& dims) {
   program_->use_inputs(inputs);
   const bool uploaded = program_->bind(dims);
+  program_->timeline_reset();
   stats_.compile_ms = program_->compile_ms();
   stats_.kernels_compiled = program_->kernels_compiled();
   stats_.kernels_from_cache = program_->kernels_from_cache();
@@ -866,6 +913,8 @@ bool Executor::bind(const std::vector<Tensor>& inputs, const std::map<std::strin
   stats_.tuning_ms = program_->tuning_ms();
   return uploaded;
 }
+
+void Executor::write_timeline() { program_->timeline_write(); }
 
 Executor::~Executor() = default;
 

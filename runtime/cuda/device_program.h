@@ -102,6 +102,16 @@ class DeviceProgram {
   const std::vector<jit::KernelSpec>& specs() const { return specs_; }
   size_t num_kernels() const { return specs_.size(); }
   std::string kernel_label(size_t kernel) const;  // "kernel k_12 (add at line 4)"
+
+  // Kernel timeline (GRAPE_KERNEL_TIMELINE=FILE; scheduler::kernel_timeline builds the kernels with
+  // its stamps, jit/kernels/grid_dependency.cuh): each kernel's parameter block points at its
+  // four-stamp slot; timeline_reset clears them before a run and timeline_write replaces FILE with
+  // the run's launches, earliest first (µs from the run's first kernel start: start, first and
+  // last block past the wait, end). A kernel launched several times in a run (a loop's body)
+  // shows its first start and last end. Block sequences, control kernels and the mono executor's
+  // kernel carry no stamps.
+  void timeline_reset();
+  void timeline_write();
   std::string where(const ir::Operation* op) const;
 
   // Block sequences (scheduler/sequence.h): runs of small steps that one launch of one block
@@ -229,6 +239,10 @@ class DeviceProgram {
   scheduler::ArenaLayout layout_;
   jit::DeviceBuffer arena_;
   std::vector<jit::DeviceBuffer> scratch_;  // per kernel, zero-initialised (split-K counters)
+  // 4 stamps per kernel when the kernels were built with them (GRAPE_KERNEL_TIMELINE set then).
+  bool timeline_on_ = scheduler::kernel_timeline();
+  jit::DeviceBuffer timeline_;
+  std::vector<unsigned long long> timeline_init_;
   std::vector<Launch> launches_;
   std::vector<scheduler::BlockSequence> sequences_;
   std::map<std::pair<const std::vector<scheduler::Step>*, size_t>, size_t> sequence_start_;

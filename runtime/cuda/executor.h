@@ -93,6 +93,8 @@ class Executor {
   void reset_state();
 
   const RunStats& stats() const { return stats_; }
+  // GRAPE_KERNEL_TIMELINE=FILE: writes the last run's kernel timeline (DeviceProgram::timeline_write).
+  void write_timeline();
   // Per-kernel device times of the runs from now on (on: clears what was collected). Only the
   // eager executor measures them; the others throw ErrorCode::Unsupported.
   virtual void set_profiling(bool on);

@@ -4,7 +4,11 @@
 // not profile. Without a CUDA driver every test skips with a message.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -96,6 +100,67 @@ TEST(KernelProfile, OnlyTheEagerExecutorProfiles) {
     EXPECT_EQ(e.code(), ErrorCode::Unsupported);
     EXPECT_NE(std::string(e.what()).find("eager executor"), std::string::npos) << e.what();
   }
+}
+
+// GRAPE_KERNEL_TIMELINE=FILE (DeviceProgram::timeline_write): a session built while it is set stamps
+// every kernel launch; after each run FILE holds one line per kernel, earliest start first, whose
+// stamps are ordered (start <= first past the wait <= last past the wait <= end), under both the
+// eager and the graph executor; results are the CPU's. A session built without it writes nothing.
+TEST(KernelTimeline, EveryKernelOfARunInOrder) {
+  REQUIRE_GPU();
+  const std::string file = testing::TempDir() + "grape_kernel_timeline.txt";
+  auto m = tiny_mlp();
+  const Inputs in = {{"x", sample(DType::F16, {3, 32}, 1)}};
+  Session cpu(m, SessionOptions{"main", "cpu", "auto", 0});
+  const auto want = cpu.run(in);
+  for (const char* executor : {"eager", "graph"}) {
+    SCOPED_TRACE(executor);
+    std::remove(file.c_str());
+    ::setenv("GRAPE_KERNEL_TIMELINE", file.c_str(), 1);
+    Session s(m, SessionOptions{"main", "cuda", executor, 0});
+    ::unsetenv("GRAPE_KERNEL_TIMELINE");
+    for (int run = 0; run < 2; ++run) {
+      ::setenv("GRAPE_KERNEL_TIMELINE", file.c_str(), 1);
+      const auto got = s.run(in);
+      ::unsetenv("GRAPE_KERNEL_TIMELINE");
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) expect_close(want[i], got[i], "timeline run");
+      std::ifstream f(file);
+      ASSERT_TRUE(f) << file;
+      std::string header;
+      std::getline(f, header);
+      EXPECT_EQ(header.rfind("# main: ", 0), 0u) << header;
+      std::string line;
+      int lines = 0;
+      double last_start = -1;
+      while (std::getline(f, line)) {
+        SCOPED_TRACE(line);
+        std::istringstream ls(line);
+        std::string start, first, last, end;
+        ls >> start >> first >> last >> end;
+        const double t0 = std::stod(start), t3 = std::stod(end);
+        EXPECT_GE(t0, last_start);
+        EXPECT_LE(t0, t3);
+        if (first != "-") {
+          EXPECT_LE(t0, std::stod(first));
+          EXPECT_LE(std::stod(first), std::stod(last));
+          EXPECT_LE(std::stod(last), t3);
+        }
+        EXPECT_NE(line.find("kernel "), std::string::npos);
+        last_start = t0;
+        ++lines;
+      }
+      // Every launch of a generated kernel (block sequences and control kernels carry no stamps).
+      EXPECT_GE(lines, 2);
+      EXPECT_LE(lines, s.last_run_stats().kernels);
+    }
+  }
+  std::remove(file.c_str());
+  Session plain(m, SessionOptions{"main", "cuda", "eager", 0});
+  ::setenv("GRAPE_KERNEL_TIMELINE", file.c_str(), 1);
+  plain.run(in);
+  ::unsetenv("GRAPE_KERNEL_TIMELINE");
+  EXPECT_FALSE(std::ifstream(file)) << "a program built without the stamps wrote a timeline";
 }
 
 }  // namespace
