@@ -32,11 +32,6 @@ __device__ __forceinline__ unsigned int grape_ctaid() {
   asm("mov.u32 %0, %%ctaid.x;" : "=r"(b));
   return b;
 }
-__device__ __forceinline__ unsigned long long grape_globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 // Tracing (PersistentParams::trace): block 0 stamps when it arrives at each barrier and leaves it.
 __device__ __forceinline__ void grape_trace(unsigned long long* trace, int slot) {
   if (trace && grape_ctaid() == 0 && threadIdx.x == 0) trace[slot] = grape_globaltimer();

@@ -32,15 +32,16 @@
 // stamps show, in a graph with programmatic launches, how long each kernel runs after its
 // predecessor has finished, which ncu (kernels one by one, cold caches) and the eager profile
 // (events around each launch) cannot.
-#ifdef GRAPE_TIMELINE
-__device__ __forceinline__ unsigned long long grape_timeline_now() {
+// The GPU's nanosecond clock (the timeline's stamps; the mono executor's trace, persistent_source.cpp).
+__device__ __forceinline__ unsigned long long grape_globaltimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+#ifdef GRAPE_TIMELINE
 __device__ __forceinline__ void grape_timeline_waited(unsigned long long* t) {
   if (t && threadIdx.x == 0) {
-    const unsigned long long now = grape_timeline_now();
+    const unsigned long long now = grape_globaltimer();
     atomicMin(t + 1, now);
     atomicMax(t + 2, now);
   }
@@ -48,10 +49,10 @@ __device__ __forceinline__ void grape_timeline_waited(unsigned long long* t) {
 struct GrapeTimelineScope {
   unsigned long long* t;
   __device__ explicit GrapeTimelineScope(unsigned long long* slot) : t(slot) {
-    if (t && threadIdx.x == 0) atomicMin(t, grape_timeline_now());
+    if (t && threadIdx.x == 0) atomicMin(t, grape_globaltimer());
   }
   __device__ ~GrapeTimelineScope() {
-    if (t && threadIdx.x == 0) atomicMax(t + 3, grape_timeline_now());
+    if (t && threadIdx.x == 0) atomicMax(t + 3, grape_globaltimer());
   }
 };
 #define GRAPE_TIMELINE_SCOPE(kp) GrapeTimelineScope grape_timeline_scope((kp).timeline)
