@@ -37,8 +37,9 @@ struct KParams {
   const void* prefetch;
   unsigned long long prefetch_bytes;
   // Kernel timeline (GRAPE_KERNEL_TIMELINE, runtime/cuda/device_program.h): null, or this launch
-  // slot's four %globaltimer stamps (ns): the first block's start, the first and last block past
-  // the wait for the predecessor, the last block's end (jit/kernels/grid_dependency.cuh).
+  // slot's eight %globaltimer stamps (ns): the first block's start, the first and last block past
+  // the wait for the predecessor, the last block's end, the last block past each of four marks
+  // (jit/kernels/grid_dependency.cuh).
   unsigned long long* timeline;
   unsigned long long timeline_unused;  // keeps the block a whole number of 16-byte words
 };

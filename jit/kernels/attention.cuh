@@ -253,6 +253,7 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
     }
   }
   __syncthreads();
+  GRAPE_TIMELINE_MARK(p, 0);  // q staged
   const float* q = qs + r * dkp;
 
   // Pass 1: scores, and each lane's running softmax statistics.
@@ -285,6 +286,7 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
     stats[2 * w + 1] = l;
   }
   __syncthreads();
+  GRAPE_TIMELINE_MARK(p, 1);  // pass 1 (the scores)
   // The row's statistics: the maximum over its slices, then their rescaled sums in slice order
   // (every warp of the row alike).
   float M = neg_inf, L = 0.0f;
@@ -359,6 +361,7 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
     }
   }
 
+  GRAPE_TIMELINE_MARK(p, 2);  // pass 2 (times v), warp 0
   // The successor may launch now (Ops::kTriggerAfterKeys): only the sums and stores are left.
   if constexpr (Ops::kTriggerAfterKeys) GRAPE_LAUNCH_DEPENDENTS();
   // The key slices' partial outputs, added in slice order by the row's first warp.
@@ -378,6 +381,7 @@ __device__ void grape_attention(const KParams* p, long long item, float* smem) {
     for (int t = 0; t < DVT; ++t) part[w * DVT * 32 + lane + 32 * t] = acc[t];
   }
   __syncthreads();
+  GRAPE_TIMELINE_MARK(p, 3);  // the slices' partial outputs in shared memory
   if (live && s == 0) {
 #pragma unroll
     for (int t = 0; t < DVT; ++t) {

@@ -142,6 +142,7 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, typename Ops:
       }
     }
     __syncthreads();
+    GRAPE_TIMELINE_MARK(p, 0);  // the rows' statistics
   }
   const unsigned kp = (kn + 63) & ~63, total = rows * kp;
   if constexpr (Ops::kAVec) {
@@ -172,6 +173,7 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, typename Ops:
         }
       }
       __syncthreads();
+      GRAPE_TIMELINE_MARK(p, 1);  // A staged
       return;
     }
   }
@@ -197,6 +199,7 @@ __device__ __forceinline__ void grape_gemv_stage(const KParams* p, typename Ops:
     }
   }
   __syncthreads();
+  GRAPE_TIMELINE_MARK(p, 1);  // A staged
 }
 
 __device__ __forceinline__ long long grape_gemv_partials_offset(long long tiles) {
@@ -450,6 +453,7 @@ __device__ void grape_gemv_kn(const KParams* p, long long item, unsigned char* s
       if (m < rows) red[(w * MT + m) * 64 + tx * V + i % V] = acc[j];
     }
     __syncthreads();
+    GRAPE_TIMELINE_MARK(p, 2);  // every warp's products summed
     for (int t = threadIdx.x; t < rows * TN; t += GRAPE_GEMV_THREADS) {
       const int m = t / TN, c = t - m * TN;
       float s = 0.0f;

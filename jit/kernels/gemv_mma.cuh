@@ -94,7 +94,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
 #pragma unroll
       for (int t = 0; t < PS; ++t) load(w + WARPS * t, buf[t]);
     }
-    grape_gemv_stage<Ops>(p, As, lda, st, r0, rows, k0, kn, K);
+    grape_gemv_stage<Ops>(p, As, lda, st, r0, rows, k0, kn, K);  // marks 0 and 1
     float acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -138,6 +138,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
       }
     }
     __syncthreads();
+    GRAPE_TIMELINE_MARK(p, 2);  // every warp's products summed (the weight has arrived)
     if (cs > 1) {
       // Block q of the cluster owns outputs [q * share, (q + 1) * share) of the tile's rows x 64:
       // every block stores its sums of them (at most two per thread) into the owner's `inc` slot
@@ -159,6 +160,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
         }
       }
       grape_cluster_sync();
+      GRAPE_TIMELINE_MARK(p, 3);  // the splits' sums exchanged
       const int t = (int)split * share + threadIdx.x;
       if (threadIdx.x < share && t < total) {
         float v[8];

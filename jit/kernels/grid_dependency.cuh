@@ -28,7 +28,9 @@
 // Kernel timeline (GRAPE_TIMELINE, defined in every kernel's source when GRAPE_KERNEL_TIMELINE is
 // set: scheduler::kernel_timeline). Thread 0 of every block stamps %globaltimer into its launch's
 // KParams::timeline slot: [0] the earliest block start, [1] / [2] the earliest / latest block past
-// the wait for the predecessor, [3] the latest block end (thread 0 leaving the entry point). The
+// the wait for the predecessor, [3] the latest block end (thread 0 leaving the entry point), and
+// [4 + i] the latest block past mark i (GRAPE_TIMELINE_MARK(p, i), i < 4: a kernel template's
+// phases, e.g. gemv_mma.cuh's "A staged", "products summed", "splits exchanged"). The
 // stamps show, in a graph with programmatic launches, how long each kernel runs after its
 // predecessor has finished, which ncu (kernels one by one, cold caches) and the eager profile
 // (events around each launch) cannot.
@@ -55,11 +57,16 @@ struct GrapeTimelineScope {
     if (t && threadIdx.x == 0) atomicMax(t + 3, grape_globaltimer());
   }
 };
+__device__ __forceinline__ void grape_timeline_mark(unsigned long long* t, int i) {
+  if (t && threadIdx.x == 0) atomicMax(t + 4 + i, grape_globaltimer());
+}
 #define GRAPE_TIMELINE_SCOPE(kp) GrapeTimelineScope grape_timeline_scope((kp).timeline)
 #define GRAPE_TIMELINE_WAITED(p) grape_timeline_waited((p)->timeline)
+#define GRAPE_TIMELINE_MARK(p, i) grape_timeline_mark((p)->timeline, i)
 #else
 #define GRAPE_TIMELINE_SCOPE(kp)
 #define GRAPE_TIMELINE_WAITED(p)
+#define GRAPE_TIMELINE_MARK(p, i)
 #endif
 
 // Weights into L2 ahead of their kernel. Every generated kernel calls this with its parameter

@@ -595,9 +595,9 @@ void DeviceProgram::fill_blocks() {
     slot->scratch = reinterpret_cast<void*>(scratch_[k].ptr());
     if (timeline_on_) {
       if (!timeline_.ptr())
-        timeline_ =
-            jit::DeviceBuffer(dev_, 4 * sizeof(unsigned long long) * specs_.size(), "the kernel timeline");
-      slot->timeline = reinterpret_cast<unsigned long long*>(timeline_.ptr()) + 4 * k;
+        timeline_ = jit::DeviceBuffer(dev_, kTimelineStamps * sizeof(unsigned long long) * specs_.size(),
+                                      "the kernel timeline");
+      slot->timeline = reinterpret_cast<unsigned long long*>(timeline_.ptr()) + kTimelineStamps * k;
     } else {
       slot->timeline = nullptr;
     }
@@ -635,8 +635,9 @@ void DeviceProgram::timeline_reset() {
   // Earliest stamps start at the largest value, latest ones at 0. Kept in the program: the copy is
   // queued on the run's stream.
   if (timeline_init_.empty()) {
-    timeline_init_.assign(4 * specs_.size(), 0);
-    for (size_t k = 0; k < specs_.size(); ++k) timeline_init_[4 * k] = timeline_init_[4 * k + 1] = ~0ull;
+    timeline_init_.assign(kTimelineStamps * specs_.size(), 0);
+    for (size_t k = 0; k < specs_.size(); ++k)
+      timeline_init_[kTimelineStamps * k] = timeline_init_[kTimelineStamps * k + 1] = ~0ull;
   }
   timeline_.copy_from_host(timeline_init_.data(), timeline_init_.size() * sizeof(unsigned long long),
                            stream());
@@ -646,24 +647,33 @@ void DeviceProgram::timeline_write() {
   if (!timeline_.ptr()) return;  // every run: no getenv unless the program has stamps
   const char* file = std::getenv("GRAPE_KERNEL_TIMELINE");
   if (!file || !*file) return;
-  std::vector<unsigned long long> t(4 * specs_.size());
+  constexpr size_t S = kTimelineStamps;
+  std::vector<unsigned long long> t(S * specs_.size());
   timeline_.copy_to_host(t.data(), t.size() * sizeof(unsigned long long), stream());
   synchronize("the kernel timeline");
   std::vector<size_t> ran;
   for (size_t k = 0; k < specs_.size(); ++k)
-    if (t[4 * k] != ~0ull) ran.push_back(k);
-  std::sort(ran.begin(), ran.end(), [&](size_t a, size_t b) { return t[4 * a] < t[4 * b]; });
+    if (t[S * k] != ~0ull) ran.push_back(k);
+  std::sort(ran.begin(), ran.end(), [&](size_t a, size_t b) { return t[S * a] < t[S * b]; });
   std::ofstream out(file, std::ios::trunc);
   if (!out) throw Error(ErrorCode::IO, std::string("cannot write the kernel timeline to ") + file);
   out << "# " << f_.name << ": " << ran.size()
       << " kernels; us from the first start: start, first and last block past the wait, end (a kernel "
-         "that does not wait: -)\n";
-  const unsigned long long t0 = ran.empty() ? 0 : t[4 * ran.front()];
+         "that does not wait: -), then m=a,b,c,d where the kernel's template marks phases (the last "
+         "block past each mark; -: not reached)\n";
+  const unsigned long long t0 = ran.empty() ? 0 : t[S * ran.front()];
   auto us = [&](unsigned long long v) { return std::to_string((v - t0) / 1000.0); };
   for (size_t k : ran) {
-    const bool waited = t[4 * k + 1] != ~0ull;
-    out << us(t[4 * k]) << " " << (waited ? us(t[4 * k + 1]) : "-") << " "
-        << (waited ? us(t[4 * k + 2]) : "-") << " " << us(t[4 * k + 3]) << " " << kernel_label(k) << "\n";
+    const unsigned long long* r = &t[S * k];
+    const bool waited = r[1] != ~0ull;
+    out << us(r[0]) << " " << (waited ? us(r[1]) : "-") << " " << (waited ? us(r[2]) : "-") << " " << us(r[3])
+        << " ";
+    if (r[4] || r[5] || r[6] || r[7]) {
+      out << "m=";
+      for (int i = 4; i < 8; ++i) out << (i > 4 ? "," : "") << (r[i] ? us(r[i]) : "-");
+      out << " ";
+    }
+    out << kernel_label(k) << "\n";
   }
 }
 

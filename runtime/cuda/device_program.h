@@ -105,11 +105,11 @@ class DeviceProgram {
 
   // Kernel timeline (GRAPE_KERNEL_TIMELINE=FILE; scheduler::kernel_timeline builds the kernels with
   // its stamps, jit/kernels/grid_dependency.cuh): each kernel's parameter block points at its
-  // four-stamp slot; timeline_reset clears them before a run and timeline_write replaces FILE with
-  // the run's launches, earliest first (µs from the run's first kernel start: start, first and
-  // last block past the wait, end). A kernel launched several times in a run (a loop's body)
-  // shows its first start and last end. Block sequences, control kernels and the mono executor's
-  // kernel carry no stamps.
+  // slot of kTimelineStamps; timeline_reset clears them before a run and timeline_write replaces
+  // FILE with the run's launches, earliest first (µs from the run's first kernel start: start,
+  // first and last block past the wait, end, and the template's phase marks if any). A kernel launched
+  // several times in a run (a loop's body) shows its first start and last end. Block sequences, control
+  // kernels and the mono executor's kernel carry no stamps.
   void timeline_reset();
   void timeline_write();
   std::string where(const ir::Operation* op) const;
@@ -240,6 +240,7 @@ class DeviceProgram {
   jit::DeviceBuffer arena_;
   std::vector<jit::DeviceBuffer> scratch_;  // per kernel, zero-initialised (split-K counters)
   // 4 stamps per kernel when the kernels were built with them (GRAPE_KERNEL_TIMELINE set then).
+  static constexpr size_t kTimelineStamps = 8;  // grid_dependency.cuh: 4 stamps, 4 marks
   bool timeline_on_ = scheduler::kernel_timeline();
   jit::DeviceBuffer timeline_;
   std::vector<unsigned long long> timeline_init_;

@@ -104,7 +104,8 @@ TEST(KernelProfile, OnlyTheEagerExecutorProfiles) {
 
 // GRAPE_KERNEL_TIMELINE=FILE (DeviceProgram::timeline_write): a session built while it is set stamps
 // every kernel launch; after each run FILE holds one line per kernel, earliest start first, whose
-// stamps are ordered (start <= first past the wait <= last past the wait <= end), under both the
+// stamps are ordered (start <= first past the wait <= last past the wait <= end; phase marks
+// between the first wait and the end), under both the
 // eager and the graph executor; results are the CPU's. A session built without it writes nothing.
 TEST(KernelTimeline, EveryKernelOfARunInOrder) {
   REQUIRE_GPU();
@@ -131,7 +132,7 @@ TEST(KernelTimeline, EveryKernelOfARunInOrder) {
       std::getline(f, header);
       EXPECT_EQ(header.rfind("# main: ", 0), 0u) << header;
       std::string line;
-      int lines = 0;
+      int lines = 0, marked = 0;
       double last_start = -1;
       while (std::getline(f, line)) {
         SCOPED_TRACE(line);
@@ -146,6 +147,23 @@ TEST(KernelTimeline, EveryKernelOfARunInOrder) {
           EXPECT_LE(std::stod(first), std::stod(last));
           EXPECT_LE(std::stod(last), t3);
         }
+        // Phase marks (a template's GRAPE_TIMELINE_MARK), where present: each set one past the
+        // first block's wait and before the last block's end.
+        std::string marks;
+        ls >> marks;
+        if (marks.rfind("m=", 0) == 0) {
+          ++marked;
+          std::istringstream ms(marks.substr(2));
+          std::string mark;
+          int n = 0;
+          while (std::getline(ms, mark, ',')) {
+            ++n;
+            if (mark == "-") continue;
+            EXPECT_LE(std::stod(first), std::stod(mark));
+            EXPECT_LE(std::stod(mark), t3);
+          }
+          EXPECT_EQ(n, 4);
+        }
         EXPECT_NE(line.find("kernel "), std::string::npos);
         last_start = t0;
         ++lines;
@@ -153,6 +171,7 @@ TEST(KernelTimeline, EveryKernelOfARunInOrder) {
       // Every launch of a generated kernel (block sequences and control kernels carry no stamps).
       EXPECT_GE(lines, 2);
       EXPECT_LE(lines, s.last_run_stats().kernels);
+      EXPECT_GE(marked, 1) << "the norm + matrix product (gemv_mma.cuh) marks its phases";
     }
   }
   std::remove(file.c_str());
