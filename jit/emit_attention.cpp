@@ -158,12 +158,8 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   // Programmatic dependent launch: the decode kernel lets its successor launch once its passes
   // over the keys are done (scheduler::gemv_dependent_launch 3; attention.cuh).
-  // GRAPE_ATTN_RELEASE_AT_START=1 (experiment): the decode kernel releases its successor right after
-  // its wait instead; it uses 60 of 132 SMs, so the next GEMV's blocks may become resident (and
-  // request their weight) while it runs.
-  const bool at_start = !mma && scheduler::attention_release_at_start();
   ops += std::string("  static constexpr bool kTriggerAfterKeys = ") +
-         (scheduler::gemv_dependent_launch() >= 3 && !at_start ? "true" : "false") + ";\n";
+         (scheduler::gemv_dependent_launch() >= 3 ? "true" : "false") + ";\n";
   ops += "};\n\n";
 
   std::string s = ops;
@@ -188,7 +184,6 @@ std::string attention_kernel(Ctx& c, const std::string& name, LaunchRule& L) {
     c.templates = {"attention.cuh", "gemm_mma.cuh", "attention_mma.cuh"};
   } else {
     s += kernel_header(name, "256");
-    if (at_start) s += "  GRAPE_RELEASE_AT_START();\n";
     s += "  extern __shared__ __align__(16) unsigned char grape_smem[];\n";
     s += "  const long long items = " + c.numel(batch) + " * ((Ops::S(p) + p->splits - 1) / p->splits);\n";
     s += "  for (long long item = blockIdx.x; item < items; item += gridDim.x) grape_attention<Ops, " +

@@ -429,11 +429,6 @@ bool kernel_timeline() {
   return f && *f;
 }
 
-bool attention_release_at_start() {
-  static const bool on = env_knob("GRAPE_ATTN_RELEASE_AT_START", 0, 1, 0) == 1;
-  return on;
-}
-
 bool gemv_on_tensor_cores(const ir::Dim& n) {
   return gemv_uses_tensor_cores() || (n.is_const() && n.const_value() >= kGemvTensorCoreMinColumns);
 }

@@ -94,9 +94,6 @@ bool gemv_on_tensor_cores(const ir::Dim& n);
 // jit/kernels/gemv_mma.cuh (the default) rather than gemv.cuh's FMA loop: GRAPE_GEMV_MMA=0 keeps
 // the FMA loop, for A/B measurements.
 bool gemv_kn_mma_enabled();
-// Experiment: the decode attention kernel releases its successor at its start
-// (GRAPE_ATTN_RELEASE_AT_START=1).
-bool attention_release_at_start();
 
 // Whether kernels are built with the kernel timeline's stamps (jit/kernels/grid_dependency.cuh):
 // GRAPE_KERNEL_TIMELINE names the file the executors write them to after each run
