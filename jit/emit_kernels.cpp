@@ -48,10 +48,10 @@ std::string kernel_header(const std::string& name, const std::string& bounds, bo
   // branch on a parameter.
   s += "  if (p->pred && !*p->pred) return;\n";
   // `prefetch`: the next matrix product's weight into L2 (grape_prefetch_l2; no effect on any
-  // result), only in the tensor-core entry points of matrix products: the call costs a kernel
-  // about 0.08 us of critical path even with nothing to fetch, before the wait or after it (runs
-  // 80, 81), which the overhead chain and decode's GEMVs (whose time is not the weight's latency)
-  // would pay for nothing. GRAPE_PREFETCH=0 leaves it out (the same-run baseline).
+  // result), only in the tensor-core entry points of matrix products (and gemv_mma.cuh's body,
+  // before its wait): the call costs a kernel about 0.08 us of critical path even with nothing to
+  // fetch (runs 80, 81), which the overhead chain would pay for nothing. GRAPE_PREFETCH=0 leaves
+  // it out (the same-run baseline).
   if (prefetch && scheduler::prefetch_mode() != scheduler::PrefetchMode::None)
     s += "  grape_prefetch_l2(kp.prefetch, kp.prefetch_bytes);\n";
   return s;

@@ -30,9 +30,9 @@ constexpr uint64_t kPrefetchMaxBytes = 24ull << 20;
 // matrix product with a weight to prefetch (its size within kPrefetchMaxBytes). In each step list
 // (the function body, each loop body, separately) with targets t1 < t2 < ... in step order:
 // Previous has t(i) prefetch t(i+1) and, in a loop body, the last target prefetch the first for
-// the next trip; only matrix products request anything (only their tensor-core entry points have
-// the call: jit/emit_kernels.cpp). Kernels inside a predicated region are assigned like the others
-// (a prefetch is a hint; a skipped one costs bandwidth only).
+// the next trip; only matrix products request anything (only their tensor-core entry points,
+// jit/emit_kernels.cpp, and gemv_mma.cuh's body have the call). Kernels inside a predicated region are
+// assigned like the others (a prefetch is a hint; a skipped one costs bandwidth only).
 std::vector<int> plan_prefetches(const ExecPlan& plan, const std::vector<bool>& target, PrefetchMode mode);
 
 }  // namespace grape::scheduler

@@ -69,9 +69,10 @@ __device__ __forceinline__ void grape_timeline_mark(unsigned long long* t, int i
 #define GRAPE_TIMELINE_MARK(p, i)
 #endif
 
-// Weights into L2 ahead of their kernel. Every generated kernel calls this with its parameter
-// block's `prefetch` range right after its wait and predicate check (jit/emit_kernels.cpp; a
-// prefetch changes no load's result). The executors give each matrix product's weight to the
+// Weights into L2 ahead of their kernel. A matrix product's tensor-core entry points call this
+// with their parameter block's `prefetch` range right after their wait and predicate check
+// (jit/emit_kernels.cpp), gemv_mma.cuh's blocks before their wait (a prefetch changes no load's
+// result). The executors give each matrix product's weight to the
 // matrix product before it (scheduler/prefetch.h), so it streams into L2 while that product runs
 // (and whatever runs between the two) instead of behind the product that reads it. Every thread
 // of the grid takes pieces of 16 KB, blocks first, so a grid of a few blocks still spreads its
