@@ -239,8 +239,9 @@ class DeviceProgram {
   scheduler::ArenaLayout layout_;
   jit::DeviceBuffer arena_;
   std::vector<jit::DeviceBuffer> scratch_;  // per kernel, zero-initialised (split-K counters)
-  // 4 stamps per kernel when the kernels were built with them (GRAPE_KERNEL_TIMELINE set then).
-  static constexpr size_t kTimelineStamps = 8;  // grid_dependency.cuh: 4 stamps, 4 marks
+  // kTimelineStamps per kernel when the kernels were built with them (GRAPE_KERNEL_TIMELINE set
+  // then): grid_dependency.cuh's 4 stamps and 4 phase marks.
+  static constexpr size_t kTimelineStamps = 8;
   bool timeline_on_ = scheduler::kernel_timeline();
   jit::DeviceBuffer timeline_;
   std::vector<unsigned long long> timeline_init_;
