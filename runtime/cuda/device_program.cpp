@@ -668,9 +668,10 @@ void DeviceProgram::timeline_write() {
     const bool waited = r[1] != ~0ull;
     out << us(r[0]) << " " << (waited ? us(r[1]) : "-") << " " << (waited ? us(r[2]) : "-") << " " << us(r[3])
         << " ";
-    if (r[4] || r[5] || r[6] || r[7]) {
+    // Marks: the stamps after the first four (0: no block reached it).
+    if (std::any_of(r + 4, r + S, [](unsigned long long v) { return v != 0; })) {
       out << "m=";
-      for (int i = 4; i < 8; ++i) out << (i > 4 ? "," : "") << (r[i] ? us(r[i]) : "-");
+      for (size_t i = 4; i < S; ++i) out << (i > 4 ? "," : "") << (r[i] ? us(r[i]) : "-");
       out << " ";
     }
     out << kernel_label(k) << "\n";
