@@ -60,6 +60,7 @@ LoadedDriver load_driver() {
     d.missing_graph_symbol = join_symbols({__VA_ARGS__});
   GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL)
 #undef GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL
+  resolve(loaded.library, d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
 
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {

@@ -77,6 +77,8 @@ struct Driver {
   GRAPE_CUDA_DRIVER_FUNCTIONS(GRAPE_CUDA_DRIVER_MEMBER)
   GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(GRAPE_CUDA_DRIVER_MEMBER)
 #undef GRAPE_CUDA_DRIVER_MEMBER
+  // The copy engine's tensor maps (gemv_mma.cuh's weight tiles); null with a driver without it.
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   std::string missing_graph_symbol;  // empty when every graph function resolved
   bool has_graphs() const { return missing_graph_symbol.empty(); }
 

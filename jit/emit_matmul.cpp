@@ -394,7 +394,9 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   ops.insert(ops.rfind("};"), std::string("  static constexpr bool kWeightBeforeWait = ") +
                                   (weight_before_wait ? "true" : "false") +
                                   ";\n  static constexpr bool kTriggerAfterWeight = " +
-                                  (early >= (gemv_tc ? 3 : 2) ? "true" : "false") + ";\n");
+                                  (early >= (gemv_tc ? 3 : 2) ? "true" : "false") +
+                                  ";\n  static constexpr bool kWeightTma = " +
+                                  (scheduler::gemv_weight_tma() ? "true" : "false") + ";\n");
   std::string s =
       ops + kernel_header(name, gemv_tc ? "256, " + std::to_string(scheduler::kGemvTcBlocksPerSm) : "256, 2",
                           false, !weight_before_wait);
@@ -474,7 +476,8 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   }
   s += "#endif\n";
   s += "#endif\n";
-  c.templates = {"gemv.cuh", "gemm_mma.cuh", "cluster.cuh", "gemv_mma.cuh", "gemm_wgmma.cuh"};
+  c.templates = {"gemv.cuh",      "gemm_mma.cuh", "cluster.cuh",
+                 "bulk_copy.cuh", "gemv_mma.cuh", "gemm_wgmma.cuh"};
   L.kind = LaunchRule::MatrixProduct;
   L.wgmma = wgmma;
   L.items = {rows, n_dim, k_dim};

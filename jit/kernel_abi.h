@@ -41,7 +41,10 @@ struct KParams {
   // the wait for the predecessor, the last block's end, the last block past each of four marks
   // (jit/kernels/grid_dependency.cuh).
   unsigned long long* timeline;
-  unsigned long long timeline_unused;  // keeps the block a whole number of 16-byte words
+  // gemv_mma.cuh: null, or the weight's tensor map (a CUtensorMap of [K][N] in boxes of 64
+  // columns x 64 rows, 128-byte swizzle) in device memory, for one bulk tensor copy per box
+  // (runtime/cuda/device_program.cpp, encode_weight_maps).
+  const void* weight_map;
 };
 
 // The parameters of a block-sequence kernel (scheduler/sequence.h, jit/sequence_source.h): one

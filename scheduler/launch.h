@@ -94,6 +94,11 @@ bool gemv_on_tensor_cores(const ir::Dim& n);
 // jit/kernels/gemv_mma.cuh (the default) rather than gemv.cuh's FMA loop: GRAPE_GEMV_MMA=0 keeps
 // the FMA loop, for A/B measurements.
 bool gemv_kn_mma_enabled();
+// Whether gemv_mma.cuh's blocks bring their weight tile into shared memory by bulk tensor copies
+// (sm_90, K ranges of at most kGemvMmaTmaMaxK, a tensor map from the executor) rather than into
+// registers: GRAPE_GEMV_TMA=0 keeps the registers, for A/B measurements (read once; part of every
+// such kernel's source).
+bool gemv_weight_tma();
 
 // Whether kernels are built with the kernel timeline's stamps (jit/kernels/grid_dependency.cuh):
 // GRAPE_KERNEL_TIMELINE names the file the executors write them to after each run
@@ -121,16 +126,23 @@ static_assert(kGemvTcBlocksPerSm * (kGemvTcSharedBytes + 1024) <= 228 * 1024,
               "the tensor-core GEMV's blocks fit one multiprocessor's shared memory (Hopper)");
 // jit/kernels/gemv_mma.cuh's shared memory for a K range of `kchunk`: A [8][kchunk rounded up to
 // 64, plus 8] in 2-byte elements, then floats: row statistics [8][2], the warps' sums [8][8][64] and
-// the sums the blocks of a cluster send each other (at most [8][64] plus 8 of rounding).
+// the sums the blocks of a cluster send each other (at most [8][64] plus 8 of rounding); then, for
+// K ranges of at most kGemvMmaTmaMaxK (rounded up to 64), the weight tile the copy engine fills
+// (128 bytes per row, 1024-byte aligned: up to 1024 of padding) and its 8-byte barrier, padded to 16.
+constexpr int64_t kGemvMmaTmaMaxK = 512;  // GRAPE_GEMV_MMA_TMA_MAX_K
 constexpr unsigned gemv_mma_shared_bytes(int64_t kchunk) {
-  return static_cast<unsigned>(8 * ((kchunk + 63) / 64 * 64 + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64 + 8 * 64 + 8));
+  const int64_t kcs = (kchunk + 63) / 64 * 64;
+  return static_cast<unsigned>(8 * (kcs + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64 + 8 * 64 + 8) +
+                               (kcs <= kGemvMmaTmaMaxK ? kcs * 128 + 1024 + 16 : 0));
 }
 // The limit of a MatrixProduct kernel's GEMV entry point (kKernelSymbol, its row-count variants);
-// gemv_mma.cuh's K ranges are at most kGemvMaxKChunk (1536, gemv.cuh's).
+// gemv_mma.cuh's K ranges are at most kGemvMaxKChunk (1536, gemv.cuh's); the most shared memory is
+// that of the longest range with the weight tile.
 constexpr unsigned matrix_product_gemv_max_shared_bytes(bool tensor_cores) {
-  constexpr unsigned plain = gemv_mma_shared_bytes(1536) > kMatrixProductMaxSharedBytes
-                                 ? gemv_mma_shared_bytes(1536)
-                                 : kMatrixProductMaxSharedBytes;
+  constexpr unsigned mma = gemv_mma_shared_bytes(1536) > gemv_mma_shared_bytes(kGemvMmaTmaMaxK)
+                               ? gemv_mma_shared_bytes(1536)
+                               : gemv_mma_shared_bytes(kGemvMmaTmaMaxK);
+  constexpr unsigned plain = mma > kMatrixProductMaxSharedBytes ? mma : kMatrixProductMaxSharedBytes;
   return tensor_cores && kGemvTcSharedBytes > plain ? kGemvTcSharedBytes : plain;
 }
 

@@ -23,14 +23,30 @@
 // as in gemv.cuh (grape_splitk_finish). The host checks N % 8 == 0 (so every row of W is
 // 16-byte aligned and a lane's 8 columns are all in range or all out).
 //
+// Weight in shared memory (Ops::kWeightTma, sm_90, K ranges of at most GRAPE_GEMV_MMA_TMA_MAX_K,
+// a tensor map from the executor in p->weight_map): the block's [K range][64 columns] of W comes
+// by the copy engine, one bulk tensor copy per 64 rows (boxes of 64 x 64, elements past K or N as
+// zeros), requested where the register path requests its first slabs, and the warps read their
+// operands from there. Why: an SM's ordinary loads return in order, so A's loads (and a fused
+// norm's row statistics) issued after the wait queued behind the weight's; the copy engine's do
+// not hold them up (bench/RESULTS.md, thirty-fourth session). One copy per weight row instead
+// measured slower: issuing 128-384 copies per block delayed its wait (branch
+// experiment/gemv-weight-bulk-copy). The 128-byte swizzle stores 16-byte chunk c of row k at
+// chunk c ^ (k % 8), so the 8 lanes of a quarter-warp (4 rows, 2 chunks) read distinct banks.
+// Otherwise (an older target, a longer K range, no map) the lanes load the weight into
+// registers, GRAPE_GEMV_MMA_PS slabs ahead.
+//
 // Shared memory: A [8][KCS + 8] in A's dtype (KCS = grape_gemv_kcs: 8 rows of a B-operand load
-// fall in distinct banks with the 16-byte pad), then floats: row statistics [8][2] and the warps'
-// sums [8][8][64]. scheduler/launch.cpp (gemv_mma_shared_bytes) mirrors it.
+// fall in distinct banks with the 16-byte pad), then floats: row statistics [8][2], the warps'
+// sums [8][8][64] and the cluster's sums [8][64] + 8; then, for K ranges of at most
+// GRAPE_GEMV_MMA_TMA_MAX_K, the weight tile [KCS][128 bytes] at the next 1024-byte boundary and
+// its barrier (8 bytes, 16 with padding). scheduler/launch.h (gemv_mma_shared_bytes) mirrors it.
 #ifndef GRAPE_KERNELS_GEMV_MMA_CUH
 #define GRAPE_KERNELS_GEMV_MMA_CUH
 
 #define GRAPE_GEMV_MMA_TILE 64  // columns per work item
 #define GRAPE_GEMV_MMA_PS 4     // slabs per warp in flight (4 x 4 16-byte loads per lane)
+#define GRAPE_GEMV_MMA_TMA_MAX_K 512
 
 // Two weight rows' 32-bit words at one pair of columns as the operand registers of those columns:
 // low halves (the even column) and high halves (the odd), row r0's value first (the lower k).
@@ -69,7 +85,8 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   const bool in_n = n0 + 8 * g < N;
   const int slabs = (kn + 15) / 16;
-  const W* wt = Ops::w(p) + k0 * N + n0 + 8 * g;
+  const W* wblock = Ops::w(p) + k0 * N + n0;
+  const W* wt = wblock + 8 * g;
   // Slab s's rows 16s + {2c, 2c + 1, 2c + 8, 2c + 9}, this lane's 8 columns; zeros past the K range
   // (the next split's rows, or past W's end) and past N.
   auto load = [&](int s, uint4* u) {
@@ -81,22 +98,56 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   };
 #if !defined(GRAPE_PERSISTENT) && !defined(GRAPE_BLOCK_SEQUENCE)
   // The next matrix product's weight into L2 (scheduler/prefetch.h; 0 bytes: none), once per
-  // block, so that it streams in from memory while this product and whatever follows it run
-  // (runs 216, 219: decode_step, beam_search and generate 1.7-2% faster).
+  // block, so that it streams in while this product and whatever follows it run.
   if (item == blockIdx.x) grape_prefetch_l2(p->prefetch, p->prefetch_bytes);
 #endif
-  // The first PS slabs of this warp are requested before A is staged (and before the wait for the
-  // predecessor where the weight is the program's: gemv.cuh, grape_gemv_wait).
+  // The weight tile by bulk copies, or the first PS slabs of this warp into registers: requested
+  // before A is staged (and before the wait for the predecessor where the weight is the program's:
+  // gemv.cuh, grape_gemv_wait).
+  bool tma = false;
+  // The tile at the next 1024-byte boundary of the shared window (the 128-byte swizzle's period).
+  unsigned char* wsm = reinterpret_cast<unsigned char*>(inc + 8 * TN + 8);
+  wsm += (0u - (unsigned)__cvta_generic_to_shared(wsm)) & 1023u;
+  unsigned long long* bar = reinterpret_cast<unsigned long long*>(wsm + grape_gemv_kcs(p) * 128);
+#ifdef GRAPE_BULK_COPY
+  if constexpr (Ops::kWeightTma) tma = p->weight_map && grape_gemv_kcs(p) <= GRAPE_GEMV_MMA_TMA_MAX_K;
+  if (tma && threadIdx.x == 0) {
+    const int boxes = (kn + 63) / 64;
+    grape_mbar_init(bar);
+    grape_mbar_expect(bar, (unsigned)boxes * 64 * 128);
+    for (int i = 0; i < boxes; ++i)
+      grape_bulk_tensor_load_2d(wsm + i * 64 * 128, p->weight_map, (int)n0, (int)(k0 + 64 * i), bar);
+  }
+#endif
   uint4 buf[PS][4];
+  if (!tma) {
 #pragma unroll
-  for (int t = 0; t < PS; ++t) load(w + WARPS * t, buf[t]);
-  if (!grape_gemv_wait<Ops>(p)) return;
+    for (int t = 0; t < PS; ++t) load(w + WARPS * t, buf[t]);
+  }
+  // The barrier's memory is free again once every thread has passed its wait (a later item, or
+  // another body of the persistent kernel, may use it).
+  auto release = [&] {
+#ifdef GRAPE_BULK_COPY
+    if (tma && threadIdx.x == 0) grape_mbar_inval(bar);
+#endif
+  };
+  if (!grape_gemv_wait<Ops>(p)) {
+#ifdef GRAPE_BULK_COPY
+    // Skipped: the copies into this block's shared memory must land before it exits (the first
+    // barrier: thread 0 has initialised the mbarrier).
+    __syncthreads();
+    if (tma) grape_mbar_wait(bar, 0);
+    __syncthreads();
+    release();
+#endif
+    return;
+  }
   // A cluster's blocks store into each other's shared memory only after a barrier says every block
   // has started: its arrival here, its wait just before the first store, long after.
   if (cs > 1) grape_cluster_arrive_relaxed();
   for (long long r0 = 0; r0 < R; r0 += MT) {
     const int rows = (int)min((long long)MT, R - r0);
-    if (r0 > 0) {
+    if (r0 > 0 && !tma) {
 #pragma unroll
       for (int t = 0; t < PS; ++t) load(w + WARPS * t, buf[t]);
     }
@@ -123,12 +174,30 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
         GrapeMma<T>::mma(acc[i], a, b);
       }
     };
-    for (int s0 = w; s0 < slabs; s0 += WARPS * PS) {
+    if (tma) {
+#ifdef GRAPE_BULK_COPY
+      if (r0 == 0) grape_mbar_wait(bar, 0);
+#endif
+      // Slab s's rows as `load` takes them, from the swizzled tile; zeros past the K range (the
+      // next split's rows) and past N.
+      for (int s = w; s < slabs; s += WARPS) {
+        uint4 u[4];
 #pragma unroll
-      for (int t = 0; t < PS; ++t) {
-        const int s = s0 + WARPS * t;
-        if (s < slabs) slab(s, buf[t]);
-        load(s + WARPS * PS, buf[t]);
+        for (int j = 0; j < 4; ++j) {
+          const int kk = 16 * s + 2 * c + (j & 1) + 8 * (j >> 1);
+          u[j] = in_n && kk < kn ? *reinterpret_cast<const uint4*>(wsm + kk * 128 + ((g ^ (kk & 7)) << 4))
+                                 : make_uint4(0, 0, 0, 0);
+        }
+        slab(s, u);
+      }
+    } else {
+      for (int s0 = w; s0 < slabs; s0 += WARPS * PS) {
+#pragma unroll
+        for (int t = 0; t < PS; ++t) {
+          const int s = s0 + WARPS * t;
+          if (s < slabs) slab(s, buf[t]);
+          load(s + WARPS * PS, buf[t]);
+        }
       }
     }
     if (r0 + MT >= R) grape_gemv_weight_read<Ops>();
@@ -193,6 +262,8 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
     __syncthreads();
   }
   if (p->splits > 1 && cs == 1) grape_splitk_finish<Ops, 1>(p, tile, tiles, 0, R, n0, TN);
+  // Every thread has passed the wait: the __syncthreads after the warps' sums.
+  release();
 }
 
 #endif  // GRAPE_KERNELS_GEMV_MMA_CUH

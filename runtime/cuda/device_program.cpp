@@ -593,6 +593,7 @@ void DeviceProgram::fill_blocks() {
     }
     for (size_t e = 0; e < spec.extra.size(); ++e) slot->extra[e] = spec.extra[e].eval(dims_);
     slot->scratch = reinterpret_cast<void*>(scratch_[k].ptr());
+    slot->weight_map = nullptr;  // encode_weight_maps
     if (timeline_on_) {
       if (!timeline_.ptr())
         timeline_ = jit::DeviceBuffer(dev_, kTimelineStamps * sizeof(unsigned long long) * specs_.size(),
@@ -620,6 +621,7 @@ void DeviceProgram::fill_blocks() {
     slot->prefetch = aligned ? weight : nullptr;
     slot->prefetch_bytes = aligned ? prefetch_bytes_[tk] : 0;
   }
+  encode_weight_maps();
   unsigned char* dims_area = blocks_host_.data() + plan_.num_kernels * sizeof(jit::KParams);
   for (size_t s = 0; s < plan_.storages.size(); ++s) {
     const scheduler::Storage& st = plan_.storages[s];
@@ -628,6 +630,57 @@ void DeviceProgram::fill_blocks() {
     std::memcpy(dims_area + sizeof(int64_t) * dim_slot_[s], &v, sizeof v);
   }
   fill_sequence_params();
+}
+
+// gemv_mma.cuh's weight tiles by the copy engine (scheduler::gemv_weight_tma): for each such
+// kernel whose weight is a 16-bit [K][N] matrix of the program, a tensor map in boxes of 64
+// columns x 64 rows (128 bytes x 64, the 128-byte swizzle), elements past K or N read as zeros.
+// The weights' addresses do not change within a session, so the maps are encoded and uploaded
+// once (again only if an address or shape changed). Without the driver function, an unaligned
+// weight or a failed encoding the kernel gets no map and loads its weight into registers.
+void DeviceProgram::encode_weight_maps() {
+  const jit::Driver& d = jit::driver();
+  if (!scheduler::gemv_weight_tma() || !d.cuTensorMapEncodeTiled) return;
+  constexpr size_t kMap = sizeof(CUtensorMap);
+  static_assert(kMap == 128, "a tensor map is 128 bytes");
+  weight_maps_host_.assign(kMap * specs_.size(), 0);
+  bool any = false;
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    const jit::KernelSpec& spec = specs_[k];
+    const scheduler::LaunchRule& rule = spec.launch;
+    if (!rule.gemv_mma || !rule.weight_kn || rule.weight_buffer < 0) continue;
+    auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
+    const size_t wb = static_cast<size_t>(rule.weight_buffer);
+    const ir::Type& t = f_.type(spec.buffers.at(wb));
+    if (t.rank() != 2 || (t.dtype != DType::F16 && t.dtype != DType::BF16)) continue;
+    const cuuint64_t K = static_cast<cuuint64_t>(slot->shape[wb][0]),
+                     N = static_cast<cuuint64_t>(slot->shape[wb][1]);
+    void* w = slot->buf[wb];
+    if (K == 0 || N == 0 || N % 8 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0) continue;
+    const cuuint64_t dims[2] = {N, K}, strides[1] = {N * 2};
+    const cuuint32_t box[2] = {64, 64}, elem[2] = {1, 1};
+    auto* map = reinterpret_cast<CUtensorMap*>(weight_maps_host_.data() + kMap * k);
+    const CUresult r = d.cuTensorMapEncodeTiled(
+        map, t.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, w,
+        dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) continue;
+    any = true;
+  }
+  if (!any) return;
+  if (!weight_maps_.ptr())
+    weight_maps_ = jit::DeviceBuffer(dev_, weight_maps_host_.size(), "the weight tensor maps");
+  if (weight_maps_host_ != weight_maps_uploaded_) {
+    weight_maps_.copy_from_host(weight_maps_host_.data(), weight_maps_host_.size(), stream());
+    weight_maps_uploaded_ = weight_maps_host_;
+  }
+  static const std::vector<unsigned char> none(sizeof(CUtensorMap), 0);
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    if (std::memcmp(weight_maps_host_.data() + sizeof(CUtensorMap) * k, none.data(), none.size()) == 0)
+      continue;
+    auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
+    slot->weight_map = reinterpret_cast<const unsigned char*>(weight_maps_.ptr()) + sizeof(CUtensorMap) * k;
+  }
 }
 
 void DeviceProgram::timeline_reset() {

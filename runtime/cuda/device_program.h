@@ -257,6 +257,11 @@ class DeviceProgram {
   std::vector<jit::SeqParams> seq_local_fields_;  // the shared-memory fields alone, set at dims changes
   std::vector<unsigned> seq_shared_;              // dynamic shared bytes of each launch
   std::vector<unsigned char> blocks_host_, blocks_uploaded_;
+  // gemv_mma kernels' weight tensor maps (KParams::weight_map; encode_weight_maps), 128 bytes per
+  // kernel, and what was last uploaded.
+  void encode_weight_maps();
+  std::vector<unsigned char> weight_maps_host_, weight_maps_uploaded_;
+  jit::DeviceBuffer weight_maps_;
   jit::DeviceBuffer blocks_dev_;
   jit::PinnedBuffer blocks_pinned_;
 
