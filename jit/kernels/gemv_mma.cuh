@@ -106,13 +106,18 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   // gemv.cuh, grape_gemv_wait).
   bool tma = false;
   // The tile at the next 1024-byte boundary of the shared window (the 128-byte swizzle's period).
-  unsigned char* wsm = reinterpret_cast<unsigned char*>(inc + 8 * TN + 8);
-  wsm += (0u - (unsigned)__cvta_generic_to_shared(wsm)) & 1023u;
-  unsigned long long* bar = reinterpret_cast<unsigned long long*>(wsm + grape_gemv_kcs(p) * 128);
+  // Recomputed where used rather than kept live: the register path is at the 128-register cap.
+  auto wtile = [&]() -> unsigned char* {
+    unsigned char* t = reinterpret_cast<unsigned char*>(inc + 8 * TN + 8);
+    return t + ((0u - (unsigned)__cvta_generic_to_shared(t)) & 1023u);
+  };
+  auto wtile_bar = [&]() { return reinterpret_cast<unsigned long long*>(wtile() + grape_gemv_kcs(p) * 128); };
 #ifdef GRAPE_BULK_COPY
   if constexpr (Ops::kWeightTma) tma = p->weight_map && grape_gemv_kcs(p) <= GRAPE_GEMV_MMA_TMA_MAX_K;
   if (tma && threadIdx.x == 0) {
     const int boxes = (kn + 63) / 64;
+    unsigned char* wsm = wtile();
+    unsigned long long* bar = wtile_bar();
     grape_mbar_init(bar);
     grape_mbar_expect(bar, (unsigned)boxes * 64 * 128);
     for (int i = 0; i < boxes; ++i)
@@ -128,7 +133,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   // another body of the persistent kernel, may use it).
   auto release = [&] {
 #ifdef GRAPE_BULK_COPY
-    if (tma && threadIdx.x == 0) grape_mbar_inval(bar);
+    if (tma && threadIdx.x == 0) grape_mbar_inval(wtile_bar());
 #endif
   };
   if (!grape_gemv_wait<Ops>(p)) {
@@ -136,7 +141,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
     // Skipped: the copies into this block's shared memory must land before it exits (the first
     // barrier: thread 0 has initialised the mbarrier).
     __syncthreads();
-    if (tma) grape_mbar_wait(bar, 0);
+    if (tma) grape_mbar_wait(wtile_bar(), 0);
     __syncthreads();
     release();
 #endif
@@ -176,8 +181,9 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
     };
     if (tma) {
 #ifdef GRAPE_BULK_COPY
-      if (r0 == 0) grape_mbar_wait(bar, 0);
+      if (r0 == 0) grape_mbar_wait(wtile_bar(), 0);
 #endif
+      const unsigned char* wsm = wtile();
       // Slab s's rows as `load` takes them, from the swizzled tile; zeros past the K range (the
       // next split's rows) and past N.
       for (int s = w; s < slabs; s += WARPS) {
