@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run 221 (prepared in the thirty-fourth session, NOT YET RUN; branch
+# GPU run 221 (prepared in the thirty-fourth session, NOT YET RUN: it compiles, every gpt2.grp kernel through NVRTC for sm_80/sm_90, and the CPU codegen tests pass; branch
 # experiment/gemv-weight-tensor-map): gemv_mma's weight tile by bulk *tensor* copies (one
 # cp.async.bulk.tensor.2d per 64 weight rows, a CUtensorMap per GEMV from the executor, 128-byte
 # swizzle) instead of run 218's one copy per 128-byte row, whose issue delayed each block's wait.
