@@ -72,6 +72,7 @@ struct Ops {
   __device__ static void store_in(const KParams* p, long long r, long long n, float acc) { store(p, r, n, acc); }
   static constexpr bool kWeightBeforeWait = true;
   static constexpr bool kTriggerAfterWeight = true;
+  static constexpr bool kWeightTma = true;
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
