@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run 221 (prepared in the thirty-fourth session, NOT YET RUN: it compiles, every gpt2.grp kernel through NVRTC for sm_80/sm_90, and the CPU codegen tests pass; branch
+# GPU run 221 (prepared in the thirty-fourth session, run in the thirty-fifth: it compiles, every gpt2.grp kernel through NVRTC for sm_80/sm_90, and the CPU codegen tests pass; branch
 # experiment/gemv-weight-tensor-map): gemv_mma's weight tile by bulk *tensor* copies (one
 # cp.async.bulk.tensor.2d per 64 weight rows, a CUtensorMap per GEMV from the executor, 128-byte
 # swizzle) instead of run 218's one copy per 128-byte row, whose issue delayed each block's wait.
@@ -14,11 +14,11 @@ nvidia-smi -L
 t0=$(date +%s)
 export GRAPE_COMPILE_WORKER=$C/grape
 F='Paths/GpuMatrixProduct.*:RowVariants.*:GpuParity.Gpt2*:GpuParity.Sibling*:MonoExecutor.*:Plan/Executors.*:KernelTimeline.*'
-for i in 0 1 2 3; do GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gt$i timeout 200 $C/grape_gpu_tests --gtest_color=no --gtest_filter="$F" > $R/run221-gpu-tests-$i.log 2>&1 & done; wait
+for i in 0 1 2 3; do GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gt$i timeout 180 $C/grape_gpu_tests --gtest_color=no --gtest_filter="$F" > $R/run221-gpu-tests-$i.log 2>&1 & done; wait
 echo "gpu tests $(( $(date +%s) - t0 )) s"; cat $R/run221-gpu-tests-*.log | grep -E "^\[  (PASSED|FAILED) |^\[  FAILED"; gzip -f $R/run221-gpu-tests-*.log
 S=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer | head -1)
 for tool in memcheck racecheck; do
-  for i in 0 1; do GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gt$i timeout 150 $S --tool $tool $C/grape_gpu_tests --gtest_color=no --gtest_filter='Paths/GpuMatrixProduct.*:RowVariants.*' > $R/run221-$tool-$i.log 2>&1 & done; wait
+  for i in 0 1; do GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$i GRAPE_CACHE_DIR=/tmp/gt$i timeout 100 $S --tool $tool $C/grape_gpu_tests --gtest_color=no --gtest_filter='Paths/GpuMatrixProduct.*:RowVariants.*' > $R/run221-$tool-$i.log 2>&1 & done; wait
   echo "$tool $(( $(date +%s) - t0 )) s: $(cat $R/run221-$tool-*.log | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | tr '\n' ' ') $(cat $R/run221-$tool-*.log | grep -E '^\[  (PASSED|FAILED) ' | tr '\n' ' ')"
   gzip -f $R/run221-$tool-*.log
 done
