@@ -391,12 +391,13 @@ std::string template_matmul(Ctx& c, const std::string& name, LaunchRule& L) {
   // successor launch once its weight is read (scheduler::gemv_dependent_launch).
   const int early = scheduler::gemv_dependent_launch();
   const bool weight_before_wait = !gemv_tc && early >= 1 && is_weight(c.f, b);
-  ops.insert(ops.rfind("};"), std::string("  static constexpr bool kWeightBeforeWait = ") +
-                                  (weight_before_wait ? "true" : "false") +
-                                  ";\n  static constexpr bool kTriggerAfterWeight = " +
-                                  (early >= (gemv_tc ? 3 : 2) ? "true" : "false") +
-                                  ";\n  static constexpr bool kWeightTma = " +
-                                  (scheduler::gemv_weight_tma() ? "true" : "false") + ";\n");
+  ops.insert(
+      ops.rfind("};"),
+      std::string("  static constexpr bool kWeightBeforeWait = ") + (weight_before_wait ? "true" : "false") +
+          ";\n  static constexpr bool kTriggerAfterWeight = " +
+          (early >= (gemv_tc ? 3 : 2) ? "true" : "false") + ";\n  static constexpr bool kWeightTma = " +
+          (scheduler::gemv_weight_tma() ? "true" : "false") + ";\n  static constexpr bool kAsyncExchange = " +
+          (scheduler::gemv_async_exchange() ? "true" : "false") + ";\n");
   std::string s =
       ops + kernel_header(name, gemv_tc ? "256, " + std::to_string(scheduler::kGemvTcBlocksPerSm) : "256, 2",
                           false, !weight_before_wait);

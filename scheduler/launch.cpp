@@ -428,6 +428,11 @@ bool gemv_weight_tma() {
   return on;
 }
 
+bool gemv_async_exchange() {
+  static const bool on = env_knob("GRAPE_GEMV_XCHG", 0, 1, 1) == 1;
+  return on;
+}
+
 bool kernel_timeline() {
   // Read at every use (a program decides once, when it is built): a test turns it on for one session.
   const char* f = std::getenv("GRAPE_KERNEL_TIMELINE");

@@ -99,6 +99,9 @@ bool gemv_kn_mma_enabled();
 // registers: GRAPE_GEMV_TMA=0 keeps the registers, for A/B measurements (read once; part of every
 // such kernel's source).
 bool gemv_weight_tma();
+// Experiment: gemv_mma.cuh's cluster exchange by st.async counted on the owner's mbarrier instead of
+// stores and a cluster barrier (GRAPE_GEMV_XCHG=1, the default on this branch; 0 for the A/B).
+bool gemv_async_exchange();
 
 // Whether kernels are built with the kernel timeline's stamps (jit/kernels/grid_dependency.cuh):
 // GRAPE_KERNEL_TIMELINE names the file the executors write them to after each run
@@ -132,7 +135,7 @@ static_assert(kGemvTcBlocksPerSm * (kGemvTcSharedBytes + 1024) <= 228 * 1024,
 constexpr int64_t kGemvMmaTmaMaxK = 512;  // GRAPE_GEMV_MMA_TMA_MAX_K
 constexpr unsigned gemv_mma_shared_bytes(int64_t kchunk) {
   const int64_t kcs = (kchunk + 63) / 64 * 64;
-  return static_cast<unsigned>(8 * (kcs + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64 + 8 * 64 + 8) +
+  return static_cast<unsigned>(8 * (kcs + 8) * 2 + 4 * (2 * 8 + 8 * 8 * 64 + 8 * 64 + 8) + 8 +
                                (kcs <= kGemvMmaTmaMaxK ? kcs * 128 + 1024 + 16 : 0));
 }
 // The limit of a MatrixProduct kernel's GEMV entry point (kKernelSymbol, its row-count variants);

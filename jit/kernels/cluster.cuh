@@ -28,7 +28,8 @@ __device__ __forceinline__ unsigned grape_cluster_rank() {
 // writes before the barrier with the other blocks' reads after it.
 __device__ __forceinline__ void grape_cluster_sync() {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
 #else
   __syncthreads();
 #endif
@@ -55,6 +56,24 @@ __device__ __forceinline__ void grape_st_cluster(float* at, unsigned rank, float
                : "=r"(remote)
                : "r"((unsigned)__cvta_generic_to_shared(at)), "r"(rank));
   asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+#endif
+}
+// Stores v at `at` (an address in this block's shared memory) in the block of rank `rank`, and
+// counts its 4 bytes on that block's mbarrier at `bar` (this block's address of it): the receiver
+// waits on its barrier, with no cluster barrier and no release fence on the sender's side.
+__device__ __forceinline__ void grape_st_async_cluster(float* at, unsigned long long* bar, unsigned rank,
+                                                       float v) {
+#if __CUDA_ARCH__ >= 900
+  unsigned remote, rbar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"((unsigned)__cvta_generic_to_shared(at)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(rbar)
+               : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];" ::"r"(remote),
+               "f"(v), "r"(rbar)
+               : "memory");
 #endif
 }
 

@@ -82,6 +82,15 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   float* st = reinterpret_cast<float*>(smem + MT * lda * sizeof(T));
   float* red = st + 2 * MT;
   float* inc = red + WARPS * MT * TN;  // [cs][share]: the cluster's sums of this block's outputs
+  // The barrier that counts the bytes the cluster's blocks store into `inc` (Ops::kAsyncExchange).
+  // Recomputed where used, as the weight tile's address below (the register path is at the cap).
+  auto xbar = [&] { return reinterpret_cast<unsigned long long*>(inc + 8 * TN + 8); };
+#ifdef GRAPE_BULK_COPY
+  constexpr bool kAx = Ops::kAsyncExchange;
+#else
+  constexpr bool kAx = false;
+#endif
+  const bool ax = kAx && cs > 1;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   const bool in_n = n0 + 8 * g < N;
   const int slabs = (kn + 15) / 16;
@@ -108,7 +117,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   // The tile at the next 1024-byte boundary of the shared window (the 128-byte swizzle's period).
   // Recomputed where used rather than kept live: the register path is at the 128-register cap.
   auto wtile = [&]() -> unsigned char* {
-    unsigned char* t = reinterpret_cast<unsigned char*>(inc + 8 * TN + 8);
+    unsigned char* t = reinterpret_cast<unsigned char*>(xbar() + 1);
     return t + ((0u - (unsigned)__cvta_generic_to_shared(t)) & 1023u);
   };
   auto wtile_bar = [&]() { return reinterpret_cast<unsigned long long*>(wtile() + grape_gemv_kcs(p) * 128); };
@@ -124,6 +133,9 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
       grape_bulk_tensor_load_2d(wsm + i * 64 * 128, p->weight_map, (int)n0, (int)(k0 + 64 * i), bar);
   }
 #endif
+#ifdef GRAPE_BULK_COPY
+  if (ax && threadIdx.x == 0) grape_mbar_init(xbar());  // published by the cluster arrival below
+#endif
   uint4 buf[PS][4];
   if (!tma) {
 #pragma unroll
@@ -134,6 +146,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   auto release = [&] {
 #ifdef GRAPE_BULK_COPY
     if (tma && threadIdx.x == 0) grape_mbar_inval(wtile_bar());
+    if (ax && threadIdx.x == 0) grape_mbar_inval(xbar());
 #endif
   };
   if (!grape_gemv_wait<Ops>(p)) {
@@ -228,6 +241,15 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
       // barrier half arrived at before (every block has started); after the full barrier no block
       // touches another's memory, so none waits for the others to leave.
       const int total = rows * TN, share = (total + (int)cs - 1) / (int)cs;
+#ifdef GRAPE_BULK_COPY
+      // With Ops::kAsyncExchange the stores are st.async, each counting its bytes on the owner's
+      // barrier: the owner waits for cs sums of each of its outputs, and no block waits for the
+      // others' stores to be released (the cluster barrier's ERRBAR: 8% of c_fc's samples, run 217).
+      if (ax && threadIdx.x == 0) {
+        const int owned = max(0, min(share, total - (int)split * share));
+        grape_mbar_expect(xbar(), (unsigned)(cs * owned * 4));
+      }
+#endif
       grape_cluster_wait();
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -237,10 +259,19 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
 #pragma unroll
           for (int ww = 0; ww < WARPS; ++ww) v += red[(ww * MT + m) * TN + col];
           const int q = t / share;
-          grape_st_cluster(inc + split * share + (t - q * share), (unsigned)q, v);
+          if (ax)
+            grape_st_async_cluster(inc + split * share + (t - q * share), xbar(), (unsigned)q, v);
+          else
+            grape_st_cluster(inc + split * share + (t - q * share), (unsigned)q, v);
         }
       }
-      grape_cluster_sync();
+      if (!ax) {
+        grape_cluster_sync();
+      } else {
+#ifdef GRAPE_BULK_COPY
+        if (threadIdx.x < share) grape_mbar_wait(xbar(), (unsigned)(r0 / MT) & 1u);
+#endif
+      }
       GRAPE_TIMELINE_MARK(p, 3);  // the splits' sums exchanged
       const int t = (int)split * share + threadIdx.x;
       if (threadIdx.x < share && t < total) {
@@ -268,7 +299,9 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
     __syncthreads();
   }
   if (p->splits > 1 && cs == 1) grape_splitk_finish<Ops, 1>(p, tile, tiles, 0, R, n0, TN);
-  // Every thread has passed the wait: the __syncthreads after the warps' sums.
+  // Every thread has passed the weight's wait: the __syncthreads after the warps' sums; the
+  // exchange's: this one.
+  if (ax) __syncthreads();
   release();
 }
 

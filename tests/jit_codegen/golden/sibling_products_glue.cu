@@ -69,6 +69,7 @@ struct Ops {
   static constexpr bool kWeightBeforeWait = true;
   static constexpr bool kTriggerAfterWeight = true;
   static constexpr bool kWeightTma = true;
+  static constexpr bool kAsyncExchange = true;
 };
 
 extern "C" __global__ void __launch_bounds__(256, 2) grape_kernel(const __grid_constant__ KParams kp) {
