@@ -99,8 +99,9 @@ bool gemv_kn_mma_enabled();
 // registers: GRAPE_GEMV_TMA=0 keeps the registers, for A/B measurements (read once; part of every
 // such kernel's source).
 bool gemv_weight_tma();
-// Experiment: gemv_mma.cuh's cluster exchange by st.async counted on the owner's mbarrier instead of
-// stores and a cluster barrier (GRAPE_GEMV_XCHG=1, the default on this branch; 0 for the A/B).
+// Whether gemv_mma.cuh's K splits in a cluster exchange their sums by st.async counted on the
+// owner's mbarrier (sm_90; the default) rather than by stores and a cluster barrier:
+// GRAPE_GEMV_XCHG=0 keeps the barrier, for A/B measurements (read once; part of the kernel source).
 bool gemv_async_exchange();
 
 // Whether kernels are built with the kernel timeline's stamps (jit/kernels/grid_dependency.cuh):
@@ -129,9 +130,10 @@ static_assert(kGemvTcBlocksPerSm * (kGemvTcSharedBytes + 1024) <= 228 * 1024,
               "the tensor-core GEMV's blocks fit one multiprocessor's shared memory (Hopper)");
 // jit/kernels/gemv_mma.cuh's shared memory for a K range of `kchunk`: A [8][kchunk rounded up to
 // 64, plus 8] in 2-byte elements, then floats: row statistics [8][2], the warps' sums [8][8][64] and
-// the sums the blocks of a cluster send each other (at most [8][64] plus 8 of rounding); then, for
-// K ranges of at most kGemvMmaTmaMaxK (rounded up to 64), the weight tile the copy engine fills
-// (128 bytes per row, 1024-byte aligned: up to 1024 of padding) and its 8-byte barrier, padded to 16.
+// the sums the blocks of a cluster send each other (at most [8][64] plus 8 of rounding) and the
+// barrier that counts them (8 bytes); then, for K ranges of at most kGemvMmaTmaMaxK (rounded up to
+// 64), the weight tile the copy engine fills (128 bytes per row, 1024-byte aligned: up to 1024 of
+// padding) and its 8-byte barrier, padded to 16.
 constexpr int64_t kGemvMmaTmaMaxK = 512;  // GRAPE_GEMV_MMA_TMA_MAX_K
 constexpr unsigned gemv_mma_shared_bytes(int64_t kchunk) {
   const int64_t kcs = (kchunk + 63) / 64 * 64;
