@@ -23,8 +23,8 @@
 // as in gemv.cuh (grape_splitk_finish). In a cluster on sm_90 (Ops::kAsyncExchange) each block
 // sends the owner of an output its sum by st.async, which counts its 4 bytes on the owner's
 // mbarrier, and the owner waits for its barrier alone: no release fence (ERRBAR) and no second
-// cluster barrier (run 224: decode_step 1.1-1.5%, beam_search 1.0% faster). The host checks N % 8 == 0 (so
-// every row of W is 16-byte aligned and a lane's 8 columns are all in range or all out).
+// cluster barrier (run 224: decode_step 1.1-1.5%, beam_search 1.0% faster). The host checks
+// N % 8 == 0 (so every row of W is 16-byte aligned and a lane's 8 columns are all in range or all out).
 //
 // Weight in shared memory (Ops::kWeightTma, sm_90, K ranges of at most GRAPE_GEMV_MMA_TMA_MAX_K,
 // a tensor map from the executor in p->weight_map): the block's [K range][64 columns] of W comes
@@ -39,11 +39,12 @@
 // Otherwise (an older target, a longer K range, no map) the lanes load the weight into
 // registers, GRAPE_GEMV_MMA_PS slabs ahead.
 //
-// Shared memory: A [8][KCS + 8] in A's dtype (KCS = grape_gemv_kcs: 8 rows of a B-operand load
-// fall in distinct banks with the 16-byte pad), then floats: row statistics [8][2], the warps'
-// sums [8][8][64] and the cluster's sums [8][64] + 8, the exchange's barrier (8 bytes); then, for K ranges of
-// at most GRAPE_GEMV_MMA_TMA_MAX_K, the weight tile [KCS][128 bytes] at the next 1024-byte boundary and its
-// barrier (8 bytes, 16 with padding). scheduler/launch.h (gemv_mma_shared_bytes) mirrors it.
+// Shared memory: A [8][KCS + 8] in A's dtype (KCS = grape_gemv_kcs: 8 rows of a B-operand load fall
+// in distinct banks with the 16-byte pad), then floats: row statistics [8][2], the warps' sums
+// [8][8][64] and the cluster's sums [8][64] + 8, the exchange's barrier (8 bytes); then, for K
+// ranges of at most GRAPE_GEMV_MMA_TMA_MAX_K, the weight tile [KCS][128 bytes] at the next
+// 1024-byte boundary and its barrier (8 bytes, 16 with padding). scheduler/launch.h
+// (gemv_mma_shared_bytes) mirrors it.
 #ifndef GRAPE_KERNELS_GEMV_MMA_CUH
 #define GRAPE_KERNELS_GEMV_MMA_CUH
 
