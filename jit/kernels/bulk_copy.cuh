@@ -1,5 +1,5 @@
-// The copy engine's bulk copies from global into shared memory (cp.async.bulk, sm_90) and the
-// shared-memory barrier (mbarrier) that counts their bytes. Why: an SM's ordinary loads come back
+// The copy engine's bulk tensor copies from global into shared memory (cp.async.bulk.tensor,
+// sm_90) and the shared-memory barrier (mbarrier) that counts their bytes. Why: an SM's ordinary loads come back
 // in the order they were issued, so loads of a kernel's inputs issued after its weight's loads
 // wait for the weight (bench/RESULTS.md, thirty-fourth session: 1.2 us of each decode GEMV's
 // row statistics); bulk copies go through the copy engine instead, and land in shared memory.
@@ -24,16 +24,6 @@ __device__ __forceinline__ void grape_mbar_expect(unsigned long long* bar, unsig
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(grape_smem_addr(bar)),
                "r"(bytes)
                : "memory");
-}
-// `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` to shared `dst`,
-// counted on `bar`.
-__device__ __forceinline__ void grape_bulk_load(void* dst, const void* src, unsigned bytes,
-                                                unsigned long long* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-          grape_smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(grape_smem_addr(bar))
-      : "memory");
 }
 // One box of a 2-D tensor map (`map`: a CUtensorMap in global memory) at element coordinates (x,
 // y) (x the contiguous one) to shared `dst` (aligned as the map's swizzle needs), counted on `bar`;

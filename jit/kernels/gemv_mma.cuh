@@ -98,8 +98,7 @@ __device__ void grape_gemv_kn_mma(const KParams* p, long long item, unsigned cha
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   const bool in_n = n0 + 8 * g < N;
   const int slabs = (kn + 15) / 16;
-  const W* wblock = Ops::w(p) + k0 * N + n0;
-  const W* wt = wblock + 8 * g;
+  const W* wt = Ops::w(p) + k0 * N + n0 + 8 * g;
   // Slab s's rows 16s + {2c, 2c + 1, 2c + 8, 2c + 9}, this lane's 8 columns; zeros past the K range
   // (the next split's rows, or past W's end) and past N.
   auto load = [&](int s, uint4* u) {

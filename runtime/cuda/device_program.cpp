@@ -644,7 +644,7 @@ void DeviceProgram::encode_weight_maps() {
   constexpr size_t kMap = sizeof(CUtensorMap);
   static_assert(kMap == 128, "a tensor map is 128 bytes");
   weight_maps_host_.assign(kMap * specs_.size(), 0);
-  bool any = false;
+  std::vector<size_t> mapped;  // the kernels that got a map
   for (size_t k = 0; k < specs_.size(); ++k) {
     const jit::KernelSpec& spec = specs_[k];
     const scheduler::LaunchRule& rule = spec.launch;
@@ -664,22 +664,18 @@ void DeviceProgram::encode_weight_maps() {
         map, t.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, w,
         dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) continue;
-    any = true;
+    if (r == CUDA_SUCCESS) mapped.push_back(k);
   }
-  if (!any) return;
+  if (mapped.empty()) return;
   if (!weight_maps_.ptr())
     weight_maps_ = jit::DeviceBuffer(dev_, weight_maps_host_.size(), "the weight tensor maps");
   if (weight_maps_host_ != weight_maps_uploaded_) {
     weight_maps_.copy_from_host(weight_maps_host_.data(), weight_maps_host_.size(), stream());
     weight_maps_uploaded_ = weight_maps_host_;
   }
-  static const std::vector<unsigned char> none(sizeof(CUtensorMap), 0);
-  for (size_t k = 0; k < specs_.size(); ++k) {
-    if (std::memcmp(weight_maps_host_.data() + sizeof(CUtensorMap) * k, none.data(), none.size()) == 0)
-      continue;
+  for (size_t k : mapped) {
     auto* slot = reinterpret_cast<jit::KParams*>(blocks_host_.data() + k * sizeof(jit::KParams));
-    slot->weight_map = reinterpret_cast<const unsigned char*>(weight_maps_.ptr()) + sizeof(CUtensorMap) * k;
+    slot->weight_map = reinterpret_cast<const unsigned char*>(weight_maps_.ptr()) + kMap * k;
   }
 }
 
