@@ -96,7 +96,8 @@ bool narrow_block(Function& f, Block& b, const std::unordered_map<ValueId, int>&
       // entries of an axis of n: one gather instead of a gather and a select of the whole tensor.
       const Operation take = *upd;
       ValueId idx = take.operands[1];
-      const Type& it = f.type(idx);
+      // A copy: f.new_value below may move the value table (a reference would dangle).
+      const Type it = f.type(idx);
       const auto axis = static_cast<size_t>(take.attrs.axis);
       if (it.rank() == 1 && axis < f.type(x).rank() && it.shape[0] == f.type(x).shape[axis] &&
           (it.dtype == DType::I32 || it.dtype == DType::I64)) {
