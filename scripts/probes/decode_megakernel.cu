@@ -1,0 +1,866 @@
+// A design probe, not product code: GPT-2 small's decode step (fp16, 5 rows, 128 past positions, 12
+// layers, random weights) as ONE persistent kernel in which
+//   - every stage (q/k/v, attention, attn c_proj, c_fc, mlp c_proj; lm_head) is split into work
+//     items that the blocks take in turn; a stage's items wait for a counter that the previous
+//     stage's items increment (no grid barrier, no kernel boundary);
+//   - every block streams the weights (and the attention's past keys/values) of its NEXT items into a
+//     ring of shared-memory slots by bulk copies, ahead of their dependencies: only the small
+//     activation rows are read after a wait.
+// Question it answers (issue 7): how fast can a decode step be when the kernel boundaries and the
+// weight loads are off the dependency chain, i.e. is the <= 170 us target a matter of this design.
+// It checks its logits against plain reference kernels (one thread per output) before timing.
+//
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -o decode_megakernel scripts/probes/decode_megakernel.cu
+// Run:   ./decode_megakernel [iters]       (prints correctness, time per step, a per-stage chain)
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+constexpr int kLayers = 12, kRows = 5, kD = 768, kHeads = 12, kHd = 64, kPast = 128, kT = kPast + 1,
+              kF = 3072, kVocab = 50257;
+// The ring of weight bytes in shared memory and the barriers of the items in flight in it.
+constexpr int kThreads = 256, kRingBytes = 196608, kInFlight = 16;
+// Launched with one more warp: the producer (mode bit 2), which refills the ring while the others
+// work; they meet at named barrier 1, which it never joins.
+constexpr int kLaunchThreads = kThreads + 32;
+__device__ __forceinline__ void csync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+constexpr int kLda = kF + 8;  // A's row pitch in halves (the pad puts 8 rows' words in distinct banks)
+constexpr int kMaxStages = 64;
+
+enum Kind { kQkv, kAttn, kProj, kFc, kLm };
+
+struct Stage {
+  int kind, items, cols, K, N, offset;  // offset: block of item 0 (items rotate over the blocks)
+  const __half* w;                      // [items][K][cols]
+  const __half* bias;                   // [N] or null
+  const __half* gamma;                  // layer norm of the input rows, or null
+  const __half* beta;
+  const __half* a;    // input rows [kRows][K]; attention: the q/k/v rows [kRows][3 * kD]
+  const __half* res;  // residual added by kProj, or null
+  __half* out;        // [kRows][N]; attention: [kRows][kD]
+  float* logits;      // kLm
+  __half* kc;         // attention: this layer's caches [kRows][kHeads][kT][kHd]
+  __half* vc;
+};
+__constant__ Stage c_st[kMaxStages];
+__constant__ int c_nst;
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(unsigned long long* b) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(b)) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(unsigned long long* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* b) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(b))
+      : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, "
+        "p;\n\t}"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+  }
+}
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// This block's items in order: stage by stage, items i = (block - offset) mod grid, + grid, ...
+struct Cursor {
+  int s, i;
+};
+__device__ __forceinline__ void settle(Cursor& c) {
+  while (c.s < c_nst && c.i >= c_st[c.s].items) {
+    ++c.s;
+    if (c.s < c_nst) c.i = (int)((blockIdx.x + gridDim.x - c_st[c.s].offset % gridDim.x) % gridDim.x);
+  }
+}
+__device__ __forceinline__ Cursor first_item() {
+  Cursor c{0, (int)((blockIdx.x + gridDim.x - c_st[0].offset % gridDim.x) % gridDim.x)};
+  settle(c);
+  return c;
+}
+__device__ __forceinline__ void next_item(Cursor& c) {
+  c.i += gridDim.x;
+  settle(c);
+}
+
+// An item's bytes in shared memory: the weight tile [K][cols], then its bias [cols] and, for a
+// stage with a layer norm, the norm's scale and shift [kD] each (small, but read from DRAM after a
+// dependency they would hold up the activation loads queued behind them); the attention's past
+// keys, then values.
+__device__ __forceinline__ unsigned tile_bytes(const Stage& S) { return (unsigned)(S.K * S.cols * 2); }
+__device__ __forceinline__ unsigned item_bytes(const Stage& S) {
+  if (S.kind == kAttn) return 2u * kPast * kHd * 2u;
+  return tile_bytes(S) + (S.bias ? S.cols * 2u : 0u) + (S.gamma ? 4u * kD : 0u);
+}
+__device__ __forceinline__ const __half* item_bias(const Stage& S, const unsigned char* wt) {
+  return reinterpret_cast<const __half*>(wt + tile_bytes(S));
+}
+__device__ __forceinline__ const __half* item_gamma(const Stage& S, const unsigned char* wt) {
+  return reinterpret_cast<const __half*>(wt + tile_bytes(S) + (S.bias ? S.cols * 2 : 0));
+}
+// Thread 0: the item's weight (or past keys and values) into shared memory at `dst`.
+__device__ void issue(const Cursor& c, unsigned char* dst, unsigned long long* bar) {
+  const Stage& S = c_st[c.s];
+  const unsigned bytes = item_bytes(S);
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  mbar_expect(bar, bytes);
+  if (S.kind == kAttn) {
+    const long long base = (long long)c.i * kT * kHd;  // item = b * kHeads + h
+    bulk_load(dst, S.kc + base, bytes / 2, bar);
+    bulk_load(dst + bytes / 2, S.vc + base, bytes / 2, bar);
+    return;
+  }
+  const unsigned tb = tile_bytes(S);
+  const __half* src = S.w + (long long)c.i * S.K * S.cols;
+  for (unsigned o = 0; o < tb; o += 16384) bulk_load(dst + o, src + o / 2, min(16384u, tb - o), bar);
+  unsigned at = tb;
+  if (S.bias) {
+    bulk_load(dst + at, S.bias + c.i * S.cols, S.cols * 2, bar);
+    at += S.cols * 2;
+  }
+  if (S.gamma) {
+    bulk_load(dst + at, S.gamma, 2 * kD, bar);
+    bulk_load(dst + at + 2 * kD, S.beta, 2 * kD, bar);
+  }
+}
+
+// Thread 0's view of the ring: items are issued in the block's order into consecutive bytes (an
+// item that would cross the end starts again at 0), at most kInFlight at a time.
+struct Ring {
+  unsigned long long head, tail;  // bytes allocated / freed, ever
+  int issued;                     // items issued, ever
+};
+__device__ void fill(Ring& r, Cursor& prod, int consumed, unsigned char* ring, unsigned long long* bars,
+                     unsigned* starts, unsigned long long* ends) {
+  while (prod.s < c_nst && r.issued - consumed < kInFlight) {
+    const unsigned bytes = item_bytes(c_st[prod.s]);
+    unsigned long long at = r.head;
+    const unsigned pos = (unsigned)(at % kRingBytes);
+    if (pos + bytes > kRingBytes) at += kRingBytes - pos;
+    if (at + bytes - r.tail > kRingBytes) return;
+    const int j = r.issued % kInFlight;
+    starts[j] = (unsigned)(at % kRingBytes);
+    ends[j] = at + bytes;
+    issue(prod, ring + starts[j], bars + j);
+    r.head = at + bytes;
+    ++r.issued;
+    next_item(prod);
+  }
+}
+
+__device__ __forceinline__ float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+
+// A's rows into shared memory [kRows][K], through the stage's layer norm if it has one.
+__device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt) {
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  if (S.gamma) {
+    // One warp per row; K = kD here (3 chunks of 8 per lane); the scale and shift from the item's bytes.
+    if (w < kRows) {
+      const uint4* gs = reinterpret_cast<const uint4*>(item_gamma(S, wt));
+      uint4 gu[3], bu[3], xu[3];
+      for (int j = 0; j < 3; ++j) {
+        gu[j] = gs[lane + 32 * j];
+        bu[j] = gs[kD / 8 + lane + 32 * j];
+      }
+      for (int j = 0; j < 3; ++j)
+        xu[j] = __ldcg(reinterpret_cast<const uint4*>(S.a + w * kD) + lane + 32 * j);
+      float v[3][8];
+      float sum = 0.0f;
+      for (int j = 0; j < 3; ++j) {
+        const __half* h = reinterpret_cast<const __half*>(&xu[j]);
+        for (int e = 0; e < 8; ++e) sum += (v[j][e] = __half2float(h[e]));
+      }
+      for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      const float mean = sum / kD;
+      float var = 0.0f;
+      for (int j = 0; j < 3; ++j)
+        for (int e = 0; e < 8; ++e) var += (v[j][e] - mean) * (v[j][e] - mean);
+      for (int o = 16; o; o >>= 1) var += __shfl_xor_sync(0xffffffffu, var, o);
+      const float rstd = rsqrtf(var / kD + 1e-5f);
+      for (int j = 0; j < 3; ++j) {
+        const int k = (lane + 32 * j) * 8;
+        const __half* g = reinterpret_cast<const __half*>(&gu[j]);
+        const __half* b = reinterpret_cast<const __half*>(&bu[j]);
+        __align__(16) __half o8[8];
+        for (int e = 0; e < 8; ++e)
+          o8[e] = __float2half((v[j][e] - mean) * rstd * __half2float(g[e]) + __half2float(b[e]));
+        *reinterpret_cast<uint4*>(As + w * kLda + k) = *reinterpret_cast<const uint4*>(o8);
+      }
+    }
+  } else {
+    const int per_row = S.K / 8;
+    for (int t = tid; t < kRows * per_row; t += kThreads) {
+      const int r = t / per_row, c = t - r * per_row;
+      *reinterpret_cast<uint4*>(As + r * kLda + 8 * c) =
+          __ldcg(reinterpret_cast<const uint4*>(S.a + r * S.K) + c);
+    }
+  }
+}
+
+// out[r][item * cols + j], r < kRows, j < cols = 8 * NB, on the tensor cores: mma.m16n8k16 with
+// A = the staged rows (rows 5..15 zero) and B = 16 k x 8 columns of the weight tile [K][cols]
+// (ldmatrix.trans); the warps take the k steps in turn and meet in shared memory. The epilogue's
+// bias and residual were loaded before the rows were staged (`pre`).
+template <int NB>
+__device__ void gemv_item(const Stage& S, int item, const __half* As, const unsigned char* wt, float* red,
+                          float pre) {
+  constexpr int C = 8 * NB, W = kThreads / 32;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, c = lane & 3;
+  float acc[NB][4];
+#pragma unroll
+  for (int j = 0; j < NB; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  const int steps = S.K / 16;
+  const __half* arow = As + g * kLda + 2 * c;
+  // ldmatrix rows: lane l gives row k0 + (l & 7) + 8 * ((l >> 3) & 1) of n-block (l >> 4).
+  const unsigned wbase =
+      smem_addr(wt) + ((((lane & 7) + 8 * ((lane >> 3) & 1)) * C + 8 * ((lane >> 4) % NB)) * 2);
+#pragma unroll 4
+  for (int s = w; s < steps; s += W) {
+    unsigned a[4] = {0u, 0u, 0u, 0u};
+    if (g < kRows) {
+      a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
+      a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
+    }
+    unsigned b[4];
+    const unsigned addr = wbase + s * 16 * C * 2;
+    if (NB == 2)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                   : "r"(addr));
+    else
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(b[0]), "=r"(b[1])
+                   : "r"(addr));
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};"
+          : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * j]), "r"(b[2 * j + 1]));
+  }
+  if (g < kRows)
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      red[(w * kRows + g) * C + 8 * j + 2 * c] = acc[j][0];
+      red[(w * kRows + g) * C + 8 * j + 2 * c + 1] = acc[j][1];
+    }
+  csync();
+  if (tid < kRows * C) {
+    const int r = tid / C, j = tid - r * C, n = item * C + j;
+    float s = 0.0f;
+#pragma unroll
+    for (int ww = 0; ww < W; ++ww) s += red[(ww * kRows + r) * C + j];
+    if (n < S.N) {
+      if (S.kind == kLm) {
+        S.logits[r * S.N + n] = s;
+      } else {
+        s += __half2float(item_bias(S, wt)[j]);
+        S.out[r * S.N + n] = __float2half(S.kind == kFc ? gelu(s) + pre : s + pre);
+      }
+    }
+  }
+}
+// The residual of this thread's output (read before the rows are staged, so that its load overlaps
+// theirs).
+__device__ __forceinline__ float epilogue_operands(const Stage& S, int item) {
+  const int C = S.cols, tid = threadIdx.x;
+  if (!S.res || tid >= kRows * C) return 0.0f;
+  const int r = tid / C, n = item * C + tid - r * C;
+  return n < S.N ? __half2float(__ldcg(S.res + r * S.N + n)) : 0.0f;
+}
+
+// Attention of row b, head h over the 128 past positions (in the slot) and the new one.
+__device__ void attn_item(const Stage& S, int item, const unsigned char* slot, float* sm) {
+  const int b = item / kHeads, h = item % kHeads, tid = threadIdx.x;
+  const __half* Ks = reinterpret_cast<const __half*>(slot);
+  const __half* Vs = Ks + kPast * kHd;
+  float* q = sm;           // [64], scaled
+  float* kn = q + 64;      // the new key
+  float* vn = kn + 64;     // the new value
+  float* sc = vn + 64;     // [kT] scores, then probabilities
+  float* part = sc + 160;  // [4][64]
+  float* inv = part + 256;
+  const __half* row = S.a + b * 3 * kD + h * kHd;
+  if (tid < kHd) {
+    const __half kq = __ldcg(row + kD + tid), vq = __ldcg(row + 2 * kD + tid);
+    q[tid] = __half2float(__ldcg(row + tid)) * 0.125f;
+    kn[tid] = __half2float(kq);
+    vn[tid] = __half2float(vq);
+    const long long at = ((long long)item * kT + kPast) * kHd + tid;
+    S.kc[at] = kq;
+    S.vc[at] = vq;
+  }
+  csync();
+  if (tid < kPast) {
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int c = (j + tid) & 7;
+      const uint4 u = *reinterpret_cast<const uint4*>(Ks + tid * kHd + c * 8);
+      const __half* e = reinterpret_cast<const __half*>(&u);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) s = fmaf(q[c * 8 + i], __half2float(e[i]), s);
+    }
+    sc[tid] = s;
+  } else if (tid == kPast) {
+    float s = 0.0f;
+    for (int d = 0; d < kHd; ++d) s = fmaf(q[d], kn[d], s);
+    sc[kPast] = s;
+  }
+  csync();
+  if (tid < 32) {
+    float m = -INFINITY;
+    for (int t = tid; t < kT; t += 32) m = fmaxf(m, sc[t]);
+    for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float sum = 0.0f;
+    for (int t = tid; t < kT; t += 32) {
+      const float p = __expf(sc[t] - m);
+      sc[t] = p;
+      sum += p;
+    }
+    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (tid == 0) *inv = 1.0f / sum;
+  }
+  csync();
+  {
+    const int d = tid & 63, pt = tid >> 6;
+    float o = pt == 0 ? sc[kPast] * vn[d] : 0.0f;
+    for (int t = pt; t < kPast; t += 4) o = fmaf(sc[t], __half2float(Vs[t * kHd + d]), o);
+    part[pt * 64 + d] = o;
+  }
+  csync();
+  if (tid < kHd) {
+    const float o = (part[tid] + part[64 + tid] + part[128 + tid] + part[192 + tid]) * *inv;
+    S.out[b * kD + h * kHd + tid] = __float2half(o);
+  }
+}
+
+// Does block b have items in stage s?
+__device__ __forceinline__ bool has_items(int s, int b) {
+  return (int)((b + gridDim.x - c_st[s].offset % gridDim.x) % gridDim.x) < c_st[s].items;
+}
+
+// mode bit 0: no dependencies (the streaming bound); bit 1: per-block flags instead of one counter
+// per stage. stamps: per stage and block, [0] past its wait, [1] its last item done, [2] rows
+// staged, [3] its first item's weight present (ns).
+__global__ void __launch_bounds__(kLaunchThreads, 1)
+    decode_megakernel(unsigned* counters, unsigned* flags, unsigned epoch, unsigned cepoch, int mode,
+                      unsigned long long* stamps, unsigned long long* prof) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  unsigned char* ring = smem;
+  __half* As = reinterpret_cast<__half*>(smem + kRingBytes);  // [kRows][kLda]
+  float* red = reinterpret_cast<float*>(As + kRows * kLda);   // [8][kRows][16], or the attention's
+  unsigned long long* bars = reinterpret_cast<unsigned long long*>(red + 8 * kRows * 16);
+  unsigned long long* ends = bars + kInFlight;
+  unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
+  const int tid = threadIdx.x;
+  const bool nodeps = mode & 1, use_flags = mode & 2, producer_warp = mode & 4;
+  volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
+  if (tid == 0) {
+    for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    *consumed = 0;
+  }
+  __syncthreads();
+  Cursor prod = first_item();
+  Ring rg{0, 0, 0};
+  if (tid >= kThreads) {
+    // The producer: issue what fits, then wait for the consumers to finish an item.
+    if (!producer_warp || tid != kThreads) return;
+    int seen = 0;
+    for (;;) {
+      fill(rg, prod, seen, ring, bars, starts, ends);
+      if (prod.s >= c_nst) return;
+      int c;
+      while ((c = *consumed) == seen) {
+      }
+      seen = c;
+      rg.tail = ends[(c - 1) % kInFlight];
+    }
+  }
+  if (tid == 0 && !producer_warp) fill(rg, prod, 0, ring, bars, starts, ends);
+  csync();
+  auto stamp = [&](int s, int k) {
+    if (stamps && tid == 0) stamps[(s * gridDim.x + blockIdx.x) * 4 + k] = globaltimer();
+  };
+  auto leave = [&](int s, int count) {
+    stamp(s, 1);
+    if (use_flags)
+      st_release(flags + s * gridDim.x + blockIdx.x, epoch);
+    else
+      red_release_add(counters + s, (unsigned)count);
+  };
+  // prof: per block, thread 0's cycles in each phase (0 dependency wait, 1 weight wait, 2 rows
+  // staged, 3 the item's work, 4 the barrier after it, 5 refilling the ring, 6 the release), [7] items.
+  unsigned long long pc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, tlast = clock64();
+  auto lap = [&](int k) {
+    if (prof && tid == 0) {
+      const unsigned long long t = clock64();
+      pc[k] += t - tlast;
+      tlast = t;
+    }
+  };
+  int n = 0, staged = -1, last_stage = -1, done_here = 0;
+  bool first_in_stage = false;
+  for (Cursor cur = first_item(); cur.s < c_nst; next_item(cur), ++n) {
+    const Stage& S = c_st[cur.s];
+    if (cur.s != last_stage) {
+      lap(7);
+      if (tid == 0 && last_stage >= 0) leave(last_stage, done_here);
+      lap(6);
+      done_here = 0;
+      if (cur.s > 0 && !nodeps) {
+        if (!use_flags) {
+          if (tid == 0) {
+            const unsigned target = (unsigned)c_st[cur.s - 1].items * cepoch;
+            while (ld_acquire(counters + cur.s - 1) < target) {
+            }
+          }
+        } else if (tid < 32) {
+          // Warp 0 polls the flags of every block with items in the previous stage, all at once.
+          const unsigned* f = flags + (cur.s - 1) * gridDim.x;
+          for (;;) {
+            bool ok = true;
+            for (int b = tid; b < (int)gridDim.x; b += 32)
+              if (has_items(cur.s - 1, b) && ld_acquire(f + b) != epoch) ok = false;
+            if (__all_sync(0xffffffffu, ok)) break;
+          }
+        }
+      }
+      csync();
+      lap(0);
+      stamp(cur.s, 0);
+      last_stage = cur.s;
+      first_in_stage = true;
+    }
+    const float pre = epilogue_operands(S, cur.i);
+    const int j = n % kInFlight;
+    lap(7);
+    mbar_wait(bars + j, (unsigned)(n / kInFlight) & 1u);
+    lap(1);
+    if (first_in_stage) stamp(cur.s, 3);
+    first_in_stage = false;
+    const unsigned char* wt = ring + starts[j];
+    if (S.kind != kAttn && staged != cur.s) {
+      stage_rows(S, As, wt);
+      staged = cur.s;
+      csync();
+      lap(2);
+      stamp(cur.s, 2);
+    }
+    if (S.kind == kAttn)
+      attn_item(S, cur.i, wt, red);
+    else if (S.cols == 16)
+      gemv_item<2>(S, cur.i, As, wt, red, pre);
+    else
+      gemv_item<1>(S, cur.i, As, wt, red, pre);
+    ++done_here;
+    lap(3);
+    csync();
+    lap(4);
+    if (tid == 0) {
+      if (producer_warp) {
+        *consumed = n + 1;
+      } else {
+        rg.tail = ends[j];
+        fill(rg, prod, n + 1, ring, bars, starts, ends);
+      }
+    }
+    lap(5);
+  }
+  if (tid == 0 && last_stage >= 0) leave(last_stage, done_here);
+  if (prof && tid == 0) {
+    pc[7] = (unsigned long long)n;  // phase 7's laps (loop overhead) are dropped: it counts items
+    for (int k = 0; k < 8; ++k) prof[blockIdx.x * 8 + k] = pc[k];
+  }
+}
+
+// ---- reference kernels: one thread per output, the same rounding points ----
+__global__ void ref_ln(const __half* x, const __half* g, const __half* b, __half* y) {
+  const int r = blockIdx.x;
+  __shared__ float s1, s2;
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (int k = 0; k < kD; ++k) s += __half2float(x[r * kD + k]);
+    const float mean = s / kD;
+    float v = 0.0f;
+    for (int k = 0; k < kD; ++k)
+      v += (__half2float(x[r * kD + k]) - mean) * (__half2float(x[r * kD + k]) - mean);
+    s1 = mean;
+    s2 = rsqrtf(v / kD + 1e-5f);
+  }
+  csync();
+  for (int k = threadIdx.x; k < kD; k += blockDim.x)
+    y[r * kD + k] =
+        __float2half((__half2float(x[r * kD + k]) - s1) * s2 * __half2float(g[k]) + __half2float(b[k]));
+}
+// W [K][N] (or [N][K] when nk): kind as the stage's epilogue.
+__global__ void ref_gemv(const __half* a, const __half* W, int K, int N, int nk, const __half* bias, int kind,
+                         const __half* res, __half* out, float* logits) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= kRows * N) return;
+  const int r = t / N, n = t % N;
+  float s = 0.0f;
+  for (int k = 0; k < K; ++k)
+    s += __half2float(a[r * K + k]) * __half2float(nk ? W[(long long)n * K + k] : W[(long long)k * N + n]);
+  if (kind == kLm) {
+    logits[r * N + n] = s;
+    return;
+  }
+  s += __half2float(bias[n]);
+  if (kind == kFc) s = gelu(s);
+  if (res) s += __half2float(res[r * N + n]);
+  out[r * N + n] = __float2half(s);
+}
+__global__ void ref_attn(const __half* qkv, __half* kc, __half* vc, __half* out) {
+  const int item = blockIdx.x, b = item / kHeads, h = item % kHeads;
+  if (threadIdx.x != 0) return;
+  const __half* row = qkv + b * 3 * kD + h * kHd;
+  for (int d = 0; d < kHd; ++d) {
+    kc[((long long)item * kT + kPast) * kHd + d] = row[kD + d];
+    vc[((long long)item * kT + kPast) * kHd + d] = row[2 * kD + d];
+  }
+  float sc[kT], m = -INFINITY, sum = 0.0f;
+  for (int t = 0; t < kT; ++t) {
+    float s = 0.0f;
+    for (int d = 0; d < kHd; ++d)
+      s += __half2float(row[d]) * 0.125f * __half2float(kc[((long long)item * kT + t) * kHd + d]);
+    sc[t] = s;
+    m = fmaxf(m, s);
+  }
+  for (int t = 0; t < kT; ++t) sum += (sc[t] = expf(sc[t] - m));
+  for (int d = 0; d < kHd; ++d) {
+    float o = 0.0f;
+    for (int t = 0; t < kT; ++t) o += sc[t] * __half2float(vc[((long long)item * kT + t) * kHd + d]);
+    out[b * kD + h * kHd + d] = __float2half(o / sum);
+  }
+}
+
+// ---- host ----
+static uint64_t rng = 88172645463325252ull;
+static float urand() {  // uniform [-1, 1)
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+static __half* upload(const std::vector<__half>& v) {
+  __half* d;
+  CK(cudaMalloc(&d, v.size() * 2));
+  CK(cudaMemcpy(d, v.data(), v.size() * 2, cudaMemcpyHostToDevice));
+  return d;
+}
+static std::vector<__half> rand_vec(size_t n, float scale, float center = 0.0f) {
+  std::vector<__half> v(n);
+  for (auto& e : v) e = __float2half(center + scale * urand());
+  return v;
+}
+// [K][N] (or [N][K] when nk) into [items][K][cols], zeros past N.
+static std::vector<__half> tile(const std::vector<__half>& w, int K, int N, int cols, bool nk) {
+  const int items = (N + cols - 1) / cols;
+  std::vector<__half> t((size_t)items * K * cols, __float2half(0.0f));
+  for (int i = 0; i < items; ++i)
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < cols; ++j) {
+        const int n = i * cols + j;
+        if (n < N) t[((size_t)i * K + k) * cols + j] = nk ? w[(size_t)n * K + k] : w[(size_t)k * N + n];
+      }
+  return t;
+}
+
+int main(int argc, char** argv) {
+  const int iters = argc > 1 ? std::atoi(argv[1]) : 200;
+  int cols_qkv = 16, cols_proj = 8, cols_fc = 16, cols_mproj = 8, cols_lm = 16;
+  if (const char* e = std::getenv("MK_COLS"))
+    std::sscanf(e, "%d,%d,%d,%d,%d", &cols_qkv, &cols_proj, &cols_fc, &cols_mproj, &cols_lm);
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int grid = prop.multiProcessorCount;
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  std::printf("device %s, %d SMs; cols qkv %d proj %d fc %d mproj %d lm %d\n", prop.name, grid, cols_qkv,
+              cols_proj, cols_fc, cols_mproj, cols_lm);
+
+  struct LayerW {
+    __half *ln1g, *ln1b, *wqkv, *bqkv, *wproj, *bproj, *ln2g, *ln2b, *wfc, *bfc, *wmp, *bmp, *kc, *vc;
+    __half *tqkv, *tproj, *tfc, *tmp;
+  };
+  std::vector<LayerW> Lw(kLayers);
+  double weight_bytes = 0;
+  for (auto& l : Lw) {
+    auto wqkv = rand_vec((size_t)kD * 3 * kD, 0.04f), wproj = rand_vec((size_t)kD * kD, 0.04f),
+         wfc = rand_vec((size_t)kD * kF, 0.04f), wmp = rand_vec((size_t)kF * kD, 0.02f);
+    l.ln1g = upload(rand_vec(kD, 0.2f, 1.0f));
+    l.ln1b = upload(rand_vec(kD, 0.1f));
+    l.ln2g = upload(rand_vec(kD, 0.2f, 1.0f));
+    l.ln2b = upload(rand_vec(kD, 0.1f));
+    l.bqkv = upload(rand_vec(3 * kD, 0.1f));
+    l.bproj = upload(rand_vec(kD, 0.1f));
+    l.bfc = upload(rand_vec(kF, 0.1f));
+    l.bmp = upload(rand_vec(kD, 0.1f));
+    l.wqkv = upload(wqkv);
+    l.wproj = upload(wproj);
+    l.wfc = upload(wfc);
+    l.wmp = upload(wmp);
+    l.tqkv = upload(tile(wqkv, kD, 3 * kD, cols_qkv, false));
+    l.tproj = upload(tile(wproj, kD, kD, cols_proj, false));
+    l.tfc = upload(tile(wfc, kD, kF, cols_fc, false));
+    l.tmp = upload(tile(wmp, kF, kD, cols_mproj, false));
+    l.kc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
+    l.vc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
+    weight_bytes += 2.0 * ((double)kD * 3 * kD + kD * kD + 2.0 * kD * kF);
+  }
+  auto wte = rand_vec((size_t)kVocab * kD, 0.1f);
+  __half* d_wte = upload(wte);
+  __half* t_wte = upload(tile(wte, kD, kVocab, cols_lm, true));
+  weight_bytes += 2.0 * kVocab * kD;
+  __half* lnfg = upload(rand_vec(kD, 0.2f, 1.0f));
+  __half* lnfb = upload(rand_vec(kD, 0.1f));
+  __half* x_in = upload(rand_vec((size_t)kRows * kD, 1.0f));
+  __half *xr, *qkv, *o, *f, *h;
+  float *logits, *ref_logits;
+  CK(cudaMalloc(&xr, kRows * kD * 2));
+  CK(cudaMalloc(&qkv, kRows * 3 * kD * 2));
+  CK(cudaMalloc(&o, kRows * kD * 2));
+  CK(cudaMalloc(&f, kRows * kF * 2));
+  CK(cudaMalloc(&h, kRows * kF * 2));
+  CK(cudaMalloc(&logits, (size_t)kRows * kVocab * 4));
+  CK(cudaMalloc(&ref_logits, (size_t)kRows * kVocab * 4));
+
+  // The stages.
+  std::vector<Stage> st;
+  int offset = 0;
+  auto add = [&](Stage s) {
+    s.offset = offset;
+    offset = (offset + s.items) % grid;
+    st.push_back(s);
+  };
+  for (int l = 0; l < kLayers; ++l) {
+    const LayerW& w = Lw[l];
+    const __half* xin = l == 0 ? x_in : xr;
+    add({kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b, xin, nullptr, qkv,
+         nullptr, nullptr, nullptr});
+    add({kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o, nullptr,
+         w.kc, w.vc});
+    add({kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o, xin, xr, nullptr,
+         nullptr, nullptr});
+    add({kFc, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b, xr, nullptr, f, nullptr,
+         nullptr, nullptr});
+    add({kProj, kD / cols_mproj, cols_mproj, kF, kD, 0, w.tmp, w.bmp, nullptr, nullptr, f, xr, xr, nullptr,
+         nullptr, nullptr});
+  }
+  add({kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb, xr, nullptr,
+       nullptr, logits, nullptr, nullptr});
+  const int nst = (int)st.size();
+  CK(cudaMemcpyToSymbol(c_st, st.data(), sizeof(Stage) * nst));
+  CK(cudaMemcpyToSymbol(c_nst, &nst, sizeof(int)));
+
+  unsigned* counters;
+  CK(cudaMalloc(&counters, kMaxStages * 4));
+  CK(cudaMemset(counters, 0, kMaxStages * 4));
+  unsigned* flags;
+  CK(cudaMalloc(&flags, (size_t)kMaxStages * grid * 4));
+  CK(cudaMemset(flags, 0, (size_t)kMaxStages * grid * 4));
+  unsigned long long* stamps;
+  CK(cudaMalloc(&stamps, (size_t)nst * grid * 4 * 8));
+  const size_t smem =
+      (size_t)kRingBytes + kRows * kLda * 2 + 8 * kRows * 16 * 4 + kInFlight * (8 + 8 + 4) + 16;
+  CK(cudaFuncSetAttribute(decode_megakernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_megakernel, kLaunchThreads, smem));
+  std::printf("shared memory %zu bytes, %d block(s) per SM, %d stages\n", smem, per_sm, nst);
+  if (per_sm < 1) return 1;
+
+  // epoch: launches so far (the flags' value); cepoch: launches that counted on the counters.
+  unsigned epoch = 0, cepoch = 0;
+  auto launch = [&](int mode, unsigned long long* stp, unsigned long long* prf = nullptr) {
+    ++epoch;
+    if (!(mode & 2)) ++cepoch;
+    void* args[] = {&counters, &flags, &epoch, &cepoch, &mode, &stp, &prf};
+    CK(cudaLaunchCooperativeKernel((void*)decode_megakernel, grid, kLaunchThreads, args, smem, 0));
+  };
+
+  // Reference, then the megakernel; compare.
+  {
+    // the caches' new position is overwritten by both; the rest is read only.
+    for (int l = 0; l < kLayers; ++l) {
+      const LayerW& w = Lw[l];
+      const __half* xin = l == 0 ? x_in : xr;
+      ref_ln<<<kRows, 256>>>(xin, w.ln1g, w.ln1b, h);
+      ref_gemv<<<(kRows * 3 * kD + 255) / 256, 256>>>(h, w.wqkv, kD, 3 * kD, 0, w.bqkv, kQkv, nullptr, qkv,
+                                                      nullptr);
+      ref_attn<<<kRows * kHeads, 32>>>(qkv, w.kc, w.vc, o);
+      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(o, w.wproj, kD, kD, 0, w.bproj, kProj, xin, xr, nullptr);
+      ref_ln<<<kRows, 256>>>(xr, w.ln2g, w.ln2b, h);
+      ref_gemv<<<(kRows * kF + 255) / 256, 256>>>(h, w.wfc, kD, kF, 0, w.bfc, kFc, nullptr, f, nullptr);
+      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(f, w.wmp, kF, kD, 0, w.bmp, kProj, xr, xr, nullptr);
+    }
+    ref_ln<<<kRows, 256>>>(xr, lnfg, lnfb, h);
+    ref_gemv<<<(kRows * kVocab + 255) / 256, 256>>>(h, d_wte, kD, kVocab, 1, nullptr, kLm, nullptr, nullptr,
+                                                    ref_logits);
+    CK(cudaGetLastError());
+    CK(cudaMemset(xr, 0, kRows * kD * 2));
+    launch(0, nullptr);
+    CK(cudaDeviceSynchronize());
+    std::vector<float> a((size_t)kRows * kVocab), r((size_t)kRows * kVocab);
+    CK(cudaMemcpy(a.data(), logits, a.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(r.data(), ref_logits, r.size() * 4, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0, maxd = 0;
+    int argmax_same = 0;
+    for (int row = 0; row < kRows; ++row) {
+      size_t ia = 0, ir = 0;
+      for (int n = 0; n < kVocab; ++n) {
+        const size_t i = (size_t)row * kVocab + n;
+        num += (a[i] - r[i]) * (double)(a[i] - r[i]);
+        den += (double)r[i] * r[i];
+        maxd = std::max(maxd, (double)std::fabs(a[i] - r[i]));
+        if (a[i] > a[row * kVocab + ia]) ia = n;
+        if (r[i] > r[row * kVocab + ir]) ir = n;
+      }
+      argmax_same += ia == ir;
+    }
+    const double rel = std::sqrt(num / std::max(den, 1e-30));
+    std::printf("check: logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", rel, maxd,
+                argmax_same, kRows, rel <= 1e-2 && std::isfinite(rel) ? "ok" : "FAILED");
+    if (!(rel <= 1e-2)) return 1;
+  }
+
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  const char* mode_names[] = {"decode step, one counter per stage",
+                              "no dependencies (streaming bound)",
+                              "decode step, a flag per block and stage",
+                              "",
+                              "decode step, one counter per stage, producer warp",
+                              "no dependencies (streaming bound), producer warp"};
+  for (int mode : {0, 4, 2, 1, 5, 0, 4}) {
+    if (mode == 2 || mode == 4) {  // these modes' results too
+      CK(cudaMemset(logits, 0, (size_t)kRows * kVocab * 4));
+      launch(mode, nullptr);
+      CK(cudaDeviceSynchronize());
+      std::vector<float> a((size_t)kRows * kVocab), r((size_t)kRows * kVocab);
+      CK(cudaMemcpy(a.data(), logits, a.size() * 4, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(r.data(), ref_logits, r.size() * 4, cudaMemcpyDeviceToHost));
+      double num = 0, den = 0;
+      for (size_t i = 0; i < a.size(); ++i)
+        num += (a[i] - r[i]) * (double)(a[i] - r[i]), den += (double)r[i] * r[i];
+      std::printf("check (%s): logits rel L2 %.3e\n", mode_names[mode], std::sqrt(num / den));
+      if (!(std::sqrt(num / den) <= 1e-2)) return 1;
+    }
+    for (int i = 0; i < 20; ++i) launch(mode, nullptr);
+    CK(cudaEventRecord(e0));
+    for (int i = 0; i < iters; ++i) launch(mode, nullptr);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    const double us = 1000.0 * ms / iters;
+    std::printf("%s: %.1f us per step (back-to-back launches), weights %.1f MB -> %.2f TB/s\n",
+                mode_names[mode], us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
+  }
+  // One stamped step per dependency mode: per stage, from the previous stage's last block done, the
+  // first block past its wait, the last block's rows staged, the last block's first weight present
+  // and the last block done.
+  // Thread 0's cycles per phase, summed over the blocks' items, per item.
+  unsigned long long* prof;
+  CK(cudaMalloc(&prof, (size_t)grid * 8 * 8));
+  for (int mode : {0, 4, 1, 5}) {
+    launch(mode, nullptr, prof);
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> pv((size_t)grid * 8);
+    CK(cudaMemcpy(pv.data(), prof, pv.size() * 8, cudaMemcpyDeviceToHost));
+    double tot[8] = {};
+    for (int b = 0; b < grid; ++b)
+      for (int k = 0; k < 8; ++k) tot[k] += (double)pv[b * 8 + k];
+    const double per = 1.0 / (clock_khz / 1e3) / tot[7];  // cycles -> us per item
+    std::printf(
+        "%s: thread 0's us per item (%.0f items): dependency %.2f, weight %.2f, rows %.2f, work %.2f, "
+        "barrier %.2f, refill %.2f, release %.2f\n",
+        mode_names[mode], tot[7], tot[0] * per, tot[1] * per, tot[2] * per, tot[3] * per, tot[4] * per,
+        tot[5] * per, tot[6] * per);
+  }
+  for (int mode : {0, 4}) {
+    CK(cudaMemset(stamps, 0, (size_t)nst * grid * 4 * 8));
+    launch(mode, stamps);
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> sv((size_t)nst * grid * 4);
+    CK(cudaMemcpy(sv.data(), stamps, sv.size() * 8, cudaMemcpyDeviceToHost));
+    unsigned long long t0 = ~0ull;
+    for (size_t i = 0; i < sv.size(); i += 4)
+      if (sv[i]) t0 = std::min(t0, sv[i]);
+    const char* names[] = {"qkv", "attn", "proj", "fc", "mproj"};
+    double prev = 0, sum[5][4] = {};
+    std::printf(
+        "%s, stamped:\nstage        ready   staged   weight     done  (us from the previous stage's done)\n",
+        mode_names[mode]);
+    for (int s = 0; s < nst; ++s) {
+      unsigned long long ready = ~0ull, mx[4] = {0, 0, 0, 0};
+      for (int b = 0; b < grid; ++b) {
+        const unsigned long long* e = &sv[(s * grid + b) * 4];
+        if (e[0]) ready = std::min(ready, e[0]);
+        for (int k = 1; k < 4; ++k) mx[k] = std::max(mx[k], e[k]);
+      }
+      const double v[4] = {(ready - t0) / 1e3 - prev, mx[2] ? (mx[2] - t0) / 1e3 - prev : 0.0,
+                           (mx[3] - t0) / 1e3 - prev, (mx[1] - t0) / 1e3 - prev};
+      if (s < 5 || s >= nst - 1)
+        std::printf("%2d %-6s %8.2f %8.2f %8.2f %8.2f\n", s, s == nst - 1 ? "lm" : names[s % 5], v[0], v[1],
+                    v[2], v[3]);
+      if (s >= 5 && s < nst - 1)
+        for (int k = 0; k < 4; ++k) sum[s % 5][k] += v[k] / (kLayers - 1);
+      prev = (mx[1] - t0) / 1e3;
+    }
+    std::printf("span of the stamped step: %.2f us; layers 1-11, mean per stage:\n", prev);
+    double layer = 0;
+    for (int k = 0; k < 5; ++k) {
+      std::printf("   %-6s %8.2f %8.2f %8.2f %8.2f\n", names[k], sum[k][0], sum[k][1], sum[k][2], sum[k][3]);
+      layer += sum[k][3];
+    }
+    std::printf("   layer  %.2f us\n", layer);
+  }
+  return 0;
+}
