@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #define CK(x)                                                                                  \
@@ -35,7 +36,8 @@
 constexpr int kLayers = 12, kRows = 5, kD = 768, kHeads = 12, kHd = 64, kPast = 128, kT = kPast + 1,
               kF = 3072, kVocab = 50257;
 // The ring of weight bytes in shared memory and the barriers of the items in flight in it.
-constexpr int kThreads = 256, kRingBytes = 196608, kInFlight = 16;
+constexpr int kThreads = 256, kRingBytes = 194560, kInFlight = 16;
+constexpr int kMaxCols = 32;  // columns per item: 8, 16, 24 or 32
 // Launched with one more warp: the producer (mode bit 2), which refills the ring while the others
 // work; they meet at named barrier 1, which it never joins.
 constexpr int kLaunchThreads = kThreads + 32;
@@ -57,6 +59,14 @@ struct Stage {
   float* logits;      // kLm
   __half* kc;         // attention: this layer's caches [kRows][kHeads][kT][kHd]
   __half* vc;
+  // Tagged mode (mode bit 3): the same rows as 32-bit words, the value in the low half and in the
+  // high half a tag naming the launch and the stage that wrote it; a consumer polls the words it
+  // needs until their tags say they are this launch's (no counters, no release fences). Null: the
+  // rows are the launch's input (x), read as halves.
+  const unsigned* a32;
+  const unsigned* res32;
+  unsigned* out32;
+  int a_from, res_from;  // the stages whose tags a32 and res32 carry
 };
 __constant__ Stage c_st[kMaxStages];
 __constant__ int c_nst;
@@ -97,6 +107,46 @@ __device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
 }
 __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint4 ld_volatile4(const unsigned* p) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned ld_volatile(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// Tagged mode: how long a thread sleeps after finding a word not yet written (0: spin).
+__constant__ unsigned c_poll_ns;
+__device__ __forceinline__ void backoff() {
+  if (c_poll_ns) __nanosleep(c_poll_ns);
+}
+__device__ __forceinline__ bool tagged4(const uint4& v, unsigned t) {
+  return (v.x >> 16) == t && (v.y >> 16) == t && (v.z >> 16) == t && (v.w >> 16) == t;
+}
+__device__ __forceinline__ unsigned poll1(const unsigned* p, unsigned t) {
+  unsigned v = ld_volatile(p);
+  while ((v >> 16) != t) {
+    backoff();
+    v = ld_volatile(p);
+  }
+  return v;
+}
+// Never 0 (0 means untagged below: a tag of 0 once hung the probe at launch 1,024), and a launch's
+// tags differ from the previous launch's.
+__device__ __forceinline__ unsigned tag_of(unsigned tb, int stage) {
+  return 1u + (tb + (unsigned)stage) % 65535u;
+}
+__device__ __forceinline__ unsigned pack_tag(unsigned tag, __half h) {
+  return (tag << 16) | (unsigned)__half_as_ushort(h);
+}
+__device__ __forceinline__ __half word_half(unsigned w) {
+  return __ushort_as_half((unsigned short)(w & 0xffffu));
 }
 __device__ __forceinline__ unsigned long long globaltimer() {
   unsigned long long t;
@@ -194,7 +244,8 @@ __device__ __forceinline__ float gelu(float x) {
 }
 
 // A's rows into shared memory [kRows][K], through the stage's layer norm if it has one.
-__device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt) {
+__device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt, unsigned tb) {
+  const bool tagged = tb && S.a32;
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
   if (S.gamma) {
     // One warp per row; K = kD here (3 chunks of 8 per lane); the scale and shift from the item's bytes.
@@ -205,8 +256,25 @@ __device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt) 
         gu[j] = gs[lane + 32 * j];
         bu[j] = gs[kD / 8 + lane + 32 * j];
       }
-      for (int j = 0; j < 3; ++j)
-        xu[j] = __ldcg(reinterpret_cast<const uint4*>(S.a + w * kD) + lane + 32 * j);
+      if (tagged) {
+        const unsigned t = tag_of(tb, S.a_from);
+        uint4 u[6];
+        for (int i = 0; i < 6; ++i)
+          u[i] = ld_volatile4(S.a32 + w * kD + (lane + 32 * (i >> 1)) * 8 + 4 * (i & 1));
+        for (int i = 0; i < 6; ++i)
+          while (!tagged4(u[i], t)) {
+            backoff();
+            u[i] = ld_volatile4(S.a32 + w * kD + (lane + 32 * (i >> 1)) * 8 + 4 * (i & 1));
+          }
+        for (int j = 0; j < 3; ++j) {
+          const uint4 &lo = u[2 * j], &hi = u[2 * j + 1];
+          xu[j] = make_uint4((lo.x & 0xffffu) | (lo.y << 16), (lo.z & 0xffffu) | (lo.w << 16),
+                             (hi.x & 0xffffu) | (hi.y << 16), (hi.z & 0xffffu) | (hi.w << 16));
+        }
+      } else {
+        for (int j = 0; j < 3; ++j)
+          xu[j] = __ldcg(reinterpret_cast<const uint4*>(S.a + w * kD) + lane + 32 * j);
+      }
       float v[3][8];
       float sum = 0.0f;
       for (int j = 0; j < 3; ++j) {
@@ -230,6 +298,29 @@ __device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt) 
         *reinterpret_cast<uint4*>(As + w * kLda + k) = *reinterpret_cast<const uint4*>(o8);
       }
     }
+  } else if (tagged) {
+    // Four words per load, four loads in flight before any is checked.
+    const unsigned t = tag_of(tb, S.a_from);
+    const int per_row = S.K / 4, total = kRows * per_row;
+    for (int base = tid; base < total; base += 4 * kThreads) {
+      uint4 u[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int c = base + i * kThreads, r = c / per_row;
+        if (c < total) u[i] = ld_volatile4(S.a32 + r * S.K + 4 * (c - r * per_row));
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int c = base + i * kThreads, r = c / per_row, k = 4 * (c - r * per_row);
+        if (c >= total) continue;
+        while (!tagged4(u[i], t)) {
+          backoff();
+          u[i] = ld_volatile4(S.a32 + r * S.K + k);
+        }
+        *reinterpret_cast<uint2*>(As + r * kLda + k) =
+            make_uint2((u[i].x & 0xffffu) | (u[i].y << 16), (u[i].z & 0xffffu) | (u[i].w << 16));
+      }
+    }
   } else {
     const int per_row = S.K / 8;
     for (int t = tid; t < kRows * per_row; t += kThreads) {
@@ -246,7 +337,7 @@ __device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt) 
 // bias and residual were loaded before the rows were staged (`pre`).
 template <int NB>
 __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsigned char* wt, float* red,
-                          float pre) {
+                          float pre, unsigned otag) {
   constexpr int C = 8 * NB, W = kThreads / 32;
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, c = lane & 3;
   float acc[NB][4];
@@ -254,9 +345,8 @@ __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsi
   for (int j = 0; j < NB; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   const int steps = S.K / 16;
   const __half* arow = As + g * kLda + 2 * c;
-  // ldmatrix rows: lane l gives row k0 + (l & 7) + 8 * ((l >> 3) & 1) of n-block (l >> 4).
-  const unsigned wbase =
-      smem_addr(wt) + ((((lane & 7) + 8 * ((lane >> 3) & 1)) * C + 8 * ((lane >> 4) % NB)) * 2);
+  // ldmatrix rows: lane l < 16 gives row k0 + (l & 7) + 8 * (l >> 3); n-block j is 16 bytes on.
+  const unsigned wbase = smem_addr(wt) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * C * 2;
 #pragma unroll 4
   for (int s = w; s < steps; s += W) {
     unsigned a[4] = {0u, 0u, 0u, 0u};
@@ -264,16 +354,13 @@ __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsi
       a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
       a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
     }
-    unsigned b[4];
+    unsigned b[2 * NB];
     const unsigned addr = wbase + s * 16 * C * 2;
-    if (NB == 2)
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                   : "r"(addr));
-    else
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
       asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                   : "=r"(b[0]), "=r"(b[1])
-                   : "r"(addr));
+                   : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
+                   : "r"(addr + 16 * j));
 #pragma unroll
     for (int j = 0; j < NB; ++j)
       asm volatile(
@@ -299,22 +386,29 @@ __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsi
         S.logits[r * S.N + n] = s;
       } else {
         s += __half2float(item_bias(S, wt)[j]);
-        S.out[r * S.N + n] = __float2half(S.kind == kFc ? gelu(s) + pre : s + pre);
+        const __half h = __float2half(S.kind == kFc ? gelu(s) + pre : s + pre);
+        if (otag)
+          S.out32[r * S.N + n] = pack_tag(otag, h);
+        else
+          S.out[r * S.N + n] = h;
       }
     }
   }
 }
 // The residual of this thread's output (read before the rows are staged, so that its load overlaps
 // theirs).
-__device__ __forceinline__ float epilogue_operands(const Stage& S, int item) {
+__device__ __forceinline__ float epilogue_operands(const Stage& S, int item, unsigned tb) {
   const int C = S.cols, tid = threadIdx.x;
   if (!S.res || tid >= kRows * C) return 0.0f;
   const int r = tid / C, n = item * C + tid - r * C;
-  return n < S.N ? __half2float(__ldcg(S.res + r * S.N + n)) : 0.0f;
+  if (n >= S.N) return 0.0f;
+  if (tb && S.res32) return __half2float(word_half(poll1(S.res32 + r * S.N + n, tag_of(tb, S.res_from))));
+  return __half2float(__ldcg(S.res + r * S.N + n));
 }
 
 // Attention of row b, head h over the 128 past positions (in the slot) and the new one.
-__device__ void attn_item(const Stage& S, int item, const unsigned char* slot, float* sm) {
+__device__ void attn_item(const Stage& S, int item, const unsigned char* slot, float* sm, unsigned tb,
+                          unsigned otag) {
   const int b = item / kHeads, h = item % kHeads, tid = threadIdx.x;
   const __half* Ks = reinterpret_cast<const __half*>(slot);
   const __half* Vs = Ks + kPast * kHd;
@@ -326,8 +420,19 @@ __device__ void attn_item(const Stage& S, int item, const unsigned char* slot, f
   float* inv = part + 256;
   const __half* row = S.a + b * 3 * kD + h * kHd;
   if (tid < kHd) {
-    const __half kq = __ldcg(row + kD + tid), vq = __ldcg(row + 2 * kD + tid);
-    q[tid] = __half2float(__ldcg(row + tid)) * 0.125f;
+    __half kq, vq, qq;
+    if (tb) {
+      const unsigned t = tag_of(tb, S.a_from);
+      const unsigned* row32 = S.a32 + b * 3 * kD + h * kHd;
+      qq = word_half(poll1(row32 + tid, t));
+      kq = word_half(poll1(row32 + kD + tid, t));
+      vq = word_half(poll1(row32 + 2 * kD + tid, t));
+    } else {
+      qq = __ldcg(row + tid);
+      kq = __ldcg(row + kD + tid);
+      vq = __ldcg(row + 2 * kD + tid);
+    }
+    q[tid] = __half2float(qq) * 0.125f;
     kn[tid] = __half2float(kq);
     vn[tid] = __half2float(vq);
     const long long at = ((long long)item * kT + kPast) * kHd + tid;
@@ -375,7 +480,10 @@ __device__ void attn_item(const Stage& S, int item, const unsigned char* slot, f
   csync();
   if (tid < kHd) {
     const float o = (part[tid] + part[64 + tid] + part[128 + tid] + part[192 + tid]) * *inv;
-    S.out[b * kD + h * kHd + tid] = __float2half(o);
+    if (otag)
+      S.out32[b * kD + h * kHd + tid] = pack_tag(otag, __float2half(o));
+    else
+      S.out[b * kD + h * kHd + tid] = __float2half(o);
   }
 }
 
@@ -394,11 +502,12 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
   unsigned char* ring = smem;
   __half* As = reinterpret_cast<__half*>(smem + kRingBytes);  // [kRows][kLda]
   float* red = reinterpret_cast<float*>(As + kRows * kLda);   // [8][kRows][16], or the attention's
-  unsigned long long* bars = reinterpret_cast<unsigned long long*>(red + 8 * kRows * 16);
+  unsigned long long* bars = reinterpret_cast<unsigned long long*>(red + 8 * kRows * kMaxCols);
   unsigned long long* ends = bars + kInFlight;
   unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
   const int tid = threadIdx.x;
-  const bool nodeps = mode & 1, use_flags = mode & 2, producer_warp = mode & 4;
+  const bool nodeps = mode & 1, use_flags = mode & 2, producer_warp = mode & 4, tagged = mode & 8;
+  const unsigned tb = tagged ? epoch * 64u : 0u;  // the tags' base (64 > the stages)
   volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
   if (tid == 0) {
     for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j);
@@ -450,10 +559,10 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
     const Stage& S = c_st[cur.s];
     if (cur.s != last_stage) {
       lap(7);
-      if (tid == 0 && last_stage >= 0) leave(last_stage, done_here);
+      if (tid == 0 && last_stage >= 0) tagged ? stamp(last_stage, 1) : leave(last_stage, done_here);
       lap(6);
       done_here = 0;
-      if (cur.s > 0 && !nodeps) {
+      if (cur.s > 0 && !nodeps && !tagged) {
         if (!use_flags) {
           if (tid == 0) {
             const unsigned target = (unsigned)c_st[cur.s - 1].items * cepoch;
@@ -477,7 +586,8 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
       last_stage = cur.s;
       first_in_stage = true;
     }
-    const float pre = epilogue_operands(S, cur.i);
+    const float pre = epilogue_operands(S, cur.i, tb);
+    const unsigned otag = tb ? tag_of(tb, cur.s) : 0u;
     const int j = n % kInFlight;
     lap(7);
     mbar_wait(bars + j, (unsigned)(n / kInFlight) & 1u);
@@ -486,18 +596,22 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
     first_in_stage = false;
     const unsigned char* wt = ring + starts[j];
     if (S.kind != kAttn && staged != cur.s) {
-      stage_rows(S, As, wt);
+      stage_rows(S, As, wt, tb);
       staged = cur.s;
       csync();
       lap(2);
       stamp(cur.s, 2);
     }
     if (S.kind == kAttn)
-      attn_item(S, cur.i, wt, red);
+      attn_item(S, cur.i, wt, red, tb, otag);
+    else if (S.cols == 8)
+      gemv_item<1>(S, cur.i, As, wt, red, pre, otag);
     else if (S.cols == 16)
-      gemv_item<2>(S, cur.i, As, wt, red, pre);
+      gemv_item<2>(S, cur.i, As, wt, red, pre, otag);
+    else if (S.cols == 24)
+      gemv_item<3>(S, cur.i, As, wt, red, pre, otag);
     else
-      gemv_item<1>(S, cur.i, As, wt, red, pre);
+      gemv_item<4>(S, cur.i, As, wt, red, pre, otag);
     ++done_here;
     lap(3);
     csync();
@@ -512,7 +626,7 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
     }
     lap(5);
   }
-  if (tid == 0 && last_stage >= 0) leave(last_stage, done_here);
+  if (tid == 0 && last_stage >= 0) tagged ? stamp(last_stage, 1) : leave(last_stage, done_here);
   if (prof && tid == 0) {
     pc[7] = (unsigned long long)n;  // phase 7's laps (loop overhead) are dropped: it counts items
     for (int k = 0; k < 8; ++k) prof[blockIdx.x * 8 + k] = pc[k];
@@ -613,8 +727,9 @@ static std::vector<__half> tile(const std::vector<__half>& w, int K, int N, int 
 }
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
   const int iters = argc > 1 ? std::atoi(argv[1]) : 200;
-  int cols_qkv = 16, cols_proj = 8, cols_fc = 16, cols_mproj = 8, cols_lm = 16;
+  int cols_qkv = 24, cols_proj = 8, cols_fc = 24, cols_mproj = 8, cols_lm = 32;
   if (const char* e = std::getenv("MK_COLS"))
     std::sscanf(e, "%d,%d,%d,%d,%d", &cols_qkv, &cols_proj, &cols_fc, &cols_mproj, &cols_lm);
   cudaDeviceProp prop;
@@ -679,22 +794,49 @@ int main(int argc, char** argv) {
     offset = (offset + s.items) % grid;
     st.push_back(s);
   };
+  // The tagged mode's rows (x_in stays the launch's untagged input).
+  unsigned *xr32, *qkv32, *o32, *f32;
+  CK(cudaMalloc(&xr32, kRows * kD * 4));
+  CK(cudaMalloc(&qkv32, kRows * 3 * kD * 4));
+  CK(cudaMalloc(&o32, kRows * kD * 4));
+  CK(cudaMalloc(&f32, kRows * kF * 4));
+  CK(cudaMemset(xr32, 0, kRows * kD * 4));
+  CK(cudaMemset(qkv32, 0, kRows * 3 * kD * 4));
+  CK(cudaMemset(o32, 0, kRows * kD * 4));
+  CK(cudaMemset(f32, 0, kRows * kF * 4));
+  // Stage 5l + {0 qkv, 1 attention, 2 attn c_proj, 3 c_fc, 4 mlp c_proj}; 60 lm_head.
+  auto tagged = [&](const unsigned* a32, int a_from, const unsigned* res32, int res_from, unsigned* out32) {
+    Stage& s = st.back();
+    s.a32 = a32;
+    s.a_from = a_from;
+    s.res32 = res32;
+    s.res_from = res_from;
+    s.out32 = out32;
+  };
   for (int l = 0; l < kLayers; ++l) {
     const LayerW& w = Lw[l];
     const __half* xin = l == 0 ? x_in : xr;
+    const unsigned* xin32 = l == 0 ? nullptr : xr32;
+    const int b = 5 * l;
     add({kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b, xin, nullptr, qkv,
          nullptr, nullptr, nullptr});
+    tagged(xin32, b - 1, nullptr, 0, qkv32);
     add({kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o, nullptr,
          w.kc, w.vc});
+    tagged(qkv32, b, nullptr, 0, o32);
     add({kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o, xin, xr, nullptr,
          nullptr, nullptr});
+    tagged(o32, b + 1, xin32, b - 1, xr32);
     add({kFc, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b, xr, nullptr, f, nullptr,
          nullptr, nullptr});
+    tagged(xr32, b + 2, nullptr, 0, f32);
     add({kProj, kD / cols_mproj, cols_mproj, kF, kD, 0, w.tmp, w.bmp, nullptr, nullptr, f, xr, xr, nullptr,
          nullptr, nullptr});
+    tagged(f32, b + 3, xr32, b + 2, xr32);
   }
   add({kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb, xr, nullptr,
        nullptr, logits, nullptr, nullptr});
+  tagged(xr32, 5 * kLayers - 1, nullptr, 0, nullptr);
   const int nst = (int)st.size();
   CK(cudaMemcpyToSymbol(c_st, st.data(), sizeof(Stage) * nst));
   CK(cudaMemcpyToSymbol(c_nst, &nst, sizeof(int)));
@@ -708,7 +850,7 @@ int main(int argc, char** argv) {
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)nst * grid * 4 * 8));
   const size_t smem =
-      (size_t)kRingBytes + kRows * kLda * 2 + 8 * kRows * 16 * 4 + kInFlight * (8 + 8 + 4) + 16;
+      (size_t)kRingBytes + kRows * kLda * 2 + 8 * kRows * kMaxCols * 4 + kInFlight * (8 + 8 + 4) + 16;
   CK(cudaFuncSetAttribute(decode_megakernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_megakernel, kLaunchThreads, smem));
@@ -719,7 +861,7 @@ int main(int argc, char** argv) {
   unsigned epoch = 0, cepoch = 0;
   auto launch = [&](int mode, unsigned long long* stp, unsigned long long* prf = nullptr) {
     ++epoch;
-    if (!(mode & 2)) ++cepoch;
+    if (!(mode & 2) && !(mode & 8)) ++cepoch;
     void* args[] = {&counters, &flags, &epoch, &cepoch, &mode, &stp, &prf};
     CK(cudaLaunchCooperativeKernel((void*)decode_megakernel, grid, kLaunchThreads, args, smem, 0));
   };
@@ -772,14 +914,32 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  const char* mode_names[] = {"decode step, one counter per stage",
-                              "no dependencies (streaming bound)",
-                              "decode step, a flag per block and stage",
-                              "",
-                              "decode step, one counter per stage, producer warp",
-                              "no dependencies (streaming bound), producer warp"};
-  for (int mode : {0, 4, 2, 1, 5, 0, 4}) {
-    if (mode == 2 || mode == 4) {  // these modes' results too
+  std::vector<std::string> names_of(16);
+  for (int m = 0; m < 16; ++m)
+    names_of[m] = std::string(m & 1   ? "no dependencies (streaming bound)"
+                              : m & 8 ? "decode step, tagged rows"
+                              : m & 2 ? "decode step, a flag per block and stage"
+                                      : "decode step, one counter per stage") +
+                  (m & 4 ? ", producer warp" : "");
+  auto mode_name = [&](int m) { return names_of[m].c_str(); };
+  // Tagged mode's sleeps after a word not yet written (MK_POLL_NS, a list; unset: no tagged runs).
+  std::vector<unsigned> sleeps;
+  {
+    const char* e = std::getenv("MK_POLL_NS");
+    std::string list = e ? e : "";
+    for (size_t at = 0; at < list.size();) {
+      sleeps.push_back((unsigned)std::atoi(list.c_str() + at));
+      const size_t comma = list.find(',', at);
+      at = comma == std::string::npos ? list.size() : comma + 1;
+    }
+  }
+  std::vector<std::pair<int, unsigned>> runs = {{4, 0}, {5, 0}};
+  for (unsigned ns : sleeps) runs.push_back({12, ns});
+  runs.push_back({4, 0});
+  for (auto [mode, ns] : runs) {
+    CK(cudaMemcpyToSymbol(c_poll_ns, &ns, sizeof(ns)));
+    if (mode & 8) std::printf("poll sleep %u ns: ", ns);
+    if (mode == 2 || mode == 4 || mode == 12) {  // these modes' results too
       CK(cudaMemset(logits, 0, (size_t)kRows * kVocab * 4));
       launch(mode, nullptr);
       CK(cudaDeviceSynchronize());
@@ -789,7 +949,7 @@ int main(int argc, char** argv) {
       double num = 0, den = 0;
       for (size_t i = 0; i < a.size(); ++i)
         num += (a[i] - r[i]) * (double)(a[i] - r[i]), den += (double)r[i] * r[i];
-      std::printf("check (%s): logits rel L2 %.3e\n", mode_names[mode], std::sqrt(num / den));
+      std::printf("check (%s): logits rel L2 %.3e\n", mode_name(mode), std::sqrt(num / den));
       if (!(std::sqrt(num / den) <= 1e-2)) return 1;
     }
     for (int i = 0; i < 20; ++i) launch(mode, nullptr);
@@ -801,7 +961,7 @@ int main(int argc, char** argv) {
     CK(cudaEventElapsedTime(&ms, e0, e1));
     const double us = 1000.0 * ms / iters;
     std::printf("%s: %.1f us per step (back-to-back launches), weights %.1f MB -> %.2f TB/s\n",
-                mode_names[mode], us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
+                mode_name(mode), us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
   }
   // One stamped step per dependency mode: per stage, from the previous stage's last block done, the
   // first block past its wait, the last block's rows staged, the last block's first weight present
@@ -809,7 +969,13 @@ int main(int argc, char** argv) {
   // Thread 0's cycles per phase, summed over the blocks' items, per item.
   unsigned long long* prof;
   CK(cudaMalloc(&prof, (size_t)grid * 8 * 8));
-  for (int mode : {0, 4, 1, 5}) {
+  std::vector<int> modes = {4, 5};
+  if (!sleeps.empty()) {
+    const unsigned ns = sleeps.back();
+    CK(cudaMemcpyToSymbol(c_poll_ns, &ns, sizeof(ns)));
+    modes = {4, 12, 5};
+  }
+  for (int mode : modes) {
     launch(mode, nullptr, prof);
     CK(cudaDeviceSynchronize());
     std::vector<unsigned long long> pv((size_t)grid * 8);
@@ -821,10 +987,11 @@ int main(int argc, char** argv) {
     std::printf(
         "%s: thread 0's us per item (%.0f items): dependency %.2f, weight %.2f, rows %.2f, work %.2f, "
         "barrier %.2f, refill %.2f, release %.2f\n",
-        mode_names[mode], tot[7], tot[0] * per, tot[1] * per, tot[2] * per, tot[3] * per, tot[4] * per,
+        mode_name(mode), tot[7], tot[0] * per, tot[1] * per, tot[2] * per, tot[3] * per, tot[4] * per,
         tot[5] * per, tot[6] * per);
   }
-  for (int mode : {0, 4}) {
+  for (int mode : modes) {
+    if (mode & 1) continue;
     CK(cudaMemset(stamps, 0, (size_t)nst * grid * 4 * 8));
     launch(mode, stamps);
     CK(cudaDeviceSynchronize());
@@ -837,7 +1004,7 @@ int main(int argc, char** argv) {
     double prev = 0, sum[5][4] = {};
     std::printf(
         "%s, stamped:\nstage        ready   staged   weight     done  (us from the previous stage's done)\n",
-        mode_names[mode]);
+        mode_name(mode));
     for (int s = 0; s < nst; ++s) {
       unsigned long long ready = ~0ull, mx[4] = {0, 0, 0, 0};
       for (int b = 0; b < grid; ++b) {
