@@ -45,7 +45,7 @@ __device__ __forceinline__ void csync() { asm volatile("bar.sync 1, %0;" ::"n"(k
 constexpr int kLda = kF + 8;  // A's row pitch in halves (the pad puts 8 rows' words in distinct banks)
 constexpr int kMaxStages = 64;
 
-enum Kind { kQkv, kAttn, kProj, kFc, kLm };
+enum Kind { kQkv, kAttn, kProj, kFc, kLm, kFcMp };
 
 struct Stage {
   int kind, items, cols, K, N, offset;  // offset: block of item 0 (items rotate over the blocks)
@@ -67,6 +67,17 @@ struct Stage {
   const unsigned* res32;
   unsigned* out32;
   int a_from, res_from;  // the stages whose tags a32 and res32 carry
+  // Fused configuration (MK_FUSE=1): the residual stream in fp32, and c_fc with mlp c_proj in one
+  // stage (kFcMp) whose items add their share of the product into `acc` by vector reductions.
+  const float* xf;      // a layer norm's input rows in fp32 [kRows][kD] (else `a`), plus, if set,
+  const float* dlt;     // the mlp deltas accumulated by the previous kFcMp and
+  const __half* dbias;  // that product's bias (in the item's bytes)
+  float* xmat;          // where each item writes its share (40 values) of that sum
+  const float* resf;    // an fp32 residual, and the fp32 output of kProj
+  float* outf;
+  float* zero;       // each item zeroes its share (40 values) of this (the deltas, for the next kFcMp)
+  const __half* w2;  // kFcMp: the item's mlp c_proj rows [kD / 8][32][8] (k >= cols zero)
+  float* acc;        // kFcMp: the deltas [kRows][kD]
 };
 __constant__ Stage c_st[kMaxStages];
 __constant__ int c_nst;
@@ -181,13 +192,20 @@ __device__ __forceinline__ void next_item(Cursor& c) {
 __device__ __forceinline__ unsigned tile_bytes(const Stage& S) { return (unsigned)(S.K * S.cols * 2); }
 __device__ __forceinline__ unsigned item_bytes(const Stage& S) {
   if (S.kind == kAttn) return 2u * kPast * kHd * 2u;
-  return tile_bytes(S) + (S.bias ? S.cols * 2u : 0u) + (S.gamma ? 4u * kD : 0u);
+  return tile_bytes(S) + (S.bias ? S.cols * 2u : 0u) + (S.gamma ? 4u * kD : 0u) + (S.dbias ? 2u * kD : 0u) +
+         (S.w2 ? (unsigned)(kD * 32 * 2) : 0u);
 }
 __device__ __forceinline__ const __half* item_bias(const Stage& S, const unsigned char* wt) {
   return reinterpret_cast<const __half*>(wt + tile_bytes(S));
 }
 __device__ __forceinline__ const __half* item_gamma(const Stage& S, const unsigned char* wt) {
   return reinterpret_cast<const __half*>(wt + tile_bytes(S) + (S.bias ? S.cols * 2 : 0));
+}
+__device__ __forceinline__ const __half* item_dbias(const Stage& S, const unsigned char* wt) {
+  return item_gamma(S, wt) + (S.gamma ? 2 * kD : 0);
+}
+__device__ __forceinline__ const unsigned char* item_w2(const Stage& S, const unsigned char* wt) {
+  return reinterpret_cast<const unsigned char*>(item_dbias(S, wt) + (S.dbias ? kD : 0));
 }
 // Thread 0: the item's weight (or past keys and values) into shared memory at `dst`.
 __device__ void issue(const Cursor& c, unsigned char* dst, unsigned long long* bar) {
@@ -212,6 +230,16 @@ __device__ void issue(const Cursor& c, unsigned char* dst, unsigned long long* b
   if (S.gamma) {
     bulk_load(dst + at, S.gamma, 2 * kD, bar);
     bulk_load(dst + at + 2 * kD, S.beta, 2 * kD, bar);
+    at += 4 * kD;
+  }
+  if (S.dbias) {
+    bulk_load(dst + at, S.dbias, 2 * kD, bar);
+    at += 2 * kD;
+  }
+  if (S.w2) {
+    const unsigned b2 = kD * 32 * 2;
+    const __half* src2 = S.w2 + (long long)c.i * (b2 / 2);
+    for (unsigned o = 0; o < b2; o += 16384) bulk_load(dst + at + o, src2 + o / 2, min(16384u, b2 - o), bar);
   }
 }
 
@@ -271,16 +299,36 @@ __device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt, 
           xu[j] = make_uint4((lo.x & 0xffffu) | (lo.y << 16), (lo.z & 0xffffu) | (lo.w << 16),
                              (hi.x & 0xffffu) | (hi.y << 16), (hi.z & 0xffffu) | (hi.w << 16));
         }
-      } else {
+      } else if (!S.xf) {
         for (int j = 0; j < 3; ++j)
           xu[j] = __ldcg(reinterpret_cast<const uint4*>(S.a + w * kD) + lane + 32 * j);
       }
       float v[3][8];
-      float sum = 0.0f;
-      for (int j = 0; j < 3; ++j) {
-        const __half* h = reinterpret_cast<const __half*>(&xu[j]);
-        for (int e = 0; e < 8; ++e) sum += (v[j][e] = __half2float(h[e]));
+      if (S.xf) {
+        float4 xv[3][2], dv[3][2];
+        for (int j = 0; j < 3; ++j)
+          for (int i = 0; i < 2; ++i) {
+            xv[j][i] = __ldcg(reinterpret_cast<const float4*>(S.xf + w * kD + (lane + 32 * j) * 8) + i);
+            dv[j][i] = S.dlt
+                           ? __ldcg(reinterpret_cast<const float4*>(S.dlt + w * kD + (lane + 32 * j) * 8) + i)
+                           : make_float4(0, 0, 0, 0);
+          }
+        const __half* db = S.dbias ? item_dbias(S, wt) : nullptr;
+        for (int j = 0; j < 3; ++j) {
+          const float* x8 = reinterpret_cast<const float*>(xv[j]);
+          const float* d8 = reinterpret_cast<const float*>(dv[j]);
+          for (int e = 0; e < 8; ++e)
+            v[j][e] = x8[e] + d8[e] + (db ? __half2float(db[(lane + 32 * j) * 8 + e]) : 0.0f);
+        }
+      } else {
+        for (int j = 0; j < 3; ++j) {
+          const __half* h = reinterpret_cast<const __half*>(&xu[j]);
+          for (int e = 0; e < 8; ++e) v[j][e] = __half2float(h[e]);
+        }
       }
+      float sum = 0.0f;
+      for (int j = 0; j < 3; ++j)
+        for (int e = 0; e < 8; ++e) sum += v[j][e];
       for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
       const float mean = sum / kD;
       float var = 0.0f;
@@ -337,7 +385,7 @@ __device__ void stage_rows(const Stage& S, __half* As, const unsigned char* wt, 
 // bias and residual were loaded before the rows were staged (`pre`).
 template <int NB>
 __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsigned char* wt, float* red,
-                          float pre, unsigned otag) {
+                          float pre, unsigned otag, __half* Fs) {
   constexpr int C = 8 * NB, W = kThreads / 32;
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, c = lane & 3;
   float acc[NB][4];
@@ -384,6 +432,11 @@ __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsi
     if (n < S.N) {
       if (S.kind == kLm) {
         S.logits[r * S.N + n] = s;
+      } else if (S.kind == kFcMp) {
+        // This item's c_fc outputs, as the A rows of its share of mlp c_proj (k = j).
+        Fs[r * 40 + j] = __float2half(gelu(s + __half2float(item_bias(S, wt)[j])));
+      } else if (S.outf) {
+        S.outf[r * S.N + n] = s + __half2float(item_bias(S, wt)[j]) + pre;
       } else {
         s += __half2float(item_bias(S, wt)[j]);
         const __half h = __float2half(S.kind == kFc ? gelu(s) + pre : s + pre);
@@ -399,9 +452,10 @@ __device__ void gemv_item(const Stage& S, int item, const __half* As, const unsi
 // theirs).
 __device__ __forceinline__ float epilogue_operands(const Stage& S, int item, unsigned tb) {
   const int C = S.cols, tid = threadIdx.x;
-  if (!S.res || tid >= kRows * C) return 0.0f;
+  if ((!S.res && !S.resf) || tid >= kRows * C) return 0.0f;
   const int r = tid / C, n = item * C + tid - r * C;
   if (n >= S.N) return 0.0f;
+  if (S.resf) return __ldcg(S.resf + r * S.N + n);
   if (tb && S.res32) return __half2float(word_half(poll1(S.res32 + r * S.N + n, tag_of(tb, S.res_from))));
   return __half2float(__ldcg(S.res + r * S.N + n));
 }
@@ -487,6 +541,49 @@ __device__ void attn_item(const Stage& S, int item, const unsigned char* slot, f
   }
 }
 
+// kFcMp's second half: the item's gelu outputs Fs [kRows][cols] (k < 32, zeros past cols) times its
+// rows of mlp c_proj [kD / 8][32][8], added into S.acc by vector reductions (the sums of the 128
+// items meet in L2; their order varies, so the result is not bit-reproducible).
+__device__ void fcmp_second(const Stage& S, const unsigned char* wt, const __half* Fs) {
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, c = lane & 3;
+  const unsigned w2 = smem_addr(item_w2(S, wt)) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
+  unsigned a[2][4] = {{0u, 0u, 0u, 0u}, {0u, 0u, 0u, 0u}};
+  if (g < kRows)
+    for (int ks = 0; ks < 2; ++ks) {
+      a[ks][0] = *reinterpret_cast<const unsigned*>(Fs + g * 40 + 16 * ks + 2 * c);
+      a[ks][2] = *reinterpret_cast<const unsigned*>(Fs + g * 40 + 16 * ks + 8 + 2 * c);
+    }
+  for (int nb = w; nb < kD / 8; nb += kThreads / 32) {
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      unsigned b0, b1;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(b0), "=r"(b1)
+                   : "r"(w2 + (nb * 32 + 16 * ks) * 16));
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};"
+          : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+          : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
+    }
+    if (g < kRows)
+      asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(S.acc + g * kD + nb * 8 + 2 * c),
+                   "f"(acc[0]), "f"(acc[1])
+                   : "memory");
+  }
+}
+// The item's share (40 values) of the materialised rows and of the zeroed deltas.
+__device__ void item_shares(const Stage& S, int item, const unsigned char* wt) {
+  const int tid = threadIdx.x;
+  if (tid >= 40) return;
+  const int t = item * 40 + tid;
+  if (S.xmat && t < kRows * kD)
+    S.xmat[t] = S.xf ? __ldcg(S.xf + t) + __ldcg(S.dlt + t) + __half2float(item_dbias(S, wt)[t % kD])
+                     : __half2float(S.a[t]);
+  if (S.zero && t < kRows * kD) S.zero[t] = 0.0f;
+}
+
 // Does block b have items in stage s?
 __device__ __forceinline__ bool has_items(int s, int b) {
   return (int)((b + gridDim.x - c_st[s].offset % gridDim.x) % gridDim.x) < c_st[s].items;
@@ -509,6 +606,9 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
   const bool nodeps = mode & 1, use_flags = mode & 2, producer_warp = mode & 4, tagged = mode & 8;
   const unsigned tb = tagged ? epoch * 64u : 0u;  // the tags' base (64 > the stages)
   volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
+  __half* Fs =
+      reinterpret_cast<__half*>(reinterpret_cast<unsigned char*>(starts + kInFlight) + 16);  // [8][40]
+  for (int t = tid; t < 8 * 40; t += blockDim.x) Fs[t] = __float2half(0.0f);
   if (tid == 0) {
     for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -605,13 +705,18 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
     if (S.kind == kAttn)
       attn_item(S, cur.i, wt, red, tb, otag);
     else if (S.cols == 8)
-      gemv_item<1>(S, cur.i, As, wt, red, pre, otag);
+      gemv_item<1>(S, cur.i, As, wt, red, pre, otag, Fs);
     else if (S.cols == 16)
-      gemv_item<2>(S, cur.i, As, wt, red, pre, otag);
+      gemv_item<2>(S, cur.i, As, wt, red, pre, otag, Fs);
     else if (S.cols == 24)
-      gemv_item<3>(S, cur.i, As, wt, red, pre, otag);
+      gemv_item<3>(S, cur.i, As, wt, red, pre, otag, Fs);
     else
-      gemv_item<4>(S, cur.i, As, wt, red, pre, otag);
+      gemv_item<4>(S, cur.i, As, wt, red, pre, otag, Fs);
+    if (S.kind == kFcMp) {
+      csync();
+      fcmp_second(S, wt, Fs);
+    }
+    if (S.kind != kAttn) item_shares(S, cur.i, wt);
     ++done_here;
     lap(3);
     csync();
@@ -742,8 +847,9 @@ int main(int argc, char** argv) {
 
   struct LayerW {
     __half *ln1g, *ln1b, *wqkv, *bqkv, *wproj, *bproj, *ln2g, *ln2b, *wfc, *bfc, *wmp, *bmp, *kc, *vc;
-    __half *tqkv, *tproj, *tfc, *tmp;
+    __half *tqkv, *tproj, *tfc, *tmp, *tw2;
   };
+  const bool fuse = std::getenv("MK_FUSE") && std::atoi(std::getenv("MK_FUSE"));
   std::vector<LayerW> Lw(kLayers);
   double weight_bytes = 0;
   for (auto& l : Lw) {
@@ -765,6 +871,17 @@ int main(int argc, char** argv) {
     l.tproj = upload(tile(wproj, kD, kD, cols_proj, false));
     l.tfc = upload(tile(wfc, kD, kF, cols_fc, false));
     l.tmp = upload(tile(wmp, kF, kD, cols_mproj, false));
+    if (fuse) {
+      // kFcMp item i's rows of mlp c_proj, [kD / 8][32][8] (k >= cols_fc zero).
+      std::vector<__half> t2((size_t)(kF / cols_fc) * kD * 32, __float2half(0.0f));
+      for (int i = 0; i < kF / cols_fc; ++i)
+        for (int nb = 0; nb < kD / 8; ++nb)
+          for (int k = 0; k < cols_fc; ++k)
+            for (int e = 0; e < 8; ++e)
+              t2[(((size_t)i * (kD / 8) + nb) * 32 + k) * 8 + e] =
+                  wmp[(size_t)(i * cols_fc + k) * kD + nb * 8 + e];
+      l.tw2 = upload(t2);
+    }
     l.kc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
     l.vc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
     weight_bytes += 2.0 * ((double)kD * 3 * kD + kD * kD + 2.0 * kD * kF);
@@ -837,6 +954,54 @@ int main(int argc, char** argv) {
   add({kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb, xr, nullptr,
        nullptr, logits, nullptr, nullptr});
   tagged(xr32, 5 * kLayers - 1, nullptr, 0, nullptr);
+  if (fuse) {
+    // Four stages a layer: q/k/v (whose items also write the residual rows, the sum of the previous
+    // layer's rows, deltas and bias), attention, attn c_proj (fp32 residual in place; its items zero
+    // the deltas), c_fc + mlp c_proj (deltas by reductions). Residual rows ping-pong between X[0]
+    // and X[1].
+    if (cols_fc > 32 || (3 * kD / cols_qkv) * 40 < kRows * kD || (kD / cols_proj) * 40 < kRows * kD) {
+      std::fprintf(stderr, "MK_FUSE: needs cols_fc <= 32 and at least 96 q/k/v and attn c_proj items\n");
+      return 1;
+    }
+    float *X[2], *D3;
+    CK(cudaMalloc(&X[0], kRows * kD * 4));
+    CK(cudaMalloc(&X[1], kRows * kD * 4));
+    CK(cudaMalloc(&D3, kRows * kD * 4));
+    st.clear();
+    offset = 0;
+    for (int l = 0; l < kLayers; ++l) {
+      const LayerW& w = Lw[l];
+      float* xdst = X[(l + 1) % 2];
+      Stage q{kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b,
+              x_in, nullptr,           qkv};
+      if (l > 0) {
+        q.xf = X[l % 2];
+        q.dlt = D3;
+        q.dbias = Lw[l - 1].bmp;
+      }
+      q.xmat = xdst;
+      add(q);
+      add({kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o, nullptr,
+           w.kc, w.vc});
+      Stage pr{kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o};
+      pr.resf = xdst;
+      pr.outf = xdst;
+      pr.zero = D3;
+      add(pr);
+      Stage fm{kFcMp, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b};
+      fm.xf = xdst;
+      fm.w2 = w.tw2;
+      fm.acc = D3;
+      add(fm);
+    }
+    Stage lm{kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb};
+    lm.logits = logits;
+    lm.xf = X[kLayers % 2];
+    lm.dlt = D3;
+    lm.dbias = Lw[kLayers - 1].bmp;
+    add(lm);
+    std::printf("fused: 4 stages a layer (c_fc + mlp c_proj as one, fp32 residual)\n");
+  }
   const int nst = (int)st.size();
   CK(cudaMemcpyToSymbol(c_st, st.data(), sizeof(Stage) * nst));
   CK(cudaMemcpyToSymbol(c_nst, &nst, sizeof(int)));
@@ -849,8 +1014,8 @@ int main(int argc, char** argv) {
   CK(cudaMemset(flags, 0, (size_t)kMaxStages * grid * 4));
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)nst * grid * 4 * 8));
-  const size_t smem =
-      (size_t)kRingBytes + kRows * kLda * 2 + 8 * kRows * kMaxCols * 4 + kInFlight * (8 + 8 + 4) + 16;
+  const size_t smem = (size_t)kRingBytes + kRows * kLda * 2 + 8 * kRows * kMaxCols * 4 +
+                      kInFlight * (8 + 8 + 4) + 16 + 8 * 40 * 2;
   CK(cudaFuncSetAttribute(decode_megakernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_megakernel, kLaunchThreads, smem));
@@ -1000,7 +1165,12 @@ int main(int argc, char** argv) {
     unsigned long long t0 = ~0ull;
     for (size_t i = 0; i < sv.size(); i += 4)
       if (sv[i]) t0 = std::min(t0, sv[i]);
-    const char* names[] = {"qkv", "attn", "proj", "fc", "mproj"};
+    const char* kind_names[] = {"qkv", "attn", "proj", "fc", "lm", "fc+mp"};
+    const int per_layer = (nst - 1) / kLayers;
+    auto names = [&](int s) {
+      const char* n = kind_names[st[s].kind];
+      return st[s].kind == kProj && st[s].K == kF ? "mproj" : n;
+    };
     double prev = 0, sum[5][4] = {};
     std::printf(
         "%s, stamped:\nstage        ready   staged   weight     done  (us from the previous stage's done)\n",
@@ -1014,17 +1184,16 @@ int main(int argc, char** argv) {
       }
       const double v[4] = {(ready - t0) / 1e3 - prev, mx[2] ? (mx[2] - t0) / 1e3 - prev : 0.0,
                            (mx[3] - t0) / 1e3 - prev, (mx[1] - t0) / 1e3 - prev};
-      if (s < 5 || s >= nst - 1)
-        std::printf("%2d %-6s %8.2f %8.2f %8.2f %8.2f\n", s, s == nst - 1 ? "lm" : names[s % 5], v[0], v[1],
-                    v[2], v[3]);
-      if (s >= 5 && s < nst - 1)
-        for (int k = 0; k < 4; ++k) sum[s % 5][k] += v[k] / (kLayers - 1);
+      if (s < per_layer || s >= nst - 1)
+        std::printf("%2d %-6s %8.2f %8.2f %8.2f %8.2f\n", s, names(s), v[0], v[1], v[2], v[3]);
+      if (s >= per_layer && s < nst - 1)
+        for (int k = 0; k < 4; ++k) sum[s % per_layer][k] += v[k] / (kLayers - 1);
       prev = (mx[1] - t0) / 1e3;
     }
     std::printf("span of the stamped step: %.2f us; layers 1-11, mean per stage:\n", prev);
     double layer = 0;
-    for (int k = 0; k < 5; ++k) {
-      std::printf("   %-6s %8.2f %8.2f %8.2f %8.2f\n", names[k], sum[k][0], sum[k][1], sum[k][2], sum[k][3]);
+    for (int k = 0; k < per_layer; ++k) {
+      std::printf("   %-6s %8.2f %8.2f %8.2f %8.2f\n", names(k), sum[k][0], sum[k][1], sum[k][2], sum[k][3]);
       layer += sum[k][3];
     }
     std::printf("   layer  %.2f us\n", layer);
