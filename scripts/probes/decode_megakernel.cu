@@ -113,6 +113,11 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+__device__ __forceinline__ unsigned ld_relaxed(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 __device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -666,7 +671,14 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
         if (!use_flags) {
           if (tid == 0) {
             const unsigned target = (unsigned)c_st[cur.s - 1].items * cepoch;
-            while (ld_acquire(counters + cur.s - 1) < target) {
+            if (mode & 16) {
+              // Relaxed polls, one acquire fence after the last.
+              while (ld_relaxed(counters + cur.s - 1) < target) {
+              }
+              asm volatile("fence.acq_rel.gpu;" ::: "memory");
+            } else {
+              while (ld_acquire(counters + cur.s - 1) < target) {
+              }
             }
           }
         } else if (tid < 32) {
@@ -1086,6 +1098,7 @@ int main(int argc, char** argv) {
                               : m & 2 ? "decode step, a flag per block and stage"
                                       : "decode step, one counter per stage") +
                   (m & 4 ? ", producer warp" : "");
+  for (int m = 16; m < 32; ++m) names_of.push_back(names_of[m - 16] + ", relaxed polls");
   auto mode_name = [&](int m) { return names_of[m].c_str(); };
   // Tagged mode's sleeps after a word not yet written (MK_POLL_NS, a list; unset: no tagged runs).
   std::vector<unsigned> sleeps;
@@ -1098,13 +1111,14 @@ int main(int argc, char** argv) {
       at = comma == std::string::npos ? list.size() : comma + 1;
     }
   }
-  std::vector<std::pair<int, unsigned>> runs = {{4, 0}, {5, 0}};
+  std::vector<std::pair<int, unsigned>> runs = {{4, 0}, {20, 0}, {5, 0}};
   for (unsigned ns : sleeps) runs.push_back({12, ns});
   runs.push_back({4, 0});
+  runs.push_back({20, 0});
   for (auto [mode, ns] : runs) {
     CK(cudaMemcpyToSymbol(c_poll_ns, &ns, sizeof(ns)));
     if (mode & 8) std::printf("poll sleep %u ns: ", ns);
-    if (mode == 2 || mode == 4 || mode == 12) {  // these modes' results too
+    if (mode == 2 || mode == 4 || mode == 12 || mode == 20) {  // these modes' results too
       CK(cudaMemset(logits, 0, (size_t)kRows * kVocab * 4));
       launch(mode, nullptr);
       CK(cudaDeviceSynchronize());
@@ -1134,11 +1148,11 @@ int main(int argc, char** argv) {
   // Thread 0's cycles per phase, summed over the blocks' items, per item.
   unsigned long long* prof;
   CK(cudaMalloc(&prof, (size_t)grid * 8 * 8));
-  std::vector<int> modes = {4, 5};
+  std::vector<int> modes = {4, 20, 5};
   if (!sleeps.empty()) {
     const unsigned ns = sleeps.back();
     CK(cudaMemcpyToSymbol(c_poll_ns, &ns, sizeof(ns)));
-    modes = {4, 12, 5};
+    modes = {4, 20, 12, 5};
   }
   for (int mode : modes) {
     launch(mode, nullptr, prof);
