@@ -915,7 +915,17 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&logits, (size_t)kRows * kVocab * 4));
   CK(cudaMalloc(&ref_logits, (size_t)kRows * kVocab * 4));
 
-  // The stages.
+  // The stages (every other field zero).
+  auto stage = [](int kind, int items, int cols, int K, int N, int offset, const __half* w,
+                  const __half* bias, const __half* gamma, const __half* beta, const __half* a = nullptr,
+                  const __half* res = nullptr, __half* out = nullptr, float* logits = nullptr,
+                  __half* kc = nullptr, __half* vc = nullptr) {
+    Stage s{};
+    s.kind = kind, s.items = items, s.cols = cols, s.K = K, s.N = N, s.offset = offset;
+    s.w = w, s.bias = bias, s.gamma = gamma, s.beta = beta, s.a = a, s.res = res, s.out = out;
+    s.logits = logits, s.kc = kc, s.vc = vc;
+    return s;
+  };
   std::vector<Stage> st;
   int offset = 0;
   auto add = [&](Stage s) {
@@ -947,24 +957,24 @@ int main(int argc, char** argv) {
     const __half* xin = l == 0 ? x_in : xr;
     const unsigned* xin32 = l == 0 ? nullptr : xr32;
     const int b = 5 * l;
-    add({kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b, xin, nullptr, qkv,
-         nullptr, nullptr, nullptr});
+    add(stage(kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b, xin, nullptr,
+              qkv, nullptr, nullptr, nullptr));
     tagged(xin32, b - 1, nullptr, 0, qkv32);
-    add({kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o, nullptr,
-         w.kc, w.vc});
+    add(stage(kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o, nullptr,
+              w.kc, w.vc));
     tagged(qkv32, b, nullptr, 0, o32);
-    add({kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o, xin, xr, nullptr,
-         nullptr, nullptr});
+    add(stage(kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o, xin, xr,
+              nullptr, nullptr, nullptr));
     tagged(o32, b + 1, xin32, b - 1, xr32);
-    add({kFc, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b, xr, nullptr, f, nullptr,
-         nullptr, nullptr});
+    add(stage(kFc, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b, xr, nullptr, f, nullptr,
+              nullptr, nullptr));
     tagged(xr32, b + 2, nullptr, 0, f32);
-    add({kProj, kD / cols_mproj, cols_mproj, kF, kD, 0, w.tmp, w.bmp, nullptr, nullptr, f, xr, xr, nullptr,
-         nullptr, nullptr});
+    add(stage(kProj, kD / cols_mproj, cols_mproj, kF, kD, 0, w.tmp, w.bmp, nullptr, nullptr, f, xr, xr,
+              nullptr, nullptr, nullptr));
     tagged(f32, b + 3, xr32, b + 2, xr32);
   }
-  add({kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb, xr, nullptr,
-       nullptr, logits, nullptr, nullptr});
+  add(stage(kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb, xr,
+            nullptr, nullptr, logits, nullptr, nullptr));
   tagged(xr32, 5 * kLayers - 1, nullptr, 0, nullptr);
   if (fuse) {
     // Four stages a layer: q/k/v (whose items also write the residual rows, the sum of the previous
@@ -984,8 +994,8 @@ int main(int argc, char** argv) {
     for (int l = 0; l < kLayers; ++l) {
       const LayerW& w = Lw[l];
       float* xdst = X[(l + 1) % 2];
-      Stage q{kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b,
-              x_in, nullptr,           qkv};
+      Stage q = stage(kQkv, 3 * kD / cols_qkv, cols_qkv, kD, 3 * kD, 0, w.tqkv, w.bqkv, w.ln1g, w.ln1b, x_in,
+                      nullptr, qkv);
       if (l > 0) {
         q.xf = X[l % 2];
         q.dlt = D3;
@@ -993,20 +1003,21 @@ int main(int argc, char** argv) {
       }
       q.xmat = xdst;
       add(q);
-      add({kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o, nullptr,
-           w.kc, w.vc});
-      Stage pr{kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o};
+      add(stage(kAttn, kRows * kHeads, 0, 0, 0, 0, nullptr, nullptr, nullptr, nullptr, qkv, nullptr, o,
+                nullptr, w.kc, w.vc));
+      Stage pr = stage(kProj, kD / cols_proj, cols_proj, kD, kD, 0, w.tproj, w.bproj, nullptr, nullptr, o);
       pr.resf = xdst;
       pr.outf = xdst;
       pr.zero = D3;
       add(pr);
-      Stage fm{kFcMp, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b};
+      Stage fm = stage(kFcMp, kF / cols_fc, cols_fc, kD, kF, 0, w.tfc, w.bfc, w.ln2g, w.ln2b);
       fm.xf = xdst;
       fm.w2 = w.tw2;
       fm.acc = D3;
       add(fm);
     }
-    Stage lm{kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb};
+    Stage lm =
+        stage(kLm, (kVocab + cols_lm - 1) / cols_lm, cols_lm, kD, kVocab, 0, t_wte, nullptr, lnfg, lnfb);
     lm.logits = logits;
     lm.xf = X[kLayers % 2];
     lm.dlt = D3;
