@@ -1,17 +1,31 @@
 // A design probe, not product code: GPT-2 small's decode step (fp16, 5 rows, 128 past positions, 12
-// layers, random weights) as ONE persistent kernel in which
+// layers, random weights) as ONE persistent kernel (one 288-thread block per multiprocessor) in which
 //   - every stage (q/k/v, attention, attn c_proj, c_fc, mlp c_proj; lm_head) is split into work
 //     items that the blocks take in turn; a stage's items wait for a counter that the previous
-//     stage's items increment (no grid barrier, no kernel boundary);
-//   - every block streams the weights (and the attention's past keys/values) of its NEXT items into a
-//     ring of shared-memory slots by bulk copies, ahead of their dependencies: only the small
-//     activation rows are read after a wait.
-// Question it answers (issue 7): how fast can a decode step be when the kernel boundaries and the
-// weight loads are off the dependency chain, i.e. is the <= 170 us target a matter of this design.
+//     stage's blocks add their item counts to, once each, with a release (no grid barrier, no kernel
+//     boundary);
+//   - a producer warp streams the weights (in an item-contiguous layout made on the host, with the
+//     item's bias and layer-norm scale/shift) and the attention's past keys/values of the block's
+//     NEXT items into a 190 KB shared-memory ring by bulk copies, ahead of their dependencies: only
+//     the small activation rows are read after a wait. Products run on mma.sync.
+// Question it answers (issue 7): how fast can a decode step be when kernel boundaries and weight
+// loads are off the dependency chain, i.e. is the <= 170 us target a matter of this design.
 // It checks its logits against plain reference kernels (one thread per output) before timing.
 //
+// Answer (H200, bench/RESULTS.md "thirty-sixth session", outputs in
+// bench/results/2026-11-28-h100/megakernel/): 288-310 us a step against Grape's graph executor's
+// 407-410 us in the same run, i.e. about 25% faster, not 2.4x: every stage still costs 3.5-5.5 us
+// (the last producer's release and the consumers' poll 1-2 us, staging the activation rows 0.8-1.4,
+// the item's work 1-2.5), so 60 dependent stages cannot reach 170 us. Modes that measured slower:
+// per-block flags instead of a counter, rows tagged word by word instead of counters (polling
+// traffic), relaxed polls with one fence, thread 0 refilling the ring (the producer warp replaced
+// it: 368 -> 293 us), and MK_FUSE=1 (c_fc + mlp c_proj as one stage whose items add into fp32
+// deltas by vector reductions: the reductions' drain delays the next stage).
+//
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o decode_megakernel scripts/probes/decode_megakernel.cu
-// Run:   ./decode_megakernel [iters]       (prints correctness, time per step, a per-stage chain)
+// Run:   ./decode_megakernel [iters]  (correctness, time per step per mode, thread 0's time per item by
+//        phase, a per-stage chain from %globaltimer stamps). Environment: MK_COLS=qkv,proj,fc,mproj,lm
+//        (columns per item: 8, 16, 24 or 32), MK_FUSE=1, MK_POLL_NS=list (adds the tagged mode).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
