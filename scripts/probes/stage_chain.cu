@@ -82,9 +82,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // wbytes > 0: the step also brings `wbytes` of this block's weight (its own slice of `w`, from
 // DRAM) into shared memory by bulk copies issued before the wait, as Grape's decode GEMVs do, and
-// waits for them before it ends: does that traffic delay the rows' loads?
+// waits for them before it ends: does that traffic delay the rows' loads? wmode 1: every step reads
+// the same slice (the weights stay in L2); wmode 2: each step also prefetches the next step's slice
+// into L2 before its wait (as gemv_mma prefetches the next product's weight).
 __global__ void __launch_bounds__(kThreads, 1)
-    one_step(__half* buf, int s, int pdl, const unsigned char* w, unsigned wbytes) {
+    one_step(__half* buf, int s, int pdl, const unsigned char* w, unsigned wbytes, int wmode) {
   __shared__ float red[kThreads / 32];
   __shared__ unsigned long long bar;
   extern __shared__ __align__(128) unsigned char tile[];
@@ -93,7 +95,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(wbytes) : "memory");
-    const unsigned char* src = w + ((size_t)s * gridDim.x + blockIdx.x) * wbytes;
+    const unsigned char* src = w + ((size_t)(wmode == 1 ? 0 : s) * gridDim.x + blockIdx.x) * wbytes;
+    if (wmode == 2)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src + (size_t)gridDim.x * wbytes),
+                   "r"(wbytes)
+                   : "memory");
     for (unsigned o = 0; o < wbytes; o += 16384)
       asm volatile(
           "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
@@ -169,10 +175,16 @@ int main(int argc, char** argv) {
   // 16 and 32 KB of weight per block and step (2.1 and 4.2 MB a step: decode's products move 2.4-4.7).
   unsigned char* w;
   const unsigned wmax = 32768;
-  CK(cudaMalloc(&w, (size_t)S * grid * wmax));
-  CK(cudaMemset(w, 1, (size_t)S * grid * wmax));
+  CK(cudaMalloc(&w, (size_t)(S + 1) * grid * wmax));
+  CK(cudaMemset(w, 1, (size_t)(S + 1) * grid * wmax));
   CK(cudaFuncSetAttribute(one_step, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)wmax));
-  for (auto [pdl, wb] : {std::pair{0, 0u}, {1, 0u}, {1, 16384u}, {1, wmax}}) {
+  struct Case {
+    int pdl;
+    unsigned wb;
+    int wmode;
+  };
+  for (auto [pdl, wb, wmode] : {Case{0, 0u, 0}, Case{1, 0u, 0}, Case{1, 16384u, 0}, Case{1, wmax, 0},
+                                Case{1, wmax, 1}, Case{1, wmax, 2}}) {
     double t[2];
     for (int k = 0; k < 2; ++k) {
       const int steps = k == 0 ? 1 : S;
@@ -189,7 +201,7 @@ int main(int argc, char** argv) {
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         cfg.attrs = attr;
         cfg.numAttrs = pdl ? 1 : 0;
-        CK(cudaLaunchKernelEx(&cfg, one_step, buf, s, pdl, (const unsigned char*)w, wb));
+        CK(cudaLaunchKernelEx(&cfg, one_step, buf, s, pdl, (const unsigned char*)w, wb, wmode));
       }
       CK(cudaStreamEndCapture(st, &g));
       cudaGraphExec_t ge;
@@ -198,8 +210,11 @@ int main(int argc, char** argv) {
       CK(cudaGraphExecDestroy(ge));
       CK(cudaGraphDestroy(g));
     }
-    std::printf("%-10s %6.3f us a step  (chain of %d: %.1f us, of 1: %.1f us), weight %u KB a block\n",
-                pdl ? "graph+pdl" : "graph", (t[1] - t[0]) / (S - 1), S, t[1], t[0], wb / 1024);
+    std::printf("%-10s %6.3f us a step  (chain of %d: %.1f us, of 1: %.1f us), weight %u KB a block%s\n",
+                pdl ? "graph+pdl" : "graph", (t[1] - t[0]) / (S - 1), S, t[1], t[0], wb / 1024,
+                wmode == 1   ? ", the same slice every step (in L2)"
+                : wmode == 2 ? ", the next step's slice prefetched into L2"
+                             : "");
   }
   return 0;
 }
