@@ -226,7 +226,14 @@ __device__ __forceinline__ const __half* item_dbias(const Stage& S, const unsign
 __device__ __forceinline__ const unsigned char* item_w2(const Stage& S, const unsigned char* wt) {
   return reinterpret_cast<const unsigned char*>(item_dbias(S, wt) + (S.dbias ? kD : 0));
 }
-// Thread 0: the item's weight (or past keys and values) into shared memory at `dst`.
+// Thread 0: `bytes` from `src` into shared memory at `dst`, in copies of at most 16 KB, counted on `bar`.
+__device__ void bulk_load_all(const void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  for (unsigned o = 0; o < bytes; o += 16384)
+    bulk_load(const_cast<unsigned char*>(static_cast<const unsigned char*>(dst)) + o,
+              static_cast<const unsigned char*>(src) + o, min(16384u, bytes - o), bar);
+}
+// Thread 0: the item's weight (or past keys and values) into shared memory at `dst`, where the
+// item_* accessors above will find each part.
 __device__ void issue(const Cursor& c, unsigned char* dst, unsigned long long* bar) {
   const Stage& S = c_st[c.s];
   const unsigned bytes = item_bytes(S);
@@ -238,28 +245,14 @@ __device__ void issue(const Cursor& c, unsigned char* dst, unsigned long long* b
     bulk_load(dst + bytes / 2, S.vc + base, bytes / 2, bar);
     return;
   }
-  const unsigned tb = tile_bytes(S);
-  const __half* src = S.w + (long long)c.i * S.K * S.cols;
-  for (unsigned o = 0; o < tb; o += 16384) bulk_load(dst + o, src + o / 2, min(16384u, tb - o), bar);
-  unsigned at = tb;
-  if (S.bias) {
-    bulk_load(dst + at, S.bias + c.i * S.cols, S.cols * 2, bar);
-    at += S.cols * 2;
-  }
+  bulk_load_all(dst, S.w + (long long)c.i * S.K * S.cols, tile_bytes(S), bar);
+  if (S.bias) bulk_load_all(item_bias(S, dst), S.bias + c.i * S.cols, S.cols * 2, bar);
   if (S.gamma) {
-    bulk_load(dst + at, S.gamma, 2 * kD, bar);
-    bulk_load(dst + at + 2 * kD, S.beta, 2 * kD, bar);
-    at += 4 * kD;
+    bulk_load_all(item_gamma(S, dst), S.gamma, 2 * kD, bar);
+    bulk_load_all(item_gamma(S, dst) + kD, S.beta, 2 * kD, bar);
   }
-  if (S.dbias) {
-    bulk_load(dst + at, S.dbias, 2 * kD, bar);
-    at += 2 * kD;
-  }
-  if (S.w2) {
-    const unsigned b2 = kD * 32 * 2;
-    const __half* src2 = S.w2 + (long long)c.i * (b2 / 2);
-    for (unsigned o = 0; o < b2; o += 16384) bulk_load(dst + at + o, src2 + o / 2, min(16384u, b2 - o), bar);
-  }
+  if (S.dbias) bulk_load_all(item_dbias(S, dst), S.dbias, 2 * kD, bar);
+  if (S.w2) bulk_load_all(item_w2(S, dst), S.w2 + (long long)c.i * kD * 32, kD * 32 * 2, bar);
 }
 
 // Thread 0's view of the ring: items are issued in the block's order into consecutive bytes (an
