@@ -854,8 +854,20 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   const int iters = argc > 1 ? std::atoi(argv[1]) : 200;
   int cols_qkv = 24, cols_proj = 8, cols_fc = 24, cols_mproj = 8, cols_lm = 32;
-  if (const char* e = std::getenv("MK_COLS"))
-    std::sscanf(e, "%d,%d,%d,%d,%d", &cols_qkv, &cols_proj, &cols_fc, &cols_mproj, &cols_lm);
+  if (const char* e = std::getenv("MK_COLS")) {
+    // Columns per item: 8, 16, 24 or 32 (the gemv_item instantiations), dividing the product's N
+    // (lm_head's last item is padded).
+    const int got = std::sscanf(e, "%d,%d,%d,%d,%d", &cols_qkv, &cols_proj, &cols_fc, &cols_mproj, &cols_lm);
+    const int cols[5] = {cols_qkv, cols_proj, cols_fc, cols_mproj, cols_lm}, ns[5] = {3 * kD, kD, kF, kD, 0};
+    for (int i = 0; i < 5; ++i)
+      if (got != 5 || cols[i] < 8 || cols[i] > 32 || cols[i] % 8 || (ns[i] && ns[i] % cols[i])) {
+        std::fprintf(stderr,
+                     "MK_COLS=%s: want five column counts qkv,proj,fc,mproj,lm, each 8, 16, 24 or 32 "
+                     "and dividing 2304, 768, 3072, 768 (lm_head: any)\n",
+                     e);
+        return 1;
+      }
+  }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   const int grid = prop.multiProcessorCount;
