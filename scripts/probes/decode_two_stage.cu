@@ -1,0 +1,979 @@
+// A design probe, not product code: GPT-2 small's decode step (fp16, 5 rows, 128 past positions, 12
+// layers, random weights) as ONE persistent kernel with TWO dependent all-to-all stages a layer
+// instead of five, the cut the thirty-sixth session's probes pointed at (scripts/probes/
+// decode_megakernel.cu: 60 stages at 3.5-5.5 us each; scripts/probes/stage_chain.cu: 1.25-1.6 us a
+// stage with no work at all).
+//   stage A (attention block), one thread-block cluster of 8 per head: each block computes 24 of the
+//     head's 192 q/k/v columns (ln_1 fused) and sends them through distributed shared memory to the
+//     block that owns the row; blocks 0..4 attend for their row and broadcast the 64 outputs to the
+//     cluster; every block multiplies them by its 96 columns of the head's 64 rows of attn c_proj
+//     and adds the 5 x 96 partial sums into an fp32 delta in L2 (vector reductions; the 12 heads'
+//     sums meet there).
+//   stage B (MLP block), every block: 24 columns of c_fc (ln_2 fused, gelu), then those 24 rows of
+//     mlp c_proj as a 5 x 768 partial, summed over the cluster's 8 blocks in distributed shared
+//     memory (8x fewer L2 reductions than decode_megakernel's MK_FUSE), each block adding 96 columns.
+//   The residual stays in fp32: a stage's input is the previous stage's input (each block writes its
+//   share) plus the previous stage's delta. A stage waits for one counter that every block of the
+//   previous stage adds 1 to with a release; the deltas are zeroed one launch ahead (two sets).
+//   A producer warp streams every block's next items (weights in a per-block layout made on the
+//   host, and the attention's past keys and values) into a shared-memory ring by bulk copies.
+// It checks its logits against plain reference kernels (one thread per output) before timing.
+//
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -o decode_two_stage scripts/probes/decode_two_stage.cu
+// Run:   ./decode_two_stage [iters]   (correctness, time per step, per-stage phase stamps)
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+constexpr int kLayers = 12, kRows = 5, kD = 768, kHeads = 12, kHd = 64, kPast = 128, kT = kPast + 1,
+              kF = 3072, kVocab = 50257;
+constexpr int kCluster = 8, kThreads = 256, kLaunchThreads = kThreads + 32, kInFlight = 8;
+constexpr int kQkvCols = 3 * kHd / kCluster;  // 24 of the head's 192 q/k/v columns a block
+constexpr int kProjCols = kD / kCluster;      // 96 of attn c_proj's and mlp c_proj's columns a block
+constexpr int kLmCols = 32;
+constexpr int kLmItems = (kVocab + kLmCols - 1) / kLmCols;
+constexpr int kSteps = 2 * kLayers;  // stages A and B of every layer; lm_head is step kSteps
+constexpr int kLda = kD + 8;         // the staged rows' pitch in halves
+constexpr int kMaxItems = kSteps + kLmItems / 96 + 2, kMaxSeg = 3;
+constexpr int kRingBytes = 196608;
+constexpr int kStamps = 6;  // per step and block: wait passed, weight in, rows staged, sync 1, sync 2, done
+
+// Byte offsets inside an item. A: the q/k/v tile [kD][24], ln_1 scale and shift, the 24 biases, the
+// head's attn c_proj rows [64][96] for this block's columns, attn c_proj's bias [kD]; then (blocks
+// 0..4) the row's past keys and values [kPast][kHd] each.
+constexpr unsigned kAT = 0, kAG = kAT + kD * kQkvCols * 2, kAB = kAG + 2 * kD * 2, kAW = kAB + kQkvCols * 2,
+                   kAPB = kAW + kHd * kProjCols * 2, kABlob = kAPB + kD * 2, kAK = kABlob,
+                   kAV = kAK + kPast * kHd * 2, kAKV = kAV + kPast * kHd * 2;
+// B (C = c_fc columns a block): the c_fc tile [kD][C], ln_2 scale and shift, C biases, those C rows
+// of mlp c_proj [C][kD], mlp c_proj's bias [kD].
+struct BLayout {
+  unsigned t, g, b, w2, pb, blob;
+};
+__host__ __device__ constexpr BLayout b_layout(int C) {
+  return BLayout{0u,
+                 (unsigned)(kD * C * 2),
+                 (unsigned)(kD * C * 2 + 2 * kD * 2),
+                 (unsigned)(kD * C * 2 + 2 * kD * 2 + C * 2),
+                 (unsigned)(kD * C * 2 + 2 * kD * 2 + C * 2 + C * kD * 2),
+                 (unsigned)(kD * C * 2 + 2 * kD * 2 + C * 2 + C * kD * 2 + kD * 2)};
+}
+// lm_head: the tile [kD][32]; the block's first item also ln_f's scale and shift.
+constexpr unsigned kLmT = 0, kLmG = kD * kLmCols * 2;
+
+struct Item {
+  int step, index;  // step 0..kSteps (lm_head); index: lm_head's item
+  unsigned bytes;
+  int nseg;
+  const void* src[kMaxSeg];
+  unsigned len[kMaxSeg], off[kMaxSeg];
+};
+struct Params {
+  const Item* items;  // [grid][kMaxItems]
+  const int* nitems;  // [grid]
+  unsigned* counters; // [kSteps]
+  const float* x0;    // the launch's input rows [kRows][kD]
+  const float* zeros; // [kRows][kD]
+  float* X;           // each step's input rows [kSteps][kRows][kD] (each block writes its share)
+  float* D;           // the deltas, two sets [2][kSteps][kRows][kD]
+  __half* kc[kLayers];  // [kRows][kHeads][kT][kHd]
+  __half* vc[kLayers];
+  float* logits;  // [kRows][kVocab]
+  int fc_cols, heads_clusters;
+  unsigned cepoch;  // launches so far, this one included (counter targets)
+  int mode;         // bit 0: no counter waits (the streaming bound; results wrong)
+  unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void csync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+__device__ __forceinline__ void mbar_init(unsigned long long* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(unsigned long long* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* b) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(b))
+      : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, "
+        "p;\n\t}"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void mbar_wait_cluster(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+}
+// Block `rank` of this cluster's shared-memory address of the same variable as `p`.
+__device__ __forceinline__ unsigned remote(const void* p, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_remote(unsigned addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+__device__ __forceinline__ float4 ld_remote4(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void red_add4(float* p, float4 v) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
+               "f"(v.w)
+               : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+__device__ __forceinline__ float round_half(float v) { return __half2float(__float2half(v)); }
+
+// A barrier of the cluster's compute threads only (the producer warp never joins: barrier.cluster
+// would wait for it). Thread 0 of every block arrives on every block's mbarrier; two barriers
+// alternate, so that a fast block's next arrival cannot land in a slow block's current phase.
+struct ClusterSync {
+  unsigned long long* bars;  // [2] in shared memory, 8 arrivals each
+  unsigned uses;
+  __device__ void sync() {
+    csync();
+    if (threadIdx.x == 0) {
+      unsigned long long* b = bars + (uses & 1u);
+      for (unsigned r = 0; r < kCluster; ++r)
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote(b, r))
+                     : "memory");
+      mbar_wait_cluster(b, (uses >> 1) & 1u);
+    }
+    ++uses;
+    csync();
+  }
+};
+
+// The step's input rows: P + Q (fp32), through a layer norm with scale and shift from the item's
+// bytes, into As (fp16) [kRows][kLda]. One warp a row.
+__device__ void stage_rows(const float* P, const float* Q, const __half* gamma, __half* As) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  if (w >= kRows) return;
+  float v[3][8];
+  for (int j = 0; j < 3; ++j) {
+    const int k = (lane + 32 * j) * 8;
+    for (int i = 0; i < 2; ++i) {
+      const float4 p = __ldcg(reinterpret_cast<const float4*>(P + w * kD + k) + i);
+      const float4 q = __ldcg(reinterpret_cast<const float4*>(Q + w * kD + k) + i);
+      v[j][4 * i] = p.x + q.x, v[j][4 * i + 1] = p.y + q.y, v[j][4 * i + 2] = p.z + q.z,
+                 v[j][4 * i + 3] = p.w + q.w;
+    }
+  }
+  float sum = 0.0f;
+  for (int j = 0; j < 3; ++j)
+    for (int e = 0; e < 8; ++e) sum += v[j][e];
+  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  const float mean = sum / kD;
+  float var = 0.0f;
+  for (int j = 0; j < 3; ++j)
+    for (int e = 0; e < 8; ++e) var += (v[j][e] - mean) * (v[j][e] - mean);
+  for (int o = 16; o; o >>= 1) var += __shfl_xor_sync(0xffffffffu, var, o);
+  const float rstd = rsqrtf(var / kD + 1e-5f);
+  for (int j = 0; j < 3; ++j) {
+    const int k = (lane + 32 * j) * 8;
+    const uint4 gu = reinterpret_cast<const uint4*>(gamma + k)[0];
+    const uint4 bu = reinterpret_cast<const uint4*>(gamma + kD + k)[0];
+    const __half* g = reinterpret_cast<const __half*>(&gu);
+    const __half* b = reinterpret_cast<const __half*>(&bu);
+    __align__(16) __half o8[8];
+    for (int e = 0; e < 8; ++e)
+      o8[e] = __float2half((v[j][e] - mean) * rstd * __half2float(g[e]) + __half2float(b[e]));
+    *reinterpret_cast<uint4*>(As + w * kLda + k) = *reinterpret_cast<const uint4*>(o8);
+  }
+}
+
+// As [kRows][kD] times a tile [kD][8 NB] on the tensor cores (mma.m16n8k16, rows 5..15 zero, the
+// warps taking the k steps in turn); the warps' partial sums are left in red [8][kRows][8 NB] for
+// gemv_sum after a csync.
+template <int NB>
+__device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
+  constexpr int C = 8 * NB, W = kThreads / 32;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  float acc[NB][4];
+#pragma unroll
+  for (int j = 0; j < NB; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  const __half* arow = As + g * kLda + 2 * c;
+  const unsigned wbase = smem_addr(tile) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * C * 2;
+#pragma unroll 4
+  for (int s = w; s < kD / 16; s += W) {
+    unsigned a[4] = {0u, 0u, 0u, 0u};
+    if (g < kRows) {
+      a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
+      a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
+    }
+    unsigned b[2 * NB];
+    const unsigned addr = wbase + s * 16 * C * 2;
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
+                   : "r"(addr + 16 * j));
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};"
+          : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * j]), "r"(b[2 * j + 1]));
+  }
+  if (g < kRows)
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      red[(w * kRows + g) * C + 8 * j + 2 * c] = acc[j][0];
+      red[(w * kRows + g) * C + 8 * j + 2 * c + 1] = acc[j][1];
+    }
+}
+__device__ __forceinline__ float gemv_sum(const float* red, int C, int r, int j) {
+  float s = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) s += red[(w * kRows + r) * C + j];
+  return s;
+}
+
+struct Smem {
+  unsigned char* ring;
+  __half* As;   // [kRows][kLda]
+  float* red;   // [8][kRows][32]
+  float* qkv;   // [192]: the q/k/v of this block's row (attention blocks), fp16-rounded
+  float* att;   // [kRows][kHd]: the head's attention outputs, fp16-rounded
+  float* part;  // [kRows][kD]: stage B's partial of mlp c_proj; the attention's scratch
+  float* fs;    // [kRows][32]: stage B's gelu outputs
+};
+
+// Stage A for head h, this block's rank in its cluster.
+__device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const unsigned char* it,
+                        const Smem& s, ClusterSync& cs, float* delta, unsigned long long* st) {
+  const int tid = threadIdx.x;
+  gemv<kQkvCols / 8>(s.As, it + kAT, s.red);
+  csync();
+  if (tid < kRows * kQkvCols) {
+    const int r = tid / kQkvCols, j = tid - r * kQkvCols;
+    const float v = gemv_sum(s.red, kQkvCols, r, j) + __half2float(reinterpret_cast<const __half*>(it + kAB)[j]);
+    st_remote(remote(s.qkv + rank * kQkvCols + j, (unsigned)r), round_half(v));
+  }
+  cs.sync();
+  if (st && tid == 0) st[3] = globaltimer();
+  if (rank < kRows) {
+    // Row b = rank of head h: the new key and value into the caches, scores, softmax, output.
+    const int b = (int)rank, item = b * kHeads + h;
+    const __half* Ks = reinterpret_cast<const __half*>(it + kAK);
+    const __half* Vs = reinterpret_cast<const __half*>(it + kAV);
+    float* sc = s.part;       // [kT]
+    float* pv = s.part + 160; // [4][64]
+    float* inv = pv + 256;
+    const float* q = s.qkv;
+    if (tid < kHd) {
+      const long long at = ((long long)item * kT + kPast) * kHd + tid;
+      p.kc[layer][at] = __float2half(s.qkv[kHd + tid]);
+      p.vc[layer][at] = __float2half(s.qkv[2 * kHd + tid]);
+    }
+    if (tid < kPast) {
+      float a = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int c = (j + tid) & 7;
+        const uint4 u = *reinterpret_cast<const uint4*>(Ks + tid * kHd + c * 8);
+        const __half* e = reinterpret_cast<const __half*>(&u);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) a = fmaf(q[c * 8 + i] * 0.125f, __half2float(e[i]), a);
+      }
+      sc[tid] = a;
+    } else if (tid == kPast) {
+      float a = 0.0f;
+      for (int d = 0; d < kHd; ++d) a = fmaf(q[d] * 0.125f, q[kHd + d], a);
+      sc[kPast] = a;
+    }
+    csync();
+    if (tid < 32) {
+      float m = -INFINITY;
+      for (int t = tid; t < kT; t += 32) m = fmaxf(m, sc[t]);
+      for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      float sum = 0.0f;
+      for (int t = tid; t < kT; t += 32) {
+        const float e = __expf(sc[t] - m);
+        sc[t] = e;
+        sum += e;
+      }
+      for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      if (tid == 0) *inv = 1.0f / sum;
+    }
+    csync();
+    {
+      const int d = tid & 63, pt = tid >> 6;
+      float o = pt == 0 ? sc[kPast] * q[2 * kHd + d] : 0.0f;
+      for (int t = pt; t < kPast; t += 4) o = fmaf(sc[t], __half2float(Vs[t * kHd + d]), o);
+      pv[pt * 64 + d] = o;
+    }
+    csync();
+    // Every block of the cluster gets the row's 64 outputs: 8 x 64 remote stores by 256 threads.
+    for (int t = tid; t < kCluster * kHd; t += kThreads) {
+      const int d = t & 63;
+      const unsigned to = (unsigned)(t >> 6);
+      const float o = (pv[d] + pv[64 + d] + pv[128 + d] + pv[192 + d]) * *inv;
+      st_remote(remote(s.att + b * kHd + d, to), round_half(o));
+    }
+  }
+  cs.sync();
+  if (st && tid == 0) st[4] = globaltimer();
+  // The head's share of attn c_proj for this block's 96 columns, 4 columns a thread.
+  if (tid < kRows * kProjCols / 4) {
+    const int b = tid / (kProjCols / 4), n = 4 * (tid - b * (kProjCols / 4));
+    const __half* W = reinterpret_cast<const __half*>(it + kAW);
+    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 8
+    for (int d = 0; d < kHd; ++d) {
+      const float x = s.att[b * kHd + d];
+      const uint2 u = *reinterpret_cast<const uint2*>(W + d * kProjCols + n);
+      const __half2 w01 = *reinterpret_cast<const __half2*>(&u.x), w23 = *reinterpret_cast<const __half2*>(&u.y);
+      a.x = fmaf(x, __low2float(w01), a.x);
+      a.y = fmaf(x, __high2float(w01), a.y);
+      a.z = fmaf(x, __low2float(w23), a.z);
+      a.w = fmaf(x, __high2float(w23), a.w);
+    }
+    const int col = (int)rank * kProjCols + n;
+    if (h == 0) {
+      const __half* pb = reinterpret_cast<const __half*>(it + kAPB) + col;
+      a.x += __half2float(pb[0]), a.y += __half2float(pb[1]), a.z += __half2float(pb[2]),
+          a.w += __half2float(pb[3]);
+    }
+    red_add4(delta + b * kD + col, a);
+  }
+}
+
+// Stage B for block g (C c_fc columns a block).
+template <int NB>
+__device__ void stage_b(int g, unsigned rank, bool first_cluster, const unsigned char* it, const Smem& s,
+                        ClusterSync& cs, float* delta, unsigned long long* st) {
+  constexpr int C = 8 * NB;
+  constexpr BLayout L = b_layout(C);
+  const int tid = threadIdx.x;
+  gemv<NB>(s.As, it + L.t, s.red);
+  csync();
+  if (tid < kRows * C) {
+    const int r = tid / C, j = tid - r * C;
+    const float v = gemv_sum(s.red, C, r, j) + __half2float(reinterpret_cast<const __half*>(it + L.b)[j]);
+    s.fs[r * 32 + j] = round_half(gelu(v));
+  }
+  csync();
+  // The partial of mlp c_proj over this block's C rows: columns 3 tid .. 3 tid + 2, all rows.
+  {
+    const __half* W2 = reinterpret_cast<const __half*>(it + L.w2);
+    float a[kRows][3] = {};
+    const int n = 3 * tid;
+#pragma unroll 4
+    for (int k = 0; k < C; ++k) {
+      const float w0 = __half2float(W2[k * kD + n]), w1 = __half2float(W2[k * kD + n + 1]),
+                  w2 = __half2float(W2[k * kD + n + 2]);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const float f = s.fs[r * 32 + k];
+        a[r][0] = fmaf(f, w0, a[r][0]);
+        a[r][1] = fmaf(f, w1, a[r][1]);
+        a[r][2] = fmaf(f, w2, a[r][2]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      for (int i = 0; i < 3; ++i) s.part[r * kD + n + i] = a[r][i];
+  }
+  cs.sync();
+  if (st && tid == 0) st[3] = globaltimer();
+  // The cluster's sum of this block's 96 columns, added into the delta.
+  if (tid < kRows * kProjCols / 4) {
+    const int b = tid / (kProjCols / 4), col = (int)rank * kProjCols + 4 * (tid - b * (kProjCols / 4));
+    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (unsigned q = 0; q < kCluster; ++q) {
+      const float4 v = ld_remote4(remote(s.part + b * kD + col, q));
+      a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+    }
+    if (first_cluster) {
+      const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
+      a.x += __half2float(pb[0]), a.y += __half2float(pb[1]), a.z += __half2float(pb[2]),
+          a.w += __half2float(pb[3]);
+    }
+    red_add4(delta + b * kD + col, a);
+  }
+  (void)g;
+}
+
+__device__ void lm_item(const Params& p, int index, const unsigned char* it, const Smem& s) {
+  gemv<kLmCols / 8>(s.As, it + kLmT, s.red);
+  csync();
+  const int tid = threadIdx.x;
+  if (tid < kRows * kLmCols) {
+    const int r = tid / kLmCols, j = tid - r * kLmCols, n = index * kLmCols + j;
+    if (n < kVocab) p.logits[r * kVocab + n] = gemv_sum(s.red, kLmCols, r, j);
+  }
+}
+
+__global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThreads, 1)
+    decode_two_stage(const __grid_constant__ Params p) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Smem s;
+  s.ring = smem;
+  s.As = reinterpret_cast<__half*>(smem + kRingBytes);
+  s.red = reinterpret_cast<float*>(s.As + kRows * kLda);
+  s.qkv = s.red + 8 * kRows * 32;
+  s.att = s.qkv + 192;
+  s.part = s.att + kRows * kHd;
+  s.fs = s.part + kRows * kD;
+  unsigned long long* bars = reinterpret_cast<unsigned long long*>(s.fs + kRows * 32);
+  unsigned long long* cbars = bars + kInFlight;
+  unsigned long long* ends = cbars + 2;
+  unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
+  volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
+  const int tid = threadIdx.x, g = blockIdx.x, grid = gridDim.x;
+  const unsigned rank = (unsigned)(g % kCluster);
+  const int cluster = g / kCluster;
+  const Item* items = p.items + (size_t)g * kMaxItems;
+  const int nitems = p.nitems[g];
+  if (tid == 0) {
+    for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j, 1);
+    mbar_init(cbars, kCluster);
+    mbar_init(cbars + 1, kCluster);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    *consumed = 0;
+  }
+  // Every block's barriers exist before any block arrives on them (all 288 threads, once).
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if (tid >= kThreads) {
+    // The producer: items in order into the ring, at most kInFlight ahead, wrapping at the end.
+    if (tid != kThreads) return;
+    unsigned long long head = 0, tail = 0;
+    int seen = 0;
+    for (int n = 0; n < nitems; ++n) {
+      const Item& I = items[n];
+      for (;;) {
+        unsigned long long at = head;
+        const unsigned pos = (unsigned)(at % kRingBytes);
+        if (pos + I.bytes > kRingBytes) at += kRingBytes - pos;
+        if (n - seen < kInFlight && at + I.bytes - tail <= kRingBytes) {
+          const int j = n % kInFlight;
+          starts[j] = (unsigned)(at % kRingBytes);
+          ends[j] = at + I.bytes;
+          unsigned char* dst = s.ring + starts[j];
+          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+          mbar_expect(bars + j, I.bytes);
+          for (int q = 0; q < I.nseg; ++q)
+            for (unsigned o = 0; o < I.len[q]; o += 16384)
+              bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
+                        min(16384u, I.len[q] - o), bars + j);
+          head = at + I.bytes;
+          break;
+        }
+        int c;
+        while ((c = *consumed) == seen) {
+        }
+        seen = c;
+        tail = ends[(c - 1) % kInFlight];
+      }
+    }
+    return;
+  }
+  // The other set of deltas, zeroed for the next launch (this launch's set was zeroed by the last).
+  {
+    float* other = p.D + (size_t)((p.cepoch + 1) & 1u) * kSteps * kRows * kD;
+    for (int t = g * kThreads + tid; t < kSteps * kRows * kD; t += grid * kThreads) other[t] = 0.0f;
+  }
+  float* D = p.D + (size_t)(p.cepoch & 1u) * kSteps * kRows * kD;
+  ClusterSync cs{cbars, 0};
+  const int share = (kRows * kD + grid - 1) / grid;
+  csync();
+  int last_step = -1;
+  for (int n = 0; n < nitems; ++n) {
+    const Item& I = items[n];
+    const int step = I.step;
+    unsigned long long* st = p.stamps ? p.stamps + ((size_t)step * grid + g) * kStamps : nullptr;
+    const float* P = step == 0 ? p.x0 : p.X + (size_t)(step - 1) * kRows * kD;
+    const float* Q = step == 0 ? p.zeros : D + (size_t)(step - 1) * kRows * kD;
+    const bool first = step != last_step;
+    if (first) {
+      if (step > 0 && !(p.mode & 1) && tid == 0) {
+        const unsigned target = (unsigned)grid * p.cepoch;
+        while (ld_acquire(p.counters + step - 1) < target) {
+        }
+      }
+      csync();
+      if (st && tid == 0) st[0] = globaltimer();
+      // This block's share of the step's input rows, for the next step.
+      if (step < kSteps && tid < share && g * share + tid < kRows * kD) {
+        const int t = g * share + tid;
+        p.X[(size_t)step * kRows * kD + t] = __ldcg(P + t) + __ldcg(Q + t);
+      }
+    }
+    mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
+    if (first && st && tid == 0) st[1] = globaltimer();
+    const unsigned char* it = s.ring + starts[n % kInFlight];
+    const bool is_a = step < kSteps && step % 2 == 0, active_a = cluster < p.heads_clusters;
+    if (first && (!is_a || active_a)) {
+      const unsigned gam = step == kSteps ? kLmG : is_a ? kAG : b_layout(p.fc_cols).g;
+      stage_rows(P, Q, reinterpret_cast<const __half*>(it + gam), s.As);
+      csync();
+      if (st && tid == 0) st[2] = globaltimer();
+    }
+    float* delta = D + (size_t)step * kRows * kD;
+    if (step == kSteps)
+      lm_item(p, I.index, it, s);
+    else if (is_a && active_a)
+      stage_a(p, step / 2, cluster, rank, it, s, cs, delta, st);
+    else if (!is_a && p.fc_cols == 24)
+      stage_b<3>(g, rank, cluster == 0, it, s, cs, delta, st);
+    else if (!is_a)
+      stage_b<4>(g, rank, cluster == 0, it, s, cs, delta, st);
+    csync();
+    if (tid == 0) {
+      *consumed = n + 1;
+      if (step < kSteps) red_release_add(p.counters + step, 1u);
+      if (st) st[5] = globaltimer();
+    }
+    last_step = step;
+  }
+  // No block leaves while another may still read its shared memory.
+  cs.sync();
+}
+
+// ---- reference kernels: one thread per output, fp16 rows between the products ----
+enum RefKind { kRefQkv, kRefFc, kRefProj, kRefLm };
+__global__ void ref_ln(const __half* x, const __half* g, const __half* b, __half* y) {
+  const int r = blockIdx.x;
+  __shared__ float s1, s2;
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (int k = 0; k < kD; ++k) s += __half2float(x[r * kD + k]);
+    const float mean = s / kD;
+    float v = 0.0f;
+    for (int k = 0; k < kD; ++k)
+      v += (__half2float(x[r * kD + k]) - mean) * (__half2float(x[r * kD + k]) - mean);
+    s1 = mean;
+    s2 = rsqrtf(v / kD + 1e-5f);
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < kD; k += blockDim.x)
+    y[r * kD + k] =
+        __float2half((__half2float(x[r * kD + k]) - s1) * s2 * __half2float(g[k]) + __half2float(b[k]));
+}
+// W [K][N] (or [N][K] when nk).
+__global__ void ref_gemv(const __half* a, const __half* W, int K, int N, int nk, const __half* bias, int kind,
+                         const __half* res, __half* out, float* logits) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= kRows * N) return;
+  const int r = t / N, n = t % N;
+  float s = 0.0f;
+  for (int k = 0; k < K; ++k)
+    s += __half2float(a[r * K + k]) * __half2float(nk ? W[(long long)n * K + k] : W[(long long)k * N + n]);
+  if (kind == kRefLm) {
+    logits[r * N + n] = s;
+    return;
+  }
+  s += __half2float(bias[n]);
+  if (kind == kRefFc) s = gelu(s);
+  if (res) s += __half2float(res[r * N + n]);
+  out[r * N + n] = __float2half(s);
+}
+__global__ void ref_attn(const __half* qkv, __half* kc, __half* vc, __half* out) {
+  const int item = blockIdx.x, b = item / kHeads, h = item % kHeads;
+  if (threadIdx.x != 0) return;
+  const __half* row = qkv + b * 3 * kD + h * kHd;
+  for (int d = 0; d < kHd; ++d) {
+    kc[((long long)item * kT + kPast) * kHd + d] = row[kD + d];
+    vc[((long long)item * kT + kPast) * kHd + d] = row[2 * kD + d];
+  }
+  float sc[kT], m = -INFINITY, sum = 0.0f;
+  for (int t = 0; t < kT; ++t) {
+    float s = 0.0f;
+    for (int d = 0; d < kHd; ++d)
+      s += __half2float(row[d]) * 0.125f * __half2float(kc[((long long)item * kT + t) * kHd + d]);
+    sc[t] = s;
+    m = fmaxf(m, s);
+  }
+  for (int t = 0; t < kT; ++t) sum += (sc[t] = expf(sc[t] - m));
+  for (int d = 0; d < kHd; ++d) {
+    float o = 0.0f;
+    for (int t = 0; t < kT; ++t) o += sc[t] * __half2float(vc[((long long)item * kT + t) * kHd + d]);
+    out[b * kD + h * kHd + d] = __float2half(o / sum);
+  }
+}
+
+// ---- host ----
+static uint64_t rng = 88172645463325252ull;
+static float urand() {  // uniform [-1, 1)
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+template <typename T>
+static T* upload(const std::vector<T>& v) {
+  T* d;
+  CK(cudaMalloc(&d, v.size() * sizeof(T)));
+  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+static std::vector<__half> rand_vec(size_t n, float scale, float center = 0.0f) {
+  std::vector<__half> v(n);
+  for (auto& e : v) e = __float2half(center + scale * urand());
+  return v;
+}
+static void put(std::vector<__half>& blob, size_t at_bytes, const __half* src, size_t n) {
+  std::memcpy(blob.data() + at_bytes / 2, src, n * 2);
+}
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  const int iters = argc > 1 ? std::atoi(argv[1]) : 200;
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const size_t smem = (size_t)kRingBytes + kRows * kLda * 2 +
+                      4 * (8 * kRows * 32 + 192 + kRows * kHd + kRows * kD + kRows * 32) +
+                      8 * (kInFlight + 2 + kInFlight) + 4 * kInFlight + 16;
+  CK(cudaFuncSetAttribute(decode_two_stage, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  int clusters = 0;
+  {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(kCluster * 16);
+    cfg.blockDim = dim3(kLaunchThreads);
+    cfg.dynamicSmemBytes = smem;
+    CK(cudaOccupancyMaxActiveClusters(&clusters, decode_two_stage, &cfg));
+  }
+  std::printf("device %s, %d SMs, shared memory %zu bytes a block, %d clusters of %d fit\n", prop.name,
+              prop.multiProcessorCount, smem, clusters, kCluster);
+  // c_fc columns a block: 3072 / (8 x clusters) must be 24 (16 clusters) or 32 (12 clusters).
+  const int nclusters = clusters >= 16 ? 16 : 12, fc_cols = kF / (kCluster * nclusters);
+  if (clusters < 12) {
+    std::fprintf(stderr, "needs 12 co-resident clusters of 8 (one a head); %d fit\n", clusters);
+    return 1;
+  }
+  const int grid = kCluster * nclusters;
+  const BLayout BL = b_layout(fc_cols);
+  if (kAKV + BL.blob > (unsigned)kRingBytes) {
+    std::fprintf(stderr, "stage A and B items (%u + %u bytes) do not fit the ring together\n", kAKV, BL.blob);
+    return 1;
+  }
+  std::printf("grid %d (%d clusters), c_fc %d columns a block; item bytes A %u, B %u\n", grid, nclusters,
+              fc_cols, kAKV, BL.blob);
+
+  // Weights in natural layouts (for the reference), then each block's items.
+  struct LayerW {
+    std::vector<__half> wqkv, wproj, wfc, wmp, ln1g, ln1b, ln2g, ln2b, bqkv, bproj, bfc, bmp;
+    __half *d_wqkv, *d_wproj, *d_wfc, *d_wmp, *d_ln1g, *d_ln1b, *d_ln2g, *d_ln2b, *d_bqkv, *d_bproj, *d_bfc,
+        *d_bmp, *kc, *vc, *blob_a, *blob_b;
+  };
+  std::vector<LayerW> Lw(kLayers);
+  double weight_bytes = 0;
+  for (auto& l : Lw) {
+    l.wqkv = rand_vec((size_t)kD * 3 * kD, 0.04f), l.wproj = rand_vec((size_t)kD * kD, 0.04f);
+    l.wfc = rand_vec((size_t)kD * kF, 0.04f), l.wmp = rand_vec((size_t)kF * kD, 0.02f);
+    l.ln1g = rand_vec(kD, 0.2f, 1.0f), l.ln1b = rand_vec(kD, 0.1f), l.ln2g = rand_vec(kD, 0.2f, 1.0f);
+    l.ln2b = rand_vec(kD, 0.1f), l.bqkv = rand_vec(3 * kD, 0.1f), l.bproj = rand_vec(kD, 0.1f);
+    l.bfc = rand_vec(kF, 0.1f), l.bmp = rand_vec(kD, 0.1f);
+    l.d_wqkv = upload(l.wqkv), l.d_wproj = upload(l.wproj), l.d_wfc = upload(l.wfc), l.d_wmp = upload(l.wmp);
+    l.d_ln1g = upload(l.ln1g), l.d_ln1b = upload(l.ln1b), l.d_ln2g = upload(l.ln2g), l.d_ln2b = upload(l.ln2b);
+    l.d_bqkv = upload(l.bqkv), l.d_bproj = upload(l.bproj), l.d_bfc = upload(l.bfc), l.d_bmp = upload(l.bmp);
+    l.kc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
+    l.vc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
+    weight_bytes += 2.0 * ((double)kD * 3 * kD + kD * kD + 2.0 * kD * kF);
+    // A blobs: [head][rank], kABlob bytes each.
+    std::vector<__half> a((size_t)kHeads * kCluster * kABlob / 2);
+    for (int h = 0; h < kHeads; ++h)
+      for (int r = 0; r < kCluster; ++r) {
+        const size_t base = ((size_t)h * kCluster + r) * kABlob;
+        __half* t = a.data() + base / 2;
+        for (int j = 0; j < kQkvCols; ++j) {
+          const int hc = r * kQkvCols + j, col = (hc / kHd) * kD + h * kHd + hc % kHd;
+          for (int k = 0; k < kD; ++k) t[(kAT / 2) + k * kQkvCols + j] = l.wqkv[(size_t)k * 3 * kD + col];
+          t[kAB / 2 + j] = l.bqkv[col];
+        }
+        put(a, base + kAG, l.ln1g.data(), kD);
+        put(a, base + kAG + 2 * kD, l.ln1b.data(), kD);
+        for (int d = 0; d < kHd; ++d)
+          for (int n = 0; n < kProjCols; ++n)
+            t[kAW / 2 + d * kProjCols + n] = l.wproj[(size_t)(h * kHd + d) * kD + r * kProjCols + n];
+        put(a, base + kAPB, l.bproj.data(), kD);
+      }
+    l.blob_a = upload(a);
+    // B blobs: [block], BL.blob bytes each.
+    std::vector<__half> b((size_t)grid * BL.blob / 2);
+    for (int g = 0; g < grid; ++g) {
+      const size_t base = (size_t)g * BL.blob;
+      __half* t = b.data() + base / 2;
+      for (int j = 0; j < fc_cols; ++j) {
+        const int col = g * fc_cols + j;
+        for (int k = 0; k < kD; ++k) t[BL.t / 2 + k * fc_cols + j] = l.wfc[(size_t)k * kF + col];
+        t[BL.b / 2 + j] = l.bfc[col];
+        put(b, base + BL.w2 + (size_t)j * kD * 2, l.wmp.data() + (size_t)col * kD, kD);
+      }
+      put(b, base + BL.g, l.ln2g.data(), kD);
+      put(b, base + BL.g + 2 * kD, l.ln2b.data(), kD);
+      put(b, base + BL.pb, l.bmp.data(), kD);
+    }
+    l.blob_b = upload(b);
+  }
+  auto wte = rand_vec((size_t)kVocab * kD, 0.1f);
+  __half* d_wte = upload(wte);
+  std::vector<__half> lm((size_t)kLmItems * kD * kLmCols, __float2half(0.0f));
+  for (int i = 0; i < kLmItems; ++i)
+    for (int k = 0; k < kD; ++k)
+      for (int j = 0; j < kLmCols; ++j) {
+        const int n = i * kLmCols + j;
+        if (n < kVocab) lm[((size_t)i * kD + k) * kLmCols + j] = wte[(size_t)n * kD + k];
+      }
+  __half* d_lm = upload(lm);
+  weight_bytes += 2.0 * kVocab * kD;
+  auto lnf = rand_vec(2 * kD, 0.1f);
+  for (int k = 0; k < kD; ++k) lnf[k] = __float2half(1.0f + 2.0f * __half2float(lnf[k]));
+  __half* d_lnf = upload(lnf);
+  auto xh = rand_vec((size_t)kRows * kD, 1.0f);
+  std::vector<float> xf(xh.size());
+  for (size_t i = 0; i < xh.size(); ++i) xf[i] = __half2float(xh[i]);
+  __half* x_in = upload(xh);
+  float* d_x0 = upload(xf);
+
+  // Each block's items.
+  std::vector<Item> items((size_t)grid * kMaxItems);
+  std::vector<int> nitems(grid, 0);
+  for (int g = 0; g < grid; ++g) {
+    const int cl = g / kCluster, r = g % kCluster;
+    auto add = [&](Item I) {
+      if (nitems[g] >= kMaxItems) {
+        std::fprintf(stderr, "too many items for block %d\n", g);
+        std::exit(1);
+      }
+      items[(size_t)g * kMaxItems + nitems[g]++] = I;
+    };
+    for (int l = 0; l < kLayers; ++l) {
+      Item A{};
+      A.step = 2 * l;
+      if (cl < kHeads) {
+        A.src[0] = reinterpret_cast<const unsigned char*>(Lw[l].blob_a) + ((size_t)cl * kCluster + r) * kABlob;
+        A.len[0] = kABlob, A.off[0] = 0, A.nseg = 1, A.bytes = kABlob;
+        if (r < kRows) {
+          const size_t row = ((size_t)r * kHeads + cl) * kT * kHd;
+          A.src[1] = Lw[l].kc + row, A.len[1] = kPast * kHd * 2, A.off[1] = kAK;
+          A.src[2] = Lw[l].vc + row, A.len[2] = kPast * kHd * 2, A.off[2] = kAV;
+          A.nseg = 3, A.bytes = kAKV;
+        }
+      }
+      add(A);
+      Item B{};
+      B.step = 2 * l + 1;
+      B.src[0] = reinterpret_cast<const unsigned char*>(Lw[l].blob_b) + (size_t)g * BL.blob;
+      B.len[0] = BL.blob, B.off[0] = 0, B.nseg = 1, B.bytes = BL.blob;
+      add(B);
+    }
+    bool first = true;
+    for (int i = g; i < kLmItems; i += grid) {
+      Item M{};
+      M.step = kSteps, M.index = i;
+      M.src[0] = d_lm + (size_t)i * kD * kLmCols, M.len[0] = kD * kLmCols * 2, M.off[0] = kLmT, M.nseg = 1;
+      M.bytes = kLmG;
+      if (first) {
+        M.src[1] = d_lnf, M.len[1] = 2 * kD * 2, M.off[1] = kLmG, M.nseg = 2;
+        M.bytes = kLmG + 4 * kD;
+      }
+      first = false;
+      add(M);
+    }
+  }
+
+  Params p{};
+  p.items = upload(items);
+  p.nitems = upload(nitems);
+  CK(cudaMalloc(&p.counters, kSteps * 4));
+  CK(cudaMemset(p.counters, 0, kSteps * 4));
+  p.x0 = d_x0;
+  {
+    float* z;
+    CK(cudaMalloc(&z, kRows * kD * 4));
+    CK(cudaMemset(z, 0, kRows * kD * 4));
+    p.zeros = z;
+  }
+  CK(cudaMalloc(&p.X, (size_t)kSteps * kRows * kD * 4));
+  CK(cudaMalloc(&p.D, (size_t)2 * kSteps * kRows * kD * 4));
+  CK(cudaMemset(p.D, 0, (size_t)2 * kSteps * kRows * kD * 4));
+  for (int l = 0; l < kLayers; ++l) p.kc[l] = Lw[l].kc, p.vc[l] = Lw[l].vc;
+  CK(cudaMalloc(&p.logits, (size_t)kRows * kVocab * 4));
+  p.fc_cols = fc_cols;
+  p.heads_clusters = kHeads;
+  unsigned long long* stamps;
+  CK(cudaMalloc(&stamps, (size_t)(kSteps + 1) * grid * kStamps * 8));
+
+  auto launch = [&](int mode, unsigned long long* stp) {
+    ++p.cepoch;
+    p.mode = mode;
+    p.stamps = stp;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(kLaunchThreads);
+    cfg.dynamicSmemBytes = smem;
+    CK(cudaLaunchKernelEx(&cfg, decode_two_stage, p));
+  };
+
+  // The reference (fp16 rows between products, as Grape), then the kernel; compare.
+  float* ref_logits;
+  CK(cudaMalloc(&ref_logits, (size_t)kRows * kVocab * 4));
+  {
+    __half *xr, *qkv, *o, *f, *h;
+    CK(cudaMalloc(&xr, kRows * kD * 2));
+    CK(cudaMalloc(&qkv, kRows * 3 * kD * 2));
+    CK(cudaMalloc(&o, kRows * kD * 2));
+    CK(cudaMalloc(&f, kRows * kF * 2));
+    CK(cudaMalloc(&h, kRows * kF * 2));
+    for (int l = 0; l < kLayers; ++l) {
+      const LayerW& w = Lw[l];
+      const __half* xin = l == 0 ? x_in : xr;
+      ref_ln<<<kRows, 256>>>(xin, w.d_ln1g, w.d_ln1b, h);
+      ref_gemv<<<(kRows * 3 * kD + 255) / 256, 256>>>(h, w.d_wqkv, kD, 3 * kD, 0, w.d_bqkv, kRefQkv, nullptr,
+                                                      qkv, nullptr);
+      ref_attn<<<kRows * kHeads, 32>>>(qkv, w.kc, w.vc, o);
+      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(o, w.d_wproj, kD, kD, 0, w.d_bproj, kRefProj, xin, xr,
+                                                  nullptr);
+      ref_ln<<<kRows, 256>>>(xr, w.d_ln2g, w.d_ln2b, h);
+      ref_gemv<<<(kRows * kF + 255) / 256, 256>>>(h, w.d_wfc, kD, kF, 0, w.d_bfc, kRefFc, nullptr, f, nullptr);
+      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(f, w.d_wmp, kF, kD, 0, w.d_bmp, kRefProj, xr, xr, nullptr);
+    }
+    ref_ln<<<kRows, 256>>>(xr, d_lnf, d_lnf + kD, h);
+    ref_gemv<<<(kRows * kVocab + 255) / 256, 256>>>(h, d_wte, kD, kVocab, 1, nullptr, kRefLm, nullptr, nullptr,
+                                                    ref_logits);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+  }
+  auto check = [&](const char* what) {
+    std::vector<float> a((size_t)kRows * kVocab), r((size_t)kRows * kVocab);
+    CK(cudaMemcpy(a.data(), p.logits, a.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(r.data(), ref_logits, r.size() * 4, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0, maxd = 0;
+    int same = 0;
+    for (int row = 0; row < kRows; ++row) {
+      size_t ia = 0, ir = 0;
+      for (int n = 0; n < kVocab; ++n) {
+        const size_t i = (size_t)row * kVocab + n;
+        num += (a[i] - r[i]) * (double)(a[i] - r[i]);
+        den += (double)r[i] * r[i];
+        maxd = std::max(maxd, (double)std::fabs(a[i] - r[i]));
+        if (a[i] > a[row * kVocab + ia]) ia = n;
+        if (r[i] > r[row * kVocab + ir]) ir = n;
+      }
+      same += ia == ir;
+    }
+    const double rel = std::sqrt(num / std::max(den, 1e-30));
+    const bool ok = rel <= 1e-2 && std::isfinite(rel);
+    std::printf("check (%s): logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", what, rel, maxd,
+                same, kRows, ok ? "ok" : "FAILED");
+    return ok;
+  };
+  CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
+  launch(0, nullptr);
+  CK(cudaDeviceSynchronize());
+  if (!check("first launch")) return 1;
+  for (int i = 0; i < 5; ++i) launch(0, nullptr);
+  CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
+  launch(0, nullptr);
+  CK(cudaDeviceSynchronize());
+  if (!check("seventh launch")) return 1;
+
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int mode : {0, 1, 0}) {
+    for (int i = 0; i < 20; ++i) launch(mode, nullptr);
+    CK(cudaEventRecord(e0));
+    for (int i = 0; i < iters; ++i) launch(mode, nullptr);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    const double us = 1000.0 * ms / iters;
+    std::printf("%s: %.1f us per step (back-to-back launches), weights %.1f MB -> %.2f TB/s\n",
+                mode & 1 ? "no counter waits (streaming bound; results not checked)" : "decode step", us,
+                weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
+  }
+  // One stamped step: per step, µs after the previous step's last block was done: the first block
+  // past its wait, and the last block's weight in, rows staged, first and second cluster sync, done.
+  CK(cudaMemset(stamps, 0, (size_t)(kSteps + 1) * grid * kStamps * 8));
+  launch(0, stamps);
+  CK(cudaDeviceSynchronize());
+  if (!check("stamped launch")) return 1;
+  std::vector<unsigned long long> sv((size_t)(kSteps + 1) * grid * kStamps);
+  CK(cudaMemcpy(sv.data(), stamps, sv.size() * 8, cudaMemcpyDeviceToHost));
+  unsigned long long t0 = ~0ull;
+  for (size_t i = 0; i < sv.size(); i += kStamps)
+    if (sv[i]) t0 = std::min(t0, sv[i]);
+  double prev = 0, sum[2][6] = {};
+  std::printf("step    ready   weight   staged   sync1    sync2     done  (us after the previous step's done)\n");
+  for (int s = 0; s <= kSteps; ++s) {
+    unsigned long long ready = ~0ull, mx[kStamps] = {};
+    for (int b = 0; b < grid; ++b) {
+      const unsigned long long* e = &sv[((size_t)s * grid + b) * kStamps];
+      if (e[0]) ready = std::min(ready, e[0]);
+      for (int k = 1; k < kStamps; ++k) mx[k] = std::max(mx[k], e[k]);
+    }
+    double v[6];
+    v[0] = (ready - t0) / 1e3 - prev;
+    for (int k = 1; k < kStamps; ++k) v[k] = mx[k] ? (mx[k] - t0) / 1e3 - prev : 0.0;
+    if (s < 2 || s == kSteps)
+      std::printf("%2d %s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", s, s == kSteps ? "lm" : s % 2 ? "B " : "A ",
+                  v[0], v[1], v[2], v[3], v[4], v[5]);
+    if (s >= 2 && s < kSteps)
+      for (int k = 0; k < 6; ++k) sum[s % 2][k] += v[k] / (kLayers - 1);
+    prev = (mx[5] - t0) / 1e3;
+  }
+  std::printf("span of the stamped step %.2f us; layers 1-11, mean:\n", prev);
+  for (int k = 0; k < 2; ++k)
+    std::printf("   %s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", k ? "B " : "A ", sum[k][0], sum[k][1], sum[k][2],
+                sum[k][3], sum[k][4], sum[k][5]);
+  std::printf("   layer %.2f us\n", sum[0][5] + sum[1][5]);
+  return 0;
+}
