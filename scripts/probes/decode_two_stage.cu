@@ -52,7 +52,9 @@ constexpr int kSteps = 2 * kLayers;  // stages A and B of every layer; lm_head i
 constexpr int kLda = kD + 8;         // the staged rows' pitch in halves
 constexpr int kMaxItems = kSteps + kLmItems / 96 + 2, kMaxSeg = 3;
 constexpr int kRingBytes = 196608;
-constexpr int kStamps = 6;  // per step and block: wait passed, weight in, rows staged, sync 1, sync 2, done
+// Per step and block: 0 wait passed, 1 weight in, 2 rows staged, 3 first product done, 4 first cluster
+// sync passed, 5 attention done, 6 second cluster sync passed, 7 done.
+constexpr int kStamps = 8;
 
 // Byte offsets inside an item. A: the q/k/v tile [kD][24], ln_1 scale and shift, the 24 biases, the
 // head's attn c_proj rows [64][96] for this block's columns, attn c_proj's bias [kD]; then (blocks
@@ -61,7 +63,7 @@ constexpr unsigned kAT = 0, kAG = kAT + kD * kQkvCols * 2, kAB = kAG + 2 * kD * 
                    kAPB = kAW + kHd * kProjCols * 2, kABlob = kAPB + kD * 2, kAK = kABlob,
                    kAV = kAK + kPast * kHd * 2, kAKV = kAV + kPast * kHd * 2;
 // B (C = c_fc columns a block): the c_fc tile [kD][C], ln_2 scale and shift, C biases, those C rows
-// of mlp c_proj [C][kD], mlp c_proj's bias [kD].
+// of mlp c_proj [kD / 8][C][8], mlp c_proj's bias [kD].
 struct BLayout {
   unsigned t, g, b, w2, pb, blob;
 };
@@ -84,19 +86,19 @@ struct Item {
   unsigned len[kMaxSeg], off[kMaxSeg];
 };
 struct Params {
-  const Item* items;  // [grid][kMaxItems]
-  const int* nitems;  // [grid]
-  unsigned* counters; // [kSteps]
-  const float* x0;    // the launch's input rows [kRows][kD]
-  const float* zeros; // [kRows][kD]
-  float* X;           // each step's input rows [kSteps][kRows][kD] (each block writes its share)
-  float* D;           // the deltas, two sets [2][kSteps][kRows][kD]
+  const Item* items;    // [grid][kMaxItems]
+  const int* nitems;    // [grid]
+  unsigned* counters;   // [kSteps]
+  const float* x0;      // the launch's input rows [kRows][kD]
+  const float* zeros;   // [kRows][kD]
+  float* X;             // each step's input rows [kSteps][kRows][kD] (each block writes its share)
+  float* D;             // the deltas, two sets [2][kSteps][kRows][kD]
   __half* kc[kLayers];  // [kRows][kHeads][kT][kHd]
   __half* vc[kLayers];
   float* logits;  // [kRows][kVocab]
   int fc_cols, heads_clusters;
   unsigned cepoch;  // launches so far, this one included (counter targets)
-  int mode;         // bit 0: no counter waits (the streaming bound; results wrong)
+  int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
 };
 
@@ -208,7 +210,7 @@ __device__ void stage_rows(const float* P, const float* Q, const __half* gamma, 
       const float4 p = __ldcg(reinterpret_cast<const float4*>(P + w * kD + k) + i);
       const float4 q = __ldcg(reinterpret_cast<const float4*>(Q + w * kD + k) + i);
       v[j][4 * i] = p.x + q.x, v[j][4 * i + 1] = p.y + q.y, v[j][4 * i + 2] = p.z + q.z,
-                 v[j][4 * i + 3] = p.w + q.w;
+               v[j][4 * i + 3] = p.w + q.w;
     }
   }
   float sum = 0.0f;
@@ -289,7 +291,7 @@ struct Smem {
   float* qkv;   // [192]: the q/k/v of this block's row (attention blocks), fp16-rounded
   float* att;   // [kRows][kHd]: the head's attention outputs, fp16-rounded
   float* part;  // [kRows][kD]: stage B's partial of mlp c_proj; the attention's scratch
-  float* fs;    // [kRows][32]: stage B's gelu outputs
+  float* fs;    // stage B's gelu outputs, halves [8][40] (rows 5..7 unused)
 };
 
 // Stage A for head h, this block's rank in its cluster.
@@ -300,73 +302,86 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
   csync();
   if (tid < kRows * kQkvCols) {
     const int r = tid / kQkvCols, j = tid - r * kQkvCols;
-    const float v = gemv_sum(s.red, kQkvCols, r, j) + __half2float(reinterpret_cast<const __half*>(it + kAB)[j]);
+    const float v =
+        gemv_sum(s.red, kQkvCols, r, j) + __half2float(reinterpret_cast<const __half*>(it + kAB)[j]);
     st_remote(remote(s.qkv + rank * kQkvCols + j, (unsigned)r), round_half(v));
   }
-  cs.sync();
   if (st && tid == 0) st[3] = globaltimer();
+  cs.sync();
+  if (st && tid == 0) st[4] = globaltimer();
   if (rank < kRows) {
-    // Row b = rank of head h: the new key and value into the caches, scores, softmax, output.
-    const int b = (int)rank, item = b * kHeads + h;
+    // Row b = rank of head h: the new key and value into the caches; scores with two threads a past
+    // key (32 dimensions each) and threads 0-1 also the new key; softmax by warp maxima and sums;
+    // the outputs as 4 partial sums over 32 keys each.
+    const int b = (int)rank, item = b * kHeads + h, lane = tid & 31, w = tid >> 5;
     const __half* Ks = reinterpret_cast<const __half*>(it + kAK);
     const __half* Vs = reinterpret_cast<const __half*>(it + kAV);
-    float* sc = s.part;       // [kT]
-    float* pv = s.part + 160; // [4][64]
-    float* inv = pv + 256;
+    float* wm = s.part;    // [8] warp maxima
+    float* ws = wm + 8;    // [8] warp sums
+    float* pr = ws + 8;    // [kT] probabilities (unnormalised)
+    float* pv = pr + 160;  // [4][64]
     const float* q = s.qkv;
     if (tid < kHd) {
       const long long at = ((long long)item * kT + kPast) * kHd + tid;
       p.kc[layer][at] = __float2half(s.qkv[kHd + tid]);
       p.vc[layer][at] = __float2half(s.qkv[2 * kHd + tid]);
     }
-    if (tid < kPast) {
-      float a = 0.0f;
+    const int key = tid >> 1, half = tid & 1;
+    float sc = 0.0f, sn = 0.0f;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int c = (j + tid) & 7;
-        const uint4 u = *reinterpret_cast<const uint4*>(Ks + tid * kHd + c * 8);
-        const __half* e = reinterpret_cast<const __half*>(&u);
+    for (int j = 0; j < 4; ++j) {
+      const int c = half * 4 + ((j + key) & 3);
+      const uint4 u = *reinterpret_cast<const uint4*>(Ks + key * kHd + c * 8);
+      const __half* e = reinterpret_cast<const __half*>(&u);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) a = fmaf(q[c * 8 + i] * 0.125f, __half2float(e[i]), a);
-      }
-      sc[tid] = a;
-    } else if (tid == kPast) {
-      float a = 0.0f;
-      for (int d = 0; d < kHd; ++d) a = fmaf(q[d] * 0.125f, q[kHd + d], a);
-      sc[kPast] = a;
+      for (int i = 0; i < 8; ++i) sc = fmaf(q[c * 8 + i], __half2float(e[i]), sc);
     }
+    if (tid < 2)
+      for (int d = 32 * tid; d < 32 * tid + 32; ++d) sn = fmaf(q[d], q[kHd + d], sn);
+    sc += __shfl_xor_sync(0xffffffffu, sc, 1);
+    sn += __shfl_xor_sync(0xffffffffu, sn, 1);
+    sc *= 0.125f, sn *= 0.125f;
+    float m = fmaxf(sc, tid == 0 ? sn : -INFINITY);
+    for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) wm[w] = m;
     csync();
-    if (tid < 32) {
-      float m = -INFINITY;
-      for (int t = tid; t < kT; t += 32) m = fmaxf(m, sc[t]);
-      for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-      float sum = 0.0f;
-      for (int t = tid; t < kT; t += 32) {
-        const float e = __expf(sc[t] - m);
-        sc[t] = e;
-        sum += e;
-      }
-      for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-      if (tid == 0) *inv = 1.0f / sum;
+    m = wm[0];
+#pragma unroll
+    for (int i = 1; i < 8; ++i) m = fmaxf(m, wm[i]);
+    const float e = half ? 0.0f : __expf(sc - m);
+    if (!half) pr[key] = e;
+    float sum = e;
+    if (tid == 0) {
+      const float en = __expf(sn - m);
+      pr[kPast] = en;
+      sum += en;
     }
+    for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0) ws[w] = sum;
     csync();
     {
       const int d = tid & 63, pt = tid >> 6;
-      float o = pt == 0 ? sc[kPast] * q[2 * kHd + d] : 0.0f;
-      for (int t = pt; t < kPast; t += 4) o = fmaf(sc[t], __half2float(Vs[t * kHd + d]), o);
+      float o = pt == 0 ? pr[kPast] * q[2 * kHd + d] : 0.0f;
+#pragma unroll 8
+      for (int t = pt * 32; t < pt * 32 + 32; ++t) o = fmaf(pr[t], __half2float(Vs[t * kHd + d]), o);
       pv[pt * 64 + d] = o;
     }
     csync();
+    float inv = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) inv += ws[i];
+    inv = 1.0f / inv;
     // Every block of the cluster gets the row's 64 outputs: 8 x 64 remote stores by 256 threads.
     for (int t = tid; t < kCluster * kHd; t += kThreads) {
       const int d = t & 63;
       const unsigned to = (unsigned)(t >> 6);
-      const float o = (pv[d] + pv[64 + d] + pv[128 + d] + pv[192 + d]) * *inv;
+      const float o = (pv[d] + pv[64 + d] + pv[128 + d] + pv[192 + d]) * inv;
       st_remote(remote(s.att + b * kHd + d, to), round_half(o));
     }
   }
+  if (st && tid == 0) st[5] = globaltimer();
   cs.sync();
-  if (st && tid == 0) st[4] = globaltimer();
+  if (st && tid == 0) st[6] = globaltimer();
   // The head's share of attn c_proj for this block's 96 columns, 4 columns a thread.
   if (tid < kRows * kProjCols / 4) {
     const int b = tid / (kProjCols / 4), n = 4 * (tid - b * (kProjCols / 4));
@@ -376,7 +391,8 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
     for (int d = 0; d < kHd; ++d) {
       const float x = s.att[b * kHd + d];
       const uint2 u = *reinterpret_cast<const uint2*>(W + d * kProjCols + n);
-      const __half2 w01 = *reinterpret_cast<const __half2*>(&u.x), w23 = *reinterpret_cast<const __half2*>(&u.y);
+      const __half2 w01 = *reinterpret_cast<const __half2*>(&u.x),
+                    w23 = *reinterpret_cast<const __half2*>(&u.y);
       a.x = fmaf(x, __low2float(w01), a.x);
       a.y = fmaf(x, __high2float(w01), a.y);
       a.z = fmaf(x, __low2float(w23), a.z);
@@ -404,32 +420,47 @@ __device__ void stage_b(int g, unsigned rank, bool first_cluster, const unsigned
   if (tid < kRows * C) {
     const int r = tid / C, j = tid - r * C;
     const float v = gemv_sum(s.red, C, r, j) + __half2float(reinterpret_cast<const __half*>(it + L.b)[j]);
-    s.fs[r * 32 + j] = round_half(gelu(v));
+    reinterpret_cast<__half*>(s.fs)[r * 40 + j] = __float2half(gelu(v));
   }
   csync();
-  // The partial of mlp c_proj over this block's C rows: columns 3 tid .. 3 tid + 2, all rows.
+  // The partial of mlp c_proj over this block's C rows on the tensor cores: the gelu outputs (rows
+  // 5..15 zero) times the rows in the item's [kD / 8][C][8] layout (an n-block's C rows of 16 bytes
+  // contiguous, so ldmatrix reads distinct banks); the warps take the 96 n-blocks in turn.
   {
-    const __half* W2 = reinterpret_cast<const __half*>(it + L.w2);
-    float a[kRows][3] = {};
-    const int n = 3 * tid;
-#pragma unroll 4
-    for (int k = 0; k < C; ++k) {
-      const float w0 = __half2float(W2[k * kD + n]), w1 = __half2float(W2[k * kD + n + 1]),
-                  w2 = __half2float(W2[k * kD + n + 2]);
+    const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
+    const __half* fh = reinterpret_cast<const __half*>(s.fs);
+    unsigned a[C / 16][4];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const float f = s.fs[r * 32 + k];
-        a[r][0] = fmaf(f, w0, a[r][0]);
-        a[r][1] = fmaf(f, w1, a[r][1]);
-        a[r][2] = fmaf(f, w2, a[r][2]);
+    for (int ks = 0; ks < C / 16; ++ks) {
+      a[ks][0] = a[ks][1] = a[ks][2] = a[ks][3] = 0u;
+      if (g8 < kRows) {
+        a[ks][0] = *reinterpret_cast<const unsigned*>(fh + g8 * 40 + 16 * ks + 2 * c);
+        a[ks][2] = *reinterpret_cast<const unsigned*>(fh + g8 * 40 + 16 * ks + 8 + 2 * c);
       }
     }
+    const unsigned w2 = smem_addr(it + L.w2) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
+#pragma unroll 4
+    for (int nb = w; nb < kD / 8; nb += kThreads / 32) {
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      for (int i = 0; i < 3; ++i) s.part[r * kD + n + i] = a[r][i];
+      for (int ks = 0; ks < C / 16; ++ks) {
+        unsigned b0, b1;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(b0), "=r"(b1)
+                     : "r"(w2 + (nb * C + 16 * ks) * 16));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+            : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
+      }
+      if (g8 < kRows)
+        *reinterpret_cast<float2*>(s.part + g8 * kD + nb * 8 + 2 * c) = make_float2(acc[0], acc[1]);
+    }
   }
-  cs.sync();
   if (st && tid == 0) st[3] = globaltimer();
+  cs.sync();
+  if (st && tid == 0) st[4] = globaltimer();
   // The cluster's sum of this block's 96 columns, added into the delta.
   if (tid < kRows * kProjCols / 4) {
     const int b = tid / (kProjCols / 4), col = (int)rank * kProjCols + 4 * (tid - b * (kProjCols / 4));
@@ -488,7 +519,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     *consumed = 0;
   }
   // Every block's barriers exist before any block arrives on them (all 288 threads, once).
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
   if (tid >= kThreads) {
     // The producer: items in order into the ring, at most kInFlight ahead, wrapping at the end.
     if (tid != kThreads) return;
@@ -512,6 +544,14 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
               bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
                         min(16384u, I.len[q] - o), bars + j);
           head = at + I.bytes;
+          // Mode bit 1: the item after this one into L2 now (the ring holds one item ahead; this
+          // gives the weight stream a second).
+          if ((p.mode & 2) && n + 1 < nitems) {
+            const Item& J = items[n + 1];
+            for (int q = 0; q < J.nseg; ++q)
+              asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(J.src[q]), "r"(J.len[q])
+                           : "memory");
+          }
           break;
         }
         int c;
@@ -577,7 +617,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     if (tid == 0) {
       *consumed = n + 1;
       if (step < kSteps) red_release_add(p.counters + step, 1u);
-      if (st) st[5] = globaltimer();
+      if (st) st[7] = globaltimer();
     }
     last_step = step;
   }
@@ -720,7 +760,8 @@ int main(int argc, char** argv) {
     l.ln2b = rand_vec(kD, 0.1f), l.bqkv = rand_vec(3 * kD, 0.1f), l.bproj = rand_vec(kD, 0.1f);
     l.bfc = rand_vec(kF, 0.1f), l.bmp = rand_vec(kD, 0.1f);
     l.d_wqkv = upload(l.wqkv), l.d_wproj = upload(l.wproj), l.d_wfc = upload(l.wfc), l.d_wmp = upload(l.wmp);
-    l.d_ln1g = upload(l.ln1g), l.d_ln1b = upload(l.ln1b), l.d_ln2g = upload(l.ln2g), l.d_ln2b = upload(l.ln2b);
+    l.d_ln1g = upload(l.ln1g), l.d_ln1b = upload(l.ln1b), l.d_ln2g = upload(l.ln2g),
+    l.d_ln2b = upload(l.ln2b);
     l.d_bqkv = upload(l.bqkv), l.d_bproj = upload(l.bproj), l.d_bfc = upload(l.bfc), l.d_bmp = upload(l.bmp);
     l.kc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
     l.vc = upload(rand_vec((size_t)kRows * kHeads * kT * kHd, 1.0f));
@@ -753,7 +794,9 @@ int main(int argc, char** argv) {
         const int col = g * fc_cols + j;
         for (int k = 0; k < kD; ++k) t[BL.t / 2 + k * fc_cols + j] = l.wfc[(size_t)k * kF + col];
         t[BL.b / 2 + j] = l.bfc[col];
-        put(b, base + BL.w2 + (size_t)j * kD * 2, l.wmp.data() + (size_t)col * kD, kD);
+        for (int nb = 0; nb < kD / 8; ++nb)
+          for (int e = 0; e < 8; ++e)
+            t[BL.w2 / 2 + ((size_t)nb * fc_cols + j) * 8 + e] = l.wmp[(size_t)col * kD + nb * 8 + e];
       }
       put(b, base + BL.g, l.ln2g.data(), kD);
       put(b, base + BL.g + 2 * kD, l.ln2b.data(), kD);
@@ -797,7 +840,8 @@ int main(int argc, char** argv) {
       Item A{};
       A.step = 2 * l;
       if (cl < kHeads) {
-        A.src[0] = reinterpret_cast<const unsigned char*>(Lw[l].blob_a) + ((size_t)cl * kCluster + r) * kABlob;
+        A.src[0] =
+            reinterpret_cast<const unsigned char*>(Lw[l].blob_a) + ((size_t)cl * kCluster + r) * kABlob;
         A.len[0] = kABlob, A.off[0] = 0, A.nseg = 1, A.bytes = kABlob;
         if (r < kRows) {
           const size_t row = ((size_t)r * kHeads + cl) * kT * kHd;
@@ -881,12 +925,13 @@ int main(int argc, char** argv) {
       ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(o, w.d_wproj, kD, kD, 0, w.d_bproj, kRefProj, xin, xr,
                                                   nullptr);
       ref_ln<<<kRows, 256>>>(xr, w.d_ln2g, w.d_ln2b, h);
-      ref_gemv<<<(kRows * kF + 255) / 256, 256>>>(h, w.d_wfc, kD, kF, 0, w.d_bfc, kRefFc, nullptr, f, nullptr);
+      ref_gemv<<<(kRows * kF + 255) / 256, 256>>>(h, w.d_wfc, kD, kF, 0, w.d_bfc, kRefFc, nullptr, f,
+                                                  nullptr);
       ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(f, w.d_wmp, kF, kD, 0, w.d_bmp, kRefProj, xr, xr, nullptr);
     }
     ref_ln<<<kRows, 256>>>(xr, d_lnf, d_lnf + kD, h);
-    ref_gemv<<<(kRows * kVocab + 255) / 256, 256>>>(h, d_wte, kD, kVocab, 1, nullptr, kRefLm, nullptr, nullptr,
-                                                    ref_logits);
+    ref_gemv<<<(kRows * kVocab + 255) / 256, 256>>>(h, d_wte, kD, kVocab, 1, nullptr, kRefLm, nullptr,
+                                                    nullptr, ref_logits);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
   }
@@ -910,8 +955,8 @@ int main(int argc, char** argv) {
     }
     const double rel = std::sqrt(num / std::max(den, 1e-30));
     const bool ok = rel <= 1e-2 && std::isfinite(rel);
-    std::printf("check (%s): logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", what, rel, maxd,
-                same, kRows, ok ? "ok" : "FAILED");
+    std::printf("check (%s): logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", what, rel,
+                maxd, same, kRows, ok ? "ok" : "FAILED");
     return ok;
   };
   CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
@@ -927,7 +972,11 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  for (int mode : {0, 1, 0}) {
+  CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
+  launch(2, nullptr);
+  CK(cudaDeviceSynchronize());
+  if (!check("L2 prefetch")) return 1;
+  for (int mode : {0, 2, 1, 3, 0, 2}) {
     for (int i = 0; i < 20; ++i) launch(mode, nullptr);
     CK(cudaEventRecord(e0));
     for (int i = 0; i < iters; ++i) launch(mode, nullptr);
@@ -937,43 +986,77 @@ int main(int argc, char** argv) {
     CK(cudaEventElapsedTime(&ms, e0, e1));
     const double us = 1000.0 * ms / iters;
     std::printf("%s: %.1f us per step (back-to-back launches), weights %.1f MB -> %.2f TB/s\n",
-                mode & 1 ? "no counter waits (streaming bound; results not checked)" : "decode step", us,
-                weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
+                mode == 0   ? "decode step"
+                : mode == 2 ? "decode step, next item into L2"
+                : mode == 1 ? "no counter waits (streaming bound; results not checked)"
+                            : "no counter waits, next item into L2",
+                us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
   }
   // One stamped step: per step, µs after the previous step's last block was done: the first block
   // past its wait, and the last block's weight in, rows staged, first and second cluster sync, done.
-  CK(cudaMemset(stamps, 0, (size_t)(kSteps + 1) * grid * kStamps * 8));
-  launch(0, stamps);
-  CK(cudaDeviceSynchronize());
-  if (!check("stamped launch")) return 1;
-  std::vector<unsigned long long> sv((size_t)(kSteps + 1) * grid * kStamps);
-  CK(cudaMemcpy(sv.data(), stamps, sv.size() * 8, cudaMemcpyDeviceToHost));
-  unsigned long long t0 = ~0ull;
-  for (size_t i = 0; i < sv.size(); i += kStamps)
-    if (sv[i]) t0 = std::min(t0, sv[i]);
-  double prev = 0, sum[2][6] = {};
-  std::printf("step    ready   weight   staged   sync1    sync2     done  (us after the previous step's done)\n");
-  for (int s = 0; s <= kSteps; ++s) {
-    unsigned long long ready = ~0ull, mx[kStamps] = {};
-    for (int b = 0; b < grid; ++b) {
-      const unsigned long long* e = &sv[((size_t)s * grid + b) * kStamps];
-      if (e[0]) ready = std::min(ready, e[0]);
-      for (int k = 1; k < kStamps; ++k) mx[k] = std::max(mx[k], e[k]);
+  for (int smode : {0, 2}) {
+    std::printf("stamped, mode %d:\n", smode);
+    CK(cudaMemset(stamps, 0, (size_t)(kSteps + 1) * grid * kStamps * 8));
+    launch(smode, stamps);
+    CK(cudaDeviceSynchronize());
+    if (!check("stamped launch")) return 1;
+    std::vector<unsigned long long> sv((size_t)(kSteps + 1) * grid * kStamps);
+    CK(cudaMemcpy(sv.data(), stamps, sv.size() * 8, cudaMemcpyDeviceToHost));
+    unsigned long long t0 = ~0ull;
+    for (size_t i = 0; i < sv.size(); i += kStamps)
+      if (sv[i]) t0 = std::min(t0, sv[i]);
+    // Per step: the first and the last block past the wait, and each later mark's last block, in us
+    // after the previous step's last block was done; then each phase's mean length over the blocks
+    // (from the block's previous mark). Marks a step lacks print as "-".
+    const char* marks[kStamps] = {"wait", "weight", "staged", "prod1", "sync1", "attn", "sync2", "done"};
+    double prev = 0, last[3][kStamps + 1] = {}, mean[3][kStamps] = {};
+    int seen[3] = {};
+    for (int s = 0; s <= kSteps; ++s) {
+      const int kind = s == kSteps ? 2 : s % 2;
+      unsigned long long first = ~0ull, mx[kStamps] = {};
+      double ph[kStamps] = {};
+      int cnt[kStamps] = {};
+      for (int b = 0; b < grid; ++b) {
+        const unsigned long long* e = &sv[((size_t)s * grid + b) * kStamps];
+        if (e[0]) first = std::min(first, e[0]);
+        unsigned long long before = 0;
+        for (int k = 0; k < kStamps; ++k) {
+          mx[k] = std::max(mx[k], e[k]);
+          if (e[k] && before) ph[k] += (e[k] - before) / 1e3, ++cnt[k];
+          if (e[k]) before = e[k];
+        }
+      }
+      if (s >= 2 || kind == 2) {
+        ++seen[kind];
+        last[kind][0] += (first - t0) / 1e3 - prev;
+        for (int k = 0; k < kStamps; ++k) {
+          last[kind][k + 1] += mx[k] ? (mx[k] - t0) / 1e3 - prev : -1e9;
+          mean[kind][k] += cnt[k] ? ph[k] / cnt[k] : -1e9;
+        }
+      }
+      prev = (mx[kStamps - 1] - t0) / 1e3;
     }
-    double v[6];
-    v[0] = (ready - t0) / 1e3 - prev;
-    for (int k = 1; k < kStamps; ++k) v[k] = mx[k] ? (mx[k] - t0) / 1e3 - prev : 0.0;
-    if (s < 2 || s == kSteps)
-      std::printf("%2d %s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", s, s == kSteps ? "lm" : s % 2 ? "B " : "A ",
-                  v[0], v[1], v[2], v[3], v[4], v[5]);
-    if (s >= 2 && s < kSteps)
-      for (int k = 0; k < 6; ++k) sum[s % 2][k] += v[k] / (kLayers - 1);
-    prev = (mx[5] - t0) / 1e3;
+    std::printf("span of the stamped step %.2f us. Layers 1-11 (A, B) and lm_head, mean over steps:\n", prev);
+    std::printf("      first");
+    for (int k = 0; k < kStamps; ++k) std::printf(" %8s", marks[k]);
+    std::printf("   (the last block's mark, us after the previous step's done)\n");
+    const char* kinds[3] = {"A ", "B ", "lm"};
+    for (int kind = 0; kind < 3; ++kind) {
+      std::printf("   %s %6.2f", kinds[kind], last[kind][0] / seen[kind]);
+      for (int k = 0; k < kStamps; ++k)
+        last[kind][k + 1] < -1e8 ? (void)std::printf(" %8s", "-")
+                                 : (void)std::printf(" %8.2f", last[kind][k + 1] / seen[kind]);
+      std::printf("\n");
+    }
+    std::printf("   phase lengths, mean over blocks (us from the block's previous mark):\n");
+    for (int kind = 0; kind < 3; ++kind) {
+      std::printf("   %s       ", kinds[kind]);
+      for (int k = 0; k < kStamps; ++k)
+        mean[kind][k] < -1e8 ? (void)std::printf(" %8s", "-")
+                             : (void)std::printf(" %8.2f", mean[kind][k] / seen[kind]);
+      std::printf("\n");
+    }
+    std::printf("   layer %.2f us\n", (last[0][kStamps] + last[1][kStamps]) / seen[0]);
   }
-  std::printf("span of the stamped step %.2f us; layers 1-11, mean:\n", prev);
-  for (int k = 0; k < 2; ++k)
-    std::printf("   %s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", k ? "B " : "A ", sum[k][0], sum[k][1], sum[k][2],
-                sum[k][3], sum[k][4], sum[k][5]);
-  std::printf("   layer %.2f us\n", sum[0][5] + sum[1][5]);
   return 0;
 }
