@@ -90,15 +90,15 @@ struct Params {
   const int* nitems;    // [grid]
   unsigned* counters;   // [kSteps]
   const float* x0;      // the launch's input rows [kRows][kD]
-  const float* zeros;   // [kRows][kD]
-  float* X;             // each step's input rows [kSteps][kRows][kD] (each block writes its share)
-  float* D;             // the deltas, two sets [2][kSteps][kRows][kD]
+  float* Y;             // two sets [2][kSteps][kRows][kD]: step s adds its input rows (each block its share)
+                        // and its output (the products' reductions) into Y[s], the next step's input
   __half* kc[kLayers];  // [kRows][kHeads][kT][kHd]
   __half* vc[kLayers];
   float* logits;  // [kRows][kVocab]
   int fc_cols, heads_clusters;
   unsigned cepoch;  // launches so far, this one included (counter targets)
-  int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch
+  int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
+                    // the next item (run 232: no gain); bit 2: serial cluster arrivals
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
 };
 
@@ -179,40 +179,53 @@ __device__ __forceinline__ float gelu(float x) {
 __device__ __forceinline__ float round_half(float v) { return __half2float(__float2half(v)); }
 
 // A barrier of the cluster's compute threads only (the producer warp never joins: barrier.cluster
-// would wait for it). Thread 0 of every block arrives on every block's mbarrier; two barriers
-// alternate, so that a fast block's next arrival cannot land in a slow block's current phase.
+// would wait for it). Lanes 0-7 of warp 0 arrive, with a release, on the mbarrier of block `lane`
+// (one each, in parallel: thread 0 arriving on all eight in turn, mode bit 2, costs eight release
+// fences in a row); two barriers alternate, so that a fast block's next arrival cannot land in a
+// slow block's current phase.
 struct ClusterSync {
   unsigned long long* bars;  // [2] in shared memory, 8 arrivals each
   unsigned uses;
+  bool serial;
   __device__ void sync() {
     csync();
-    if (threadIdx.x == 0) {
-      unsigned long long* b = bars + (uses & 1u);
-      for (unsigned r = 0; r < kCluster; ++r)
-        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote(b, r))
-                     : "memory");
-      mbar_wait_cluster(b, (uses >> 1) & 1u);
+    unsigned long long* b = bars + (uses & 1u);
+    if (serial) {
+      if (threadIdx.x == 0)
+        for (unsigned r = 0; r < kCluster; ++r)
+          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote(b, r))
+                       : "memory");
+    } else if (threadIdx.x < kCluster) {
+      asm volatile(
+          "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote(b, threadIdx.x))
+          : "memory");
     }
+    if (threadIdx.x == 0) mbar_wait_cluster(b, (uses >> 1) & 1u);
     ++uses;
     csync();
   }
 };
 
-// The step's input rows: P + Q (fp32), through a layer norm with scale and shift from the item's
-// bytes, into As (fp16) [kRows][kLda]. One warp a row.
-__device__ void stage_rows(const float* P, const float* Q, const __half* gamma, __half* As) {
+// The step's input rows R (fp32), through a layer norm with scale and shift from the item's bytes,
+// into As (fp16) [kRows][kLda], one warp a row; the rows' elements [lo, hi) (this block's share,
+// flattened) are also added into Y, the sum the next step reads.
+__device__ void stage_rows(const float* R, const __half* gamma, __half* As, float* Y, int lo, int hi) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   if (w >= kRows) return;
   float v[3][8];
   for (int j = 0; j < 3; ++j) {
     const int k = (lane + 32 * j) * 8;
     for (int i = 0; i < 2; ++i) {
-      const float4 p = __ldcg(reinterpret_cast<const float4*>(P + w * kD + k) + i);
-      const float4 q = __ldcg(reinterpret_cast<const float4*>(Q + w * kD + k) + i);
-      v[j][4 * i] = p.x + q.x, v[j][4 * i + 1] = p.y + q.y, v[j][4 * i + 2] = p.z + q.z,
-               v[j][4 * i + 3] = p.w + q.w;
+      const float4 x = __ldcg(reinterpret_cast<const float4*>(R + w * kD + k) + i);
+      v[j][4 * i] = x.x, v[j][4 * i + 1] = x.y, v[j][4 * i + 2] = x.z, v[j][4 * i + 3] = x.w;
     }
   }
+  if (Y)
+    for (int j = 0; j < 3; ++j)
+      for (int e = 0; e < 8; ++e) {
+        const int at = w * kD + (lane + 32 * j) * 8 + e;
+        if (at >= lo && at < hi) atomicAdd(Y + at, v[j][e]);
+      }
   float sum = 0.0f;
   for (int j = 0; j < 3; ++j)
     for (int e = 0; e < 8; ++e) sum += v[j][e];
@@ -563,13 +576,13 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     }
     return;
   }
-  // The other set of deltas, zeroed for the next launch (this launch's set was zeroed by the last).
+  // The other set of sums, zeroed for the next launch (this launch's set was zeroed by the last).
   {
-    float* other = p.D + (size_t)((p.cepoch + 1) & 1u) * kSteps * kRows * kD;
+    float* other = p.Y + (size_t)((p.cepoch + 1) & 1u) * kSteps * kRows * kD;
     for (int t = g * kThreads + tid; t < kSteps * kRows * kD; t += grid * kThreads) other[t] = 0.0f;
   }
-  float* D = p.D + (size_t)(p.cepoch & 1u) * kSteps * kRows * kD;
-  ClusterSync cs{cbars, 0};
+  float* Y = p.Y + (size_t)(p.cepoch & 1u) * kSteps * kRows * kD;
+  ClusterSync cs{cbars, 0, (p.mode & 4) != 0};
   const int share = (kRows * kD + grid - 1) / grid;
   csync();
   int last_step = -1;
@@ -577,8 +590,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     const Item& I = items[n];
     const int step = I.step;
     unsigned long long* st = p.stamps ? p.stamps + ((size_t)step * grid + g) * kStamps : nullptr;
-    const float* P = step == 0 ? p.x0 : p.X + (size_t)(step - 1) * kRows * kD;
-    const float* Q = step == 0 ? p.zeros : D + (size_t)(step - 1) * kRows * kD;
+    const float* R = step == 0 ? p.x0 : Y + (size_t)(step - 1) * kRows * kD;
+    float* Yout = step < kSteps ? Y + (size_t)step * kRows * kD : nullptr;
     const bool first = step != last_step;
     if (first) {
       if (step > 0 && !(p.mode & 1) && tid == 0) {
@@ -588,23 +601,21 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
       }
       csync();
       if (st && tid == 0) st[0] = globaltimer();
-      // This block's share of the step's input rows, for the next step.
-      if (step < kSteps && tid < share && g * share + tid < kRows * kD) {
-        const int t = g * share + tid;
-        p.X[(size_t)step * kRows * kD + t] = __ldcg(P + t) + __ldcg(Q + t);
-      }
     }
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
     if (first && st && tid == 0) st[1] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
     const bool is_a = step < kSteps && step % 2 == 0, active_a = cluster < p.heads_clusters;
+    const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
     if (first && (!is_a || active_a)) {
       const unsigned gam = step == kSteps ? kLmG : is_a ? kAG : b_layout(p.fc_cols).g;
-      stage_rows(P, Q, reinterpret_cast<const __half*>(it + gam), s.As);
+      stage_rows(R, reinterpret_cast<const __half*>(it + gam), s.As, Yout, lo, hi);
       csync();
       if (st && tid == 0) st[2] = globaltimer();
+    } else if (first && tid < hi - lo) {
+      atomicAdd(Yout + lo + tid, __ldcg(R + lo + tid));  // an idle block's share
     }
-    float* delta = D + (size_t)step * kRows * kD;
+    float* delta = Yout;
     if (step == kSteps)
       lm_item(p, I.index, it, s);
     else if (is_a && active_a)
@@ -878,15 +889,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&p.counters, kSteps * 4));
   CK(cudaMemset(p.counters, 0, kSteps * 4));
   p.x0 = d_x0;
-  {
-    float* z;
-    CK(cudaMalloc(&z, kRows * kD * 4));
-    CK(cudaMemset(z, 0, kRows * kD * 4));
-    p.zeros = z;
-  }
-  CK(cudaMalloc(&p.X, (size_t)kSteps * kRows * kD * 4));
-  CK(cudaMalloc(&p.D, (size_t)2 * kSteps * kRows * kD * 4));
-  CK(cudaMemset(p.D, 0, (size_t)2 * kSteps * kRows * kD * 4));
+  CK(cudaMalloc(&p.Y, (size_t)2 * kSteps * kRows * kD * 4));
+  CK(cudaMemset(p.Y, 0, (size_t)2 * kSteps * kRows * kD * 4));
   for (int l = 0; l < kLayers; ++l) p.kc[l] = Lw[l].kc, p.vc[l] = Lw[l].vc;
   CK(cudaMalloc(&p.logits, (size_t)kRows * kVocab * 4));
   p.fc_cols = fc_cols;
@@ -973,10 +977,10 @@ int main(int argc, char** argv) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
-  launch(2, nullptr);
+  launch(4, nullptr);
   CK(cudaDeviceSynchronize());
-  if (!check("L2 prefetch")) return 1;
-  for (int mode : {0, 2, 1, 3, 0, 2}) {
+  if (!check("serial cluster arrivals")) return 1;
+  for (int mode : {0, 4, 1, 0, 4}) {
     for (int i = 0; i < 20; ++i) launch(mode, nullptr);
     CK(cudaEventRecord(e0));
     for (int i = 0; i < iters; ++i) launch(mode, nullptr);
@@ -988,13 +992,14 @@ int main(int argc, char** argv) {
     std::printf("%s: %.1f us per step (back-to-back launches), weights %.1f MB -> %.2f TB/s\n",
                 mode == 0   ? "decode step"
                 : mode == 2 ? "decode step, next item into L2"
+                : mode == 4 ? "decode step, serial cluster arrivals"
                 : mode == 1 ? "no counter waits (streaming bound; results not checked)"
                             : "no counter waits, next item into L2",
                 us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
   }
   // One stamped step: per step, µs after the previous step's last block was done: the first block
   // past its wait, and the last block's weight in, rows staged, first and second cluster sync, done.
-  for (int smode : {0, 2}) {
+  for (int smode : {0, 4}) {
     std::printf("stamped, mode %d:\n", smode);
     CK(cudaMemset(stamps, 0, (size_t)(kSteps + 1) * grid * kStamps * 8));
     launch(smode, stamps);
