@@ -98,7 +98,8 @@ struct Params {
   int fc_cols, heads_clusters;
   unsigned cepoch;  // launches so far, this one included (counter targets)
   int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
-                    // the next item (run 232: no gain); bit 2: serial cluster arrivals
+                    // the next item (run 232: no gain); bit 2: serial cluster arrivals;
+                    // bit 3: items issued after the previous step's rows are staged
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
 };
 
@@ -251,7 +252,9 @@ __device__ void stage_rows(const float* R, const __half* gamma, __half* As, floa
 
 // As [kRows][kD] times a tile [kD][8 NB] on the tensor cores (mma.m16n8k16, rows 5..15 zero, the
 // warps taking the k steps in turn); the warps' partial sums are left in red [8][kRows][8 NB] for
-// gemv_sum after a csync.
+// gemv_sum after a csync. A 32-column tile's rows are 64 bytes, so the 8 rows an ldmatrix reads
+// would share 2 bank groups: its 16-byte chunk j of row k is stored at j ^ ((k >> 1) & 3) (the
+// host's swizzle32), which spreads them over 8.
 template <int NB>
 __device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
   constexpr int C = 8 * NB, W = kThreads / 32;
@@ -260,7 +263,8 @@ __device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
 #pragma unroll
   for (int j = 0; j < NB; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   const __half* arow = As + g * kLda + 2 * c;
-  const unsigned wbase = smem_addr(tile) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * C * 2;
+  const int rr = (lane & 7) + 8 * ((lane >> 3) & 1), sw = NB == 4 ? (rr >> 1) & 3 : 0;
+  const unsigned wbase = smem_addr(tile) + rr * C * 2;
 #pragma unroll 4
   for (int s = w; s < kD / 16; s += W) {
     unsigned a[4] = {0u, 0u, 0u, 0u};
@@ -274,7 +278,7 @@ __device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
     for (int j = 0; j < NB; ++j)
       asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                    : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
-                   : "r"(addr + 16 * j));
+                   : "r"(addr + 16 * (j ^ sw)));
 #pragma unroll
     for (int j = 0; j < NB; ++j)
       asm volatile(
@@ -519,6 +523,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
   unsigned long long* ends = cbars + 2;
   unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
   volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
+  volatile int* staged = consumed + 1;  // the last step whose rows the consumers have staged
   const int tid = threadIdx.x, g = blockIdx.x, grid = gridDim.x;
   const unsigned rank = (unsigned)(g % kCluster);
   const int cluster = g / kCluster;
@@ -530,6 +535,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     mbar_init(cbars + 1, kCluster);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     *consumed = 0;
+    *staged = -1;
   }
   // Every block's barriers exist before any block arrives on them (all 288 threads, once).
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
@@ -545,7 +551,10 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
         unsigned long long at = head;
         const unsigned pos = (unsigned)(at % kRingBytes);
         if (pos + I.bytes > kRingBytes) at += kRingBytes - pos;
-        if (n - seen < kInFlight && at + I.bytes - tail <= kRingBytes) {
+        // Mode bit 3: not before the consumers have staged the previous step's rows (so that the
+        // item's copies do not queue ahead of those loads).
+        const bool gate = !(p.mode & 8) || *staged >= I.step - 1;
+        if (gate && n - seen < kInFlight && at + I.bytes - tail <= kRingBytes) {
           const int j = n % kInFlight;
           starts[j] = (unsigned)(at % kRingBytes);
           ends[j] = at + I.bytes;
@@ -567,11 +576,11 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
           }
           break;
         }
-        int c;
-        while ((c = *consumed) == seen) {
+        const int c = *consumed;
+        if (c != seen) {
+          seen = c;
+          tail = ends[(c - 1) % kInFlight];
         }
-        seen = c;
-        tail = ends[(c - 1) % kInFlight];
       }
     }
     return;
@@ -611,10 +620,12 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
       const unsigned gam = step == kSteps ? kLmG : is_a ? kAG : b_layout(p.fc_cols).g;
       stage_rows(R, reinterpret_cast<const __half*>(it + gam), s.As, Yout, lo, hi);
       csync();
+      if (tid == 0) *staged = step;
       if (st && tid == 0) st[2] = globaltimer();
     } else if (first && tid < hi - lo) {
       atomicAdd(Yout + lo + tid, __ldcg(R + lo + tid));  // an idle block's share
     }
+    if (first && is_a && !active_a && tid == 0) *staged = step;
     float* delta = Yout;
     if (step == kSteps)
       lm_item(p, I.index, it, s);
@@ -718,6 +729,11 @@ static std::vector<__half> rand_vec(size_t n, float scale, float center = 0.0f) 
   for (auto& e : v) e = __float2half(center + scale * urand());
   return v;
 }
+// Element (k, j) of a tile [kD][cols]: 32-column tiles swizzled as gemv reads them.
+static size_t tile_at(int k, int j, int cols) {
+  if (cols != 32) return (size_t)k * cols + j;
+  return (size_t)k * 32 + (((j >> 3) ^ ((k >> 1) & 3)) << 3) + (j & 7);
+}
 static void put(std::vector<__half>& blob, size_t at_bytes, const __half* src, size_t n) {
   std::memcpy(blob.data() + at_bytes / 2, src, n * 2);
 }
@@ -803,7 +819,7 @@ int main(int argc, char** argv) {
       __half* t = b.data() + base / 2;
       for (int j = 0; j < fc_cols; ++j) {
         const int col = g * fc_cols + j;
-        for (int k = 0; k < kD; ++k) t[BL.t / 2 + k * fc_cols + j] = l.wfc[(size_t)k * kF + col];
+        for (int k = 0; k < kD; ++k) t[BL.t / 2 + tile_at(k, j, fc_cols)] = l.wfc[(size_t)k * kF + col];
         t[BL.b / 2 + j] = l.bfc[col];
         for (int nb = 0; nb < kD / 8; ++nb)
           for (int e = 0; e < 8; ++e)
@@ -822,7 +838,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < kD; ++k)
       for (int j = 0; j < kLmCols; ++j) {
         const int n = i * kLmCols + j;
-        if (n < kVocab) lm[((size_t)i * kD + k) * kLmCols + j] = wte[(size_t)n * kD + k];
+        if (n < kVocab) lm[(size_t)i * kD * kLmCols + tile_at(k, j, kLmCols)] = wte[(size_t)n * kD + k];
       }
   __half* d_lm = upload(lm);
   weight_bytes += 2.0 * kVocab * kD;
@@ -980,7 +996,10 @@ int main(int argc, char** argv) {
   launch(4, nullptr);
   CK(cudaDeviceSynchronize());
   if (!check("serial cluster arrivals")) return 1;
-  for (int mode : {0, 4, 1, 0, 4}) {
+  launch(8, nullptr);
+  CK(cudaDeviceSynchronize());
+  if (!check("items after staging")) return 1;
+  for (int mode : {0, 8, 1, 9, 0, 8}) {
     for (int i = 0; i < 20; ++i) launch(mode, nullptr);
     CK(cudaEventRecord(e0));
     for (int i = 0; i < iters; ++i) launch(mode, nullptr);
@@ -993,13 +1012,15 @@ int main(int argc, char** argv) {
                 mode == 0   ? "decode step"
                 : mode == 2 ? "decode step, next item into L2"
                 : mode == 4 ? "decode step, serial cluster arrivals"
+                : mode == 8 ? "decode step, items issued after staging"
+                : mode == 9 ? "no counter waits, items issued after staging"
                 : mode == 1 ? "no counter waits (streaming bound; results not checked)"
                             : "no counter waits, next item into L2",
                 us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
   }
   // One stamped step: per step, µs after the previous step's last block was done: the first block
   // past its wait, and the last block's weight in, rows staged, first and second cluster sync, done.
-  for (int smode : {0, 4}) {
+  for (int smode : {0, 8}) {
     std::printf("stamped, mode %d:\n", smode);
     CK(cudaMemset(stamps, 0, (size_t)(kSteps + 1) * grid * kStamps * 8));
     launch(smode, stamps);
