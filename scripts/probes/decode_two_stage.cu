@@ -101,6 +101,12 @@ struct Params {
                     // the next item (run 232: no gain); bit 2: serial cluster arrivals;
                     // bit 3: items issued after the previous step's rows are staged
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
+  // The producer's pacing: one copy of 8 KB every pace_ns (0: copies of 16 KB, all at once), so
+  // that the blocks' next items do not reach DRAM as one burst at every step's start, when the
+  // rows are loaded; and lm_l2: lm_head items of the block's put into L2, one with each item
+  // issued from step kSteps - lm_l2 on.
+  unsigned pace_ns;
+  int lm_l2;
 };
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -543,8 +549,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
   if (tid >= kThreads) {
     // The producer: items in order into the ring, at most kInFlight ahead, wrapping at the end.
     if (tid != kThreads) return;
-    unsigned long long head = 0, tail = 0;
-    int seen = 0;
+    unsigned long long head = 0, tail = 0, next_t = 0;
+    int seen = 0, lm_pref = 0;
     for (int n = 0; n < nitems; ++n) {
       const Item& I = items[n];
       for (;;) {
@@ -561,10 +567,23 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
           unsigned char* dst = s.ring + starts[j];
           asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
           mbar_expect(bars + j, I.bytes);
+          const unsigned chunk = p.pace_ns ? 8192u : 16384u;
           for (int q = 0; q < I.nseg; ++q)
-            for (unsigned o = 0; o < I.len[q]; o += 16384)
+            for (unsigned o = 0; o < I.len[q]; o += chunk) {
+              if (p.pace_ns) {
+                unsigned long long now = globaltimer();
+                while (now < next_t) now = globaltimer();
+                next_t = max(now, next_t) + p.pace_ns;
+              }
               bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
-                        min(16384u, I.len[q] - o), bars + j);
+                        min(chunk, I.len[q] - o), bars + j);
+            }
+          if (I.step < kSteps && I.step >= kSteps - p.lm_l2 && lm_pref < p.lm_l2 &&
+              kSteps + lm_pref < nitems) {
+            const Item& M = items[kSteps + lm_pref++];
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(M.src[0]), "r"(M.len[0])
+                         : "memory");
+          }
           head = at + I.bytes;
           // Mode bit 1: the item after this one into L2 now (the ring holds one item ahead; this
           // gives the weight stream a second).
@@ -914,9 +933,11 @@ int main(int argc, char** argv) {
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)(kSteps + 1) * grid * kStamps * 8));
 
-  auto launch = [&](int mode, unsigned long long* stp) {
+  auto launch = [&](int mode, unsigned long long* stp, unsigned pace = 0, int lm_l2 = 0) {
     ++p.cepoch;
     p.mode = mode;
+    p.pace_ns = pace;
+    p.lm_l2 = lm_l2;
     p.stamps = stp;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid);
@@ -999,31 +1020,62 @@ int main(int argc, char** argv) {
   launch(8, nullptr);
   CK(cudaDeviceSynchronize());
   if (!check("items after staging")) return 1;
-  for (int mode : {0, 8, 1, 9, 0, 8}) {
-    for (int i = 0; i < 20; ++i) launch(mode, nullptr);
+  // Pacing (MK_PACE, a list of ns per 8 KB copy) and lm_head items put in L2 (MK_LM_L2, a list).
+  auto list = [](const char* name) {
+    std::vector<int> v;
+    const char* e = std::getenv(name);
+    for (const char* at = e; at && *at;) {
+      v.push_back(std::atoi(at));
+      at = std::strchr(at, ',');
+      if (at) ++at;
+    }
+    return v;
+  };
+  const std::vector<int> paces = list("MK_PACE"), lms = list("MK_LM_L2");
+  struct Run {
+    int mode, pace, lm;
+  };
+  std::vector<Run> runs = {{0, 0, 0}, {8, 0, 0}, {1, 0, 0}};
+  for (int v : paces) runs.push_back({0, v, 0});
+  for (int v : lms) runs.push_back({0, 0, v});
+  if (!paces.empty() && !lms.empty()) runs.push_back({0, paces.back(), lms.back()});
+  runs.push_back({0, 0, 0});
+  for (auto [mode, pace, lm_l2] : runs) {
+    if (pace || lm_l2) {
+      CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
+      launch(mode, nullptr, pace, lm_l2);
+      CK(cudaDeviceSynchronize());
+      if (!check("pacing / lm_head in L2")) return 1;
+    }
+    for (int i = 0; i < 20; ++i) launch(mode, nullptr, pace, lm_l2);
     CK(cudaEventRecord(e0));
-    for (int i = 0; i < iters; ++i) launch(mode, nullptr);
+    for (int i = 0; i < iters; ++i) launch(mode, nullptr, pace, lm_l2);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     const double us = 1000.0 * ms / iters;
-    std::printf("%s: %.1f us per step (back-to-back launches), weights %.1f MB -> %.2f TB/s\n",
-                mode == 0   ? "decode step"
-                : mode == 2 ? "decode step, next item into L2"
-                : mode == 4 ? "decode step, serial cluster arrivals"
-                : mode == 8 ? "decode step, items issued after staging"
-                : mode == 9 ? "no counter waits, items issued after staging"
-                : mode == 1 ? "no counter waits (streaming bound; results not checked)"
-                            : "no counter waits, next item into L2",
-                us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
+    std::printf(
+        "%s, pace %d ns, lm_head items in L2 %d: %.1f us per step (back-to-back launches), weights %.1f MB "
+        "-> %.2f TB/s\n",
+        mode == 0   ? "decode step"
+        : mode == 2 ? "decode step, next item into L2"
+        : mode == 4 ? "decode step, serial cluster arrivals"
+        : mode == 8 ? "decode step, items issued after staging"
+        : mode == 9 ? "no counter waits, items issued after staging"
+        : mode == 1 ? "no counter waits (streaming bound; results not checked)"
+                    : "no counter waits, next item into L2",
+        pace, lm_l2, us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
   }
   // One stamped step: per step, µs after the previous step's last block was done: the first block
   // past its wait, and the last block's weight in, rows staged, first and second cluster sync, done.
-  for (int smode : {0, 8}) {
-    std::printf("stamped, mode %d:\n", smode);
+  std::vector<Run> stamped = {{0, 0, 0}};
+  if (!paces.empty() || !lms.empty())
+    stamped.push_back({0, paces.empty() ? 0 : paces.back(), lms.empty() ? 0 : lms.back()});
+  for (auto [smode, pace, lm_l2] : stamped) {
+    std::printf("stamped, mode %d, pace %d ns, lm_head items in L2 %d:\n", smode, pace, lm_l2);
     CK(cudaMemset(stamps, 0, (size_t)(kSteps + 1) * grid * kStamps * 8));
-    launch(smode, stamps);
+    launch(smode, stamps, pace, lm_l2);
     CK(cudaDeviceSynchronize());
     if (!check("stamped launch")) return 1;
     std::vector<unsigned long long> sv((size_t)(kSteps + 1) * grid * kStamps);
