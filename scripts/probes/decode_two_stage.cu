@@ -99,7 +99,9 @@ struct Params {
   unsigned cepoch;  // launches so far, this one included (counter targets)
   int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
                     // the next item (run 232: no gain); bit 2: serial cluster arrivals;
-                    // bit 3: items issued after the previous step's rows are staged
+                    // bit 3: items issued after the previous step's rows are staged (run 234:
+                    // slower); bit 4: the exchanges by cluster barriers (runs 233-235) instead of
+                    // pushed stores
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
   // The producer's pacing: one copy of 8 KB every pace_ns (0: copies of 16 KB, all at once), so
   // that the blocks' next items do not reach DRAM as one burst at every step's start, when the
@@ -161,6 +163,23 @@ __device__ __forceinline__ float4 ld_remote4(unsigned addr) {
                : "r"(addr)
                : "memory");
   return v;
+}
+// Stores into block `rank`'s shared memory that count their bytes on that block's mbarrier `bar`
+// (the receiver waits for its expected bytes; no release fence, no barrier round trip).
+__device__ __forceinline__ void st_async4(const void* p, unsigned rank, const unsigned long long* bar,
+                                          float4 v) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+          remote(p, rank)),
+      "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote(bar, rank))
+      : "memory");
+}
+__device__ __forceinline__ void st_async2(const void* p, unsigned rank, const unsigned long long* bar,
+                                          float x, float y) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
+                   remote(p, rank)),
+               "f"(x), "f"(y), "r"(remote(bar, rank))
+               : "memory");
 }
 __device__ __forceinline__ void red_add4(float* p, float4 v) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
@@ -313,24 +332,50 @@ struct Smem {
   float* red;   // [8][kRows][32]
   float* qkv;   // [192]: the q/k/v of this block's row (attention blocks), fp16-rounded
   float* att;   // [kRows][kHd]: the head's attention outputs, fp16-rounded
-  float* part;  // [kRows][kD]: stage B's partial of mlp c_proj; the attention's scratch
-  float* fs;    // stage B's gelu outputs, halves [8][40] (rows 5..7 unused)
+  float* part;  // stage B's partial of mlp c_proj: [kRows][kD] (cluster barriers) or, pushed, the
+                // 8 blocks' partials of this block's 96 columns [8][kRows][96]; the attention's scratch
+  // Pushed exchanges (the default; mode bit 4: cluster barriers instead): mbarriers counting the
+  // bytes of [0] this row's q/k/v, [1] the head's attention outputs, [2] stage B's partials, each
+  // completing once a layer.
+  unsigned long long* xbar;
+  bool push;
+  float* fs;  // stage B's gelu outputs, halves [8][40] (rows 5..7 unused)
 };
 
 // Stage A for head h, this block's rank in its cluster.
 __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const unsigned char* it,
                         const Smem& s, ClusterSync& cs, float* delta, unsigned long long* st) {
   const int tid = threadIdx.x;
+  const unsigned parity = (unsigned)layer & 1u;
+  if (s.push && tid == 0) {
+    if (rank < kRows) mbar_expect(s.xbar, 3 * kHd * 4);
+    mbar_expect(s.xbar + 1, kRows * kHd * 4);
+  }
   gemv<kQkvCols / 8>(s.As, it + kAT, s.red);
   csync();
-  if (tid < kRows * kQkvCols) {
-    const int r = tid / kQkvCols, j = tid - r * kQkvCols;
-    const float v =
-        gemv_sum(s.red, kQkvCols, r, j) + __half2float(reinterpret_cast<const __half*>(it + kAB)[j]);
-    st_remote(remote(s.qkv + rank * kQkvCols + j, (unsigned)r), round_half(v));
+  if (s.push) {
+    // Row r's 24 values to block r, 4 a thread.
+    if (tid < kRows * kQkvCols / 4) {
+      const int r = tid / (kQkvCols / 4), j = 4 * (tid - r * (kQkvCols / 4));
+      const __half* bias = reinterpret_cast<const __half*>(it + kAB) + j;
+      const float4 v = make_float4(round_half(gemv_sum(s.red, kQkvCols, r, j) + __half2float(bias[0])),
+                                   round_half(gemv_sum(s.red, kQkvCols, r, j + 1) + __half2float(bias[1])),
+                                   round_half(gemv_sum(s.red, kQkvCols, r, j + 2) + __half2float(bias[2])),
+                                   round_half(gemv_sum(s.red, kQkvCols, r, j + 3) + __half2float(bias[3])));
+      st_async4(s.qkv + rank * kQkvCols + j, (unsigned)r, s.xbar, v);
+    }
+    if (st && tid == 0) st[3] = globaltimer();
+    if (rank < kRows) mbar_wait(s.xbar, parity);
+  } else {
+    if (tid < kRows * kQkvCols) {
+      const int r = tid / kQkvCols, j = tid - r * kQkvCols;
+      const float v =
+          gemv_sum(s.red, kQkvCols, r, j) + __half2float(reinterpret_cast<const __half*>(it + kAB)[j]);
+      st_remote(remote(s.qkv + rank * kQkvCols + j, (unsigned)r), round_half(v));
+    }
+    if (st && tid == 0) st[3] = globaltimer();
+    cs.sync();
   }
-  if (st && tid == 0) st[3] = globaltimer();
-  cs.sync();
   if (st && tid == 0) st[4] = globaltimer();
   if (rank < kRows) {
     // Row b = rank of head h: the new key and value into the caches; scores with two threads a past
@@ -394,16 +439,29 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
 #pragma unroll
     for (int i = 0; i < 8; ++i) inv += ws[i];
     inv = 1.0f / inv;
-    // Every block of the cluster gets the row's 64 outputs: 8 x 64 remote stores by 256 threads.
-    for (int t = tid; t < kCluster * kHd; t += kThreads) {
-      const int d = t & 63;
-      const unsigned to = (unsigned)(t >> 6);
-      const float o = (pv[d] + pv[64 + d] + pv[128 + d] + pv[192 + d]) * inv;
-      st_remote(remote(s.att + b * kHd + d, to), round_half(o));
+    // Every block of the cluster gets the row's 64 outputs.
+    if (s.push) {
+      if (tid < kCluster * kHd / 4) {
+        const int d = 4 * (tid & 15);
+        float o[4];
+        for (int i = 0; i < 4; ++i)
+          o[i] = round_half((pv[d + i] + pv[64 + d + i] + pv[128 + d + i] + pv[192 + d + i]) * inv);
+        st_async4(s.att + b * kHd + d, (unsigned)(tid >> 4), s.xbar + 1, make_float4(o[0], o[1], o[2], o[3]));
+      }
+    } else {
+      for (int t = tid; t < kCluster * kHd; t += kThreads) {
+        const int d = t & 63;
+        const unsigned to = (unsigned)(t >> 6);
+        const float o = (pv[d] + pv[64 + d] + pv[128 + d] + pv[192 + d]) * inv;
+        st_remote(remote(s.att + b * kHd + d, to), round_half(o));
+      }
     }
   }
   if (st && tid == 0) st[5] = globaltimer();
-  cs.sync();
+  if (s.push)
+    mbar_wait(s.xbar + 1, parity);
+  else
+    cs.sync();
   if (st && tid == 0) st[6] = globaltimer();
   // The head's share of attn c_proj for this block's 96 columns, 4 columns a thread.
   if (tid < kRows * kProjCols / 4) {
@@ -433,11 +491,12 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
 
 // Stage B for block g (C c_fc columns a block).
 template <int NB>
-__device__ void stage_b(int g, unsigned rank, bool first_cluster, const unsigned char* it, const Smem& s,
+__device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsigned char* it, const Smem& s,
                         ClusterSync& cs, float* delta, unsigned long long* st) {
   constexpr int C = 8 * NB;
   constexpr BLayout L = b_layout(C);
   const int tid = threadIdx.x;
+  if (s.push && tid == 0) mbar_expect(s.xbar + 2, kCluster * kRows * kProjCols * 4);
   gemv<NB>(s.As, it + L.t, s.red);
   csync();
   if (tid < kRows * C) {
@@ -477,12 +536,23 @@ __device__ void stage_b(int g, unsigned rank, bool first_cluster, const unsigned
             : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
             : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
       }
-      if (g8 < kRows)
-        *reinterpret_cast<float2*>(s.part + g8 * kD + nb * 8 + 2 * c) = make_float2(acc[0], acc[1]);
+      if (g8 < kRows) {
+        if (s.push) {
+          // To the block owning these columns: its [this block][row][column - 96 owner].
+          const int q = nb / (kProjCols / 8), col = (nb - q * (kProjCols / 8)) * 8 + 2 * c;
+          st_async2(s.part + ((int)rank * kRows + g8) * kProjCols + col, (unsigned)q, s.xbar + 2, acc[0],
+                    acc[1]);
+        } else {
+          *reinterpret_cast<float2*>(s.part + g8 * kD + nb * 8 + 2 * c) = make_float2(acc[0], acc[1]);
+        }
+      }
     }
   }
   if (st && tid == 0) st[3] = globaltimer();
-  cs.sync();
+  if (s.push)
+    mbar_wait(s.xbar + 2, (unsigned)layer & 1u);
+  else
+    cs.sync();
   if (st && tid == 0) st[4] = globaltimer();
   // The cluster's sum of this block's 96 columns, added into the delta.
   if (tid < kRows * kProjCols / 4) {
@@ -490,7 +560,9 @@ __device__ void stage_b(int g, unsigned rank, bool first_cluster, const unsigned
     float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
     for (unsigned q = 0; q < kCluster; ++q) {
-      const float4 v = ld_remote4(remote(s.part + b * kD + col, q));
+      const float4 v = s.push ? *reinterpret_cast<const float4*>(s.part + (q * kRows + b) * kProjCols + col -
+                                                                 rank * kProjCols)
+                              : ld_remote4(remote(s.part + b * kD + col, q));
       a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
     }
     if (first_cluster) {
@@ -500,7 +572,6 @@ __device__ void stage_b(int g, unsigned rank, bool first_cluster, const unsigned
     }
     red_add4(delta + b * kD + col, a);
   }
-  (void)g;
 }
 
 __device__ void lm_item(const Params& p, int index, const unsigned char* it, const Smem& s) {
@@ -526,7 +597,9 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
   s.fs = s.part + kRows * kD;
   unsigned long long* bars = reinterpret_cast<unsigned long long*>(s.fs + kRows * 32);
   unsigned long long* cbars = bars + kInFlight;
-  unsigned long long* ends = cbars + 2;
+  s.xbar = cbars + 2;
+  s.push = !(p.mode & 16);
+  unsigned long long* ends = s.xbar + 3;
   unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
   volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
   volatile int* staged = consumed + 1;  // the last step whose rows the consumers have staged
@@ -539,6 +612,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j, 1);
     mbar_init(cbars, kCluster);
     mbar_init(cbars + 1, kCluster);
+    for (int j = 0; j < 3; ++j) mbar_init(s.xbar + j, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     *consumed = 0;
     *staged = -1;
@@ -567,10 +641,11 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
           unsigned char* dst = s.ring + starts[j];
           asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
           mbar_expect(bars + j, I.bytes);
-          const unsigned chunk = p.pace_ns ? 8192u : 16384u;
+          const bool paced = p.pace_ns && I.step < kSteps;  // lm_head's stream is not paced
+          const unsigned chunk = paced ? 8192u : 16384u;
           for (int q = 0; q < I.nseg; ++q)
             for (unsigned o = 0; o < I.len[q]; o += chunk) {
-              if (p.pace_ns) {
+              if (paced) {
                 unsigned long long now = globaltimer();
                 while (now < next_t) now = globaltimer();
                 next_t = max(now, next_t) + p.pace_ns;
@@ -651,9 +726,9 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     else if (is_a && active_a)
       stage_a(p, step / 2, cluster, rank, it, s, cs, delta, st);
     else if (!is_a && p.fc_cols == 24)
-      stage_b<3>(g, rank, cluster == 0, it, s, cs, delta, st);
+      stage_b<3>(step / 2, rank, cluster == 0, it, s, cs, delta, st);
     else if (!is_a)
-      stage_b<4>(g, rank, cluster == 0, it, s, cs, delta, st);
+      stage_b<4>(step / 2, rank, cluster == 0, it, s, cs, delta, st);
     csync();
     if (tid == 0) {
       *consumed = n + 1;
@@ -764,7 +839,7 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   const size_t smem = (size_t)kRingBytes + kRows * kLda * 2 +
                       4 * (8 * kRows * 32 + 192 + kRows * kHd + kRows * kD + kRows * 32) +
-                      8 * (kInFlight + 2 + kInFlight) + 4 * kInFlight + 16;
+                      8 * (kInFlight + 2 + 3 + kInFlight) + 4 * kInFlight + 16;
   CK(cudaFuncSetAttribute(decode_two_stage, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   int clusters = 0;
   {
@@ -1020,6 +1095,9 @@ int main(int argc, char** argv) {
   launch(8, nullptr);
   CK(cudaDeviceSynchronize());
   if (!check("items after staging")) return 1;
+  launch(16, nullptr);
+  CK(cudaDeviceSynchronize());
+  if (!check("cluster barriers")) return 1;
   // Pacing (MK_PACE, a list of ns per 8 KB copy) and lm_head items put in L2 (MK_LM_L2, a list).
   auto list = [](const char* name) {
     std::vector<int> v;
@@ -1035,7 +1113,7 @@ int main(int argc, char** argv) {
   struct Run {
     int mode, pace, lm;
   };
-  std::vector<Run> runs = {{0, 0, 0}, {8, 0, 0}, {1, 0, 0}};
+  std::vector<Run> runs = {{0, 0, 0}, {16, 0, 0}, {1, 0, 0}};
   for (int v : paces) runs.push_back({0, v, 0});
   for (int v : lms) runs.push_back({0, 0, v});
   if (!paces.empty() && !lms.empty()) runs.push_back({0, paces.back(), lms.back()});
@@ -1058,13 +1136,14 @@ int main(int argc, char** argv) {
     std::printf(
         "%s, pace %d ns, lm_head items in L2 %d: %.1f us per step (back-to-back launches), weights %.1f MB "
         "-> %.2f TB/s\n",
-        mode == 0   ? "decode step"
-        : mode == 2 ? "decode step, next item into L2"
-        : mode == 4 ? "decode step, serial cluster arrivals"
-        : mode == 8 ? "decode step, items issued after staging"
-        : mode == 9 ? "no counter waits, items issued after staging"
-        : mode == 1 ? "no counter waits (streaming bound; results not checked)"
-                    : "no counter waits, next item into L2",
+        mode == 0    ? "decode step"
+        : mode == 2  ? "decode step, next item into L2"
+        : mode == 4  ? "decode step, serial cluster arrivals"
+        : mode == 8  ? "decode step, items issued after staging"
+        : mode == 16 ? "decode step, exchanges by cluster barriers"
+        : mode == 9  ? "no counter waits, items issued after staging"
+        : mode == 1  ? "no counter waits (streaming bound; results not checked)"
+                     : "no counter waits, next item into L2",
         pace, lm_l2, us, weight_bytes / 1e6, weight_bytes / (us * 1e-6) / 1e12);
   }
   // One stamped step: per step, µs after the previous step's last block was done: the first block
