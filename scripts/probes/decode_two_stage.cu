@@ -57,7 +57,7 @@ constexpr int kRingBytes = 196608;
 constexpr int kStamps = 8;
 
 // Byte offsets inside an item. A: the q/k/v tile [kD][24], ln_1 scale and shift, the 24 biases, the
-// head's attn c_proj rows [64][96] for this block's columns, attn c_proj's bias [kD]; then (blocks
+// head's attn c_proj rows for this block's 96 columns [12][64][8], attn c_proj's bias [kD]; then (blocks
 // 0..4) the row's past keys and values [kPast][kHd] each.
 constexpr unsigned kAT = 0, kAG = kAT + kD * kQkvCols * 2, kAB = kAG + 2 * kD * 2, kAW = kAB + kQkvCols * 2,
                    kAPB = kAW + kHd * kProjCols * 2, kABlob = kAPB + kD * 2, kAK = kABlob,
@@ -173,13 +173,6 @@ __device__ __forceinline__ void st_async4(const void* p, unsigned rank, const un
           remote(p, rank)),
       "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote(bar, rank))
       : "memory");
-}
-__device__ __forceinline__ void st_async2(const void* p, unsigned rank, const unsigned long long* bar,
-                                          float x, float y) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
-                   remote(p, rank)),
-               "f"(x), "f"(y), "r"(remote(bar, rank))
-               : "memory");
 }
 __device__ __forceinline__ void red_add4(float* p, float4 v) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
@@ -463,29 +456,48 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
   else
     cs.sync();
   if (st && tid == 0) st[6] = globaltimer();
-  // The head's share of attn c_proj for this block's 96 columns, 4 columns a thread.
-  if (tid < kRows * kProjCols / 4) {
-    const int b = tid / (kProjCols / 4), n = 4 * (tid - b * (kProjCols / 4));
-    const __half* W = reinterpret_cast<const __half*>(it + kAW);
-    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 8
-    for (int d = 0; d < kHd; ++d) {
-      const float x = s.att[b * kHd + d];
-      const uint2 u = *reinterpret_cast<const uint2*>(W + d * kProjCols + n);
-      const __half2 w01 = *reinterpret_cast<const __half2*>(&u.x),
-                    w23 = *reinterpret_cast<const __half2*>(&u.y);
-      a.x = fmaf(x, __low2float(w01), a.x);
-      a.y = fmaf(x, __high2float(w01), a.y);
-      a.z = fmaf(x, __low2float(w23), a.z);
-      a.w = fmaf(x, __high2float(w23), a.w);
+  // The head's share of attn c_proj for this block's 96 columns on the tensor cores: the 5 x 64
+  // outputs (rows 5..15 zero) times the rows in the item's [12][kHd][8] layout (an n-block's 64
+  // rows of 16 bytes contiguous); each result pair added into the sum by one vector reduction.
+  {
+    const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
+    unsigned a[kHd / 16][4];
+#pragma unroll
+    for (int ks = 0; ks < kHd / 16; ++ks) {
+      a[ks][0] = a[ks][1] = a[ks][2] = a[ks][3] = 0u;
+      if (g8 < kRows) {
+        const float* x = s.att + g8 * kHd + 16 * ks + 2 * c;
+        const __half2 lo = __floats2half2_rn(x[0], x[1]), hi = __floats2half2_rn(x[8], x[9]);
+        a[ks][0] = *reinterpret_cast<const unsigned*>(&lo);
+        a[ks][2] = *reinterpret_cast<const unsigned*>(&hi);
+      }
     }
-    const int col = (int)rank * kProjCols + n;
-    if (h == 0) {
-      const __half* pb = reinterpret_cast<const __half*>(it + kAPB) + col;
-      a.x += __half2float(pb[0]), a.y += __half2float(pb[1]), a.z += __half2float(pb[2]),
-          a.w += __half2float(pb[3]);
+    const unsigned wb = smem_addr(it + kAW) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
+    for (int nb = w; nb < kProjCols / 8; nb += kThreads / 32) {
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int ks = 0; ks < kHd / 16; ++ks) {
+        unsigned b0, b1;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(b0), "=r"(b1)
+                     : "r"(wb + (nb * kHd + 16 * ks) * 16));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+            : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
+      }
+      if (g8 < kRows) {
+        const int col = (int)rank * kProjCols + nb * 8 + 2 * c;
+        if (h == 0) {
+          const __half* pb = reinterpret_cast<const __half*>(it + kAPB) + col;
+          acc[0] += __half2float(pb[0]), acc[1] += __half2float(pb[1]);
+        }
+        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + g8 * kD + col), "f"(acc[0]),
+                     "f"(acc[1])
+                     : "memory");
+      }
     }
-    red_add4(delta + b * kD + col, a);
   }
 }
 
@@ -505,6 +517,7 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
     reinterpret_cast<__half*>(s.fs)[r * 40 + j] = __float2half(gelu(v));
   }
   csync();
+  if (st && tid == 0) st[5] = globaltimer();
   // The partial of mlp c_proj over this block's C rows on the tensor cores: the gelu outputs (rows
   // 5..15 zero) times the rows in the item's [kD / 8][C][8] layout (an n-block's C rows of 16 bytes
   // contiguous, so ldmatrix reads distinct banks); the warps take the 96 n-blocks in turn.
@@ -536,12 +549,15 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
             : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
             : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
       }
+      // Lanes with even c take their neighbour's pair: four columns a store.
+      const float n0 = __shfl_xor_sync(0xffffffffu, acc[0], 1), n1 = __shfl_xor_sync(0xffffffffu, acc[1], 1);
       if (g8 < kRows) {
         if (s.push) {
           // To the block owning these columns: its [this block][row][column - 96 owner].
           const int q = nb / (kProjCols / 8), col = (nb - q * (kProjCols / 8)) * 8 + 2 * c;
-          st_async2(s.part + ((int)rank * kRows + g8) * kProjCols + col, (unsigned)q, s.xbar + 2, acc[0],
-                    acc[1]);
+          if (!(c & 1))
+            st_async4(s.part + ((int)rank * kRows + g8) * kProjCols + col, (unsigned)q, s.xbar + 2,
+                      make_float4(acc[0], acc[1], n0, n1));
         } else {
           *reinterpret_cast<float2*>(s.part + g8 * kD + nb * 8 + 2 * c) = make_float2(acc[0], acc[1]);
         }
@@ -902,7 +918,8 @@ int main(int argc, char** argv) {
         put(a, base + kAG + 2 * kD, l.ln1b.data(), kD);
         for (int d = 0; d < kHd; ++d)
           for (int n = 0; n < kProjCols; ++n)
-            t[kAW / 2 + d * kProjCols + n] = l.wproj[(size_t)(h * kHd + d) * kD + r * kProjCols + n];
+            t[kAW / 2 + ((n / 8) * kHd + d) * 8 + n % 8] =
+                l.wproj[(size_t)(h * kHd + d) * kD + r * kProjCols + n];
         put(a, base + kAPB, l.bproj.data(), kD);
       }
     l.blob_a = upload(a);
@@ -1164,8 +1181,8 @@ int main(int argc, char** argv) {
       if (sv[i]) t0 = std::min(t0, sv[i]);
     // Per step: the first and the last block past the wait, and each later mark's last block, in us
     // after the previous step's last block was done; then each phase's mean length over the blocks
-    // (from the block's previous mark). Marks a step lacks print as "-".
-    const char* marks[kStamps] = {"wait", "weight", "staged", "prod1", "sync1", "attn", "sync2", "done"};
+    // (from the block's previous mark in time). Marks a step lacks print as "-".
+    const char* marks[kStamps] = {"wait", "weight", "staged", "prod1", "sync1", "attn|gelu", "sync2", "done"};
     double prev = 0, last[3][kStamps + 1] = {}, mean[3][kStamps] = {};
     int seen[3] = {};
     for (int s = 0; s <= kSteps; ++s) {
@@ -1176,12 +1193,16 @@ int main(int argc, char** argv) {
       for (int b = 0; b < grid; ++b) {
         const unsigned long long* e = &sv[((size_t)s * grid + b) * kStamps];
         if (e[0]) first = std::min(first, e[0]);
-        unsigned long long before = 0;
+        // Each mark's phase runs from the block's mark just before it in time (stage B's gelu
+        // mark comes before its first product's).
+        std::vector<std::pair<unsigned long long, int>> order;
         for (int k = 0; k < kStamps; ++k) {
           mx[k] = std::max(mx[k], e[k]);
-          if (e[k] && before) ph[k] += (e[k] - before) / 1e3, ++cnt[k];
-          if (e[k]) before = e[k];
+          if (e[k]) order.push_back({e[k], k});
         }
+        std::sort(order.begin(), order.end());
+        for (size_t i = 1; i < order.size(); ++i)
+          ph[order[i].second] += (order[i].first - order[i - 1].first) / 1e3, ++cnt[order[i].second];
       }
       if (s >= 2 || kind == 2) {
         ++seen[kind];
