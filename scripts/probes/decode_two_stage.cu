@@ -20,7 +20,10 @@
 // It checks its logits against plain reference kernels (one thread per output) before timing.
 //
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o decode_two_stage scripts/probes/decode_two_stage.cu
-// Run:   ./decode_two_stage [iters]   (correctness, time per step, per-stage phase stamps)
+// Run:   ./decode_two_stage [iters]   (correctness, time per step, per-stage phase stamps).
+//        Environment: MK_PACE=list (ns per 8 KB weight copy), MK_LM_L2=list (lm_head items put in
+//        L2 during the last layers), MK_PROFILE=1 (after the checks, five launches of the last
+//        MK_PACE / MK_LM_L2 configuration only, for ncu or nsys).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -1127,6 +1130,13 @@ int main(int argc, char** argv) {
     return v;
   };
   const std::vector<int> paces = list("MK_PACE"), lms = list("MK_LM_L2");
+  if (std::getenv("MK_PROFILE")) {
+    // For a profiler: five launches of the last MK_PACE / MK_LM_L2 configuration, nothing else.
+    const int pace = paces.empty() ? 0 : paces.back(), lm_l2 = lms.empty() ? 0 : lms.back();
+    for (int i = 0; i < 5; ++i) launch(0, nullptr, pace, lm_l2);
+    CK(cudaDeviceSynchronize());
+    return check("profiled launches") ? 0 : 1;
+  }
   struct Run {
     int mode, pace, lm;
   };
