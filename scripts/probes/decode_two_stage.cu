@@ -4,19 +4,22 @@
 // decode_megakernel.cu: 60 stages at 3.5-5.5 us each; scripts/probes/stage_chain.cu: 1.25-1.6 us a
 // stage with no work at all).
 //   stage A (attention block), one thread-block cluster of 8 per head: each block computes 24 of the
-//     head's 192 q/k/v columns (ln_1 fused) and sends them through distributed shared memory to the
-//     block that owns the row; blocks 0..4 attend for their row and broadcast the 64 outputs to the
-//     cluster; every block multiplies them by its 96 columns of the head's 64 rows of attn c_proj
-//     and adds the 5 x 96 partial sums into an fp32 delta in L2 (vector reductions; the 12 heads'
-//     sums meet there).
-//   stage B (MLP block), every block: 24 columns of c_fc (ln_2 fused, gelu), then those 24 rows of
-//     mlp c_proj as a 5 x 768 partial, summed over the cluster's 8 blocks in distributed shared
-//     memory (8x fewer L2 reductions than decode_megakernel's MK_FUSE), each block adding 96 columns.
-//   The residual stays in fp32: a stage's input is the previous stage's input (each block writes its
-//   share) plus the previous stage's delta. A stage waits for one counter that every block of the
-//   previous stage adds 1 to with a release; the deltas are zeroed one launch ahead (two sets).
+//     head's 192 q/k/v columns (ln_1 fused) and pushes them into the shared memory of the block
+//     that owns the row (st.async, counted on the receiver's mbarrier: no cluster barrier); blocks
+//     0..4 attend for their row and push the 64 outputs to all 8; every block multiplies them by its
+//     96 columns of the head's 64 rows of attn c_proj and adds the 5 x 96 results into the step's
+//     fp32 sum in L2 (vector reductions; the 12 heads meet there).
+//   stage B (MLP block), every block: C (24 or 32) columns of c_fc (ln_2 fused, gelu), pushed to
+//     every block of its cluster; each block then multiplies the cluster's 8 C gelu outputs by its
+//     96 columns of those rows of mlp c_proj and adds the 5 x 96 results into the step's sum.
+//   The residual stays in fp32: step s's sum Y[s] starts at zero (zeroed one launch ahead, two
+//   sets); every block adds its share of the step's input rows, the products add their outputs, so
+//   Y[s] is step s + 1's input. A step waits for one counter that every block of the previous step
+//   adds 1 to with a release.
 //   A producer warp streams every block's next items (weights in a per-block layout made on the
-//   host, and the attention's past keys and values) into a shared-memory ring by bulk copies.
+//   host, and the attention's past keys and values) into a shared-memory ring by bulk copies,
+//   optionally paced (MK_PACE) so that 96 blocks' copies do not reach DRAM as one burst at every
+//   step's start, just when the step's rows are read.
 // It checks its logits against plain reference kernels (one thread per output) before timing.
 //
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o decode_two_stage scripts/probes/decode_two_stage.cu
@@ -65,8 +68,9 @@ constexpr int kStamps = 8;
 constexpr unsigned kAT = 0, kAG = kAT + kD * kQkvCols * 2, kAB = kAG + 2 * kD * 2, kAW = kAB + kQkvCols * 2,
                    kAPB = kAW + kHd * kProjCols * 2, kABlob = kAPB + kD * 2, kAK = kABlob,
                    kAV = kAK + kPast * kHd * 2, kAKV = kAV + kPast * kHd * 2;
-// B (C = c_fc columns a block): the c_fc tile [kD][C], ln_2 scale and shift, C biases, those C rows
-// of mlp c_proj [kD / 8][C][8], mlp c_proj's bias [kD].
+// B (C = c_fc columns a block): the c_fc tile [kD][C], ln_2 scale and shift, C biases, mlp c_proj's
+// rows of the cluster's 8 C c_fc columns for this block's 96 columns [12][8 C][8], mlp c_proj's
+// bias [kD].
 struct BLayout {
   unsigned t, g, b, w2, pb, blob;
 };
@@ -159,14 +163,6 @@ __device__ __forceinline__ unsigned remote(const void* p, unsigned rank) {
 __device__ __forceinline__ void st_remote(unsigned addr, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
 }
-__device__ __forceinline__ float4 ld_remote4(unsigned addr) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
-}
 // Stores into block `rank`'s shared memory that count their bytes on that block's mbarrier `bar`
 // (the receiver waits for its expected bytes; no release fence, no barrier round trip).
 __device__ __forceinline__ void st_async4(const void* p, unsigned rank, const unsigned long long* bar,
@@ -175,6 +171,14 @@ __device__ __forceinline__ void st_async4(const void* p, unsigned rank, const un
       "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
           remote(p, rank)),
       "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote(bar, rank))
+      : "memory");
+}
+__device__ __forceinline__ void st_async4b(const void* p, unsigned rank, const unsigned long long* bar,
+                                           uint4 v) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+          remote(p, rank)),
+      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote(bar, rank))
       : "memory");
 }
 __device__ __forceinline__ void red_add4(float* p, float4 v) {
@@ -328,10 +332,10 @@ struct Smem {
   float* red;   // [8][kRows][32]
   float* qkv;   // [192]: the q/k/v of this block's row (attention blocks), fp16-rounded
   float* att;   // [kRows][kHd]: the head's attention outputs, fp16-rounded
-  float* part;  // stage B's partial of mlp c_proj: [kRows][kD] (cluster barriers) or, pushed, the
-                // 8 blocks' partials of this block's 96 columns [8][kRows][96]; the attention's scratch
+  float* part;  // stage B's gelu outputs of the cluster (halves [kRows][8 C + 8]); the attention's
+                // scratch
   // Pushed exchanges (the default; mode bit 4: cluster barriers instead): mbarriers counting the
-  // bytes of [0] this row's q/k/v, [1] the head's attention outputs, [2] stage B's partials, each
+  // bytes of [0] this row's q/k/v, [1] the head's attention outputs, [2] the cluster's gelu outputs, each
   // completing once a layer.
   unsigned long long* xbar;
   bool push;
@@ -511,7 +515,9 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   constexpr int C = 8 * NB;
   constexpr BLayout L = b_layout(C);
   const int tid = threadIdx.x;
-  if (s.push && tid == 0) mbar_expect(s.xbar + 2, kCluster * kRows * kProjCols * 4);
+  constexpr int KC = kCluster * C, kHb = KC + 8;     // the cluster's c_fc columns; hbuf's row pitch
+  __half* hbuf = reinterpret_cast<__half*>(s.part);  // [kRows][kHb]: the cluster's gelu outputs
+  if (s.push && tid == 0) mbar_expect(s.xbar + 2, kCluster * kRows * C * 2);
   gemv<NB>(s.As, it + L.t, s.red);
   csync();
   if (tid < kRows * C) {
@@ -521,50 +527,19 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   }
   csync();
   if (st && tid == 0) st[5] = globaltimer();
-  // The partial of mlp c_proj over this block's C rows on the tensor cores: the gelu outputs (rows
-  // 5..15 zero) times the rows in the item's [kD / 8][C][8] layout (an n-block's C rows of 16 bytes
-  // contiguous, so ldmatrix reads distinct banks); the warps take the 96 n-blocks in turn.
-  {
-    const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
-    const __half* fh = reinterpret_cast<const __half*>(s.fs);
-    unsigned a[C / 16][4];
-#pragma unroll
-    for (int ks = 0; ks < C / 16; ++ks) {
-      a[ks][0] = a[ks][1] = a[ks][2] = a[ks][3] = 0u;
-      if (g8 < kRows) {
-        a[ks][0] = *reinterpret_cast<const unsigned*>(fh + g8 * 40 + 16 * ks + 2 * c);
-        a[ks][2] = *reinterpret_cast<const unsigned*>(fh + g8 * 40 + 16 * ks + 8 + 2 * c);
-      }
-    }
-    const unsigned w2 = smem_addr(it + L.w2) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
-#pragma unroll 4
-    for (int nb = w; nb < kD / 8; nb += kThreads / 32) {
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-      for (int ks = 0; ks < C / 16; ++ks) {
-        unsigned b0, b1;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                     : "=r"(b0), "=r"(b1)
-                     : "r"(w2 + (nb * C + 16 * ks) * 16));
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-            "{%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-            : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
-      }
-      // Lanes with even c take their neighbour's pair: four columns a store.
-      const float n0 = __shfl_xor_sync(0xffffffffu, acc[0], 1), n1 = __shfl_xor_sync(0xffffffffu, acc[1], 1);
-      if (g8 < kRows) {
-        if (s.push) {
-          // To the block owning these columns: its [this block][row][column - 96 owner].
-          const int q = nb / (kProjCols / 8), col = (nb - q * (kProjCols / 8)) * 8 + 2 * c;
-          if (!(c & 1))
-            st_async4(s.part + ((int)rank * kRows + g8) * kProjCols + col, (unsigned)q, s.xbar + 2,
-                      make_float4(acc[0], acc[1], n0, n1));
-        } else {
-          *reinterpret_cast<float2*>(s.part + g8 * kD + nb * 8 + 2 * c) = make_float2(acc[0], acc[1]);
-        }
-      }
+  // Every block of the cluster gets this block's C gelu outputs of every row (16 bytes a store).
+  if (tid < kCluster * kRows * C / 8) {
+    const int q = tid / (kRows * C / 8), rest = tid - q * (kRows * C / 8), b = rest / (C / 8),
+              k8 = 8 * (rest - b * (C / 8));
+    const uint4 v = *reinterpret_cast<const uint4*>(reinterpret_cast<const __half*>(s.fs) + b * 40 + k8);
+    __half* to = hbuf + b * kHb + (int)rank * C + k8;
+    if (s.push) {
+      st_async4b(to, (unsigned)q, s.xbar + 2, v);
+    } else {
+      const unsigned at = remote(to, (unsigned)q);
+      asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(at), "r"(v.x), "r"(v.y),
+                   "r"(v.z), "r"(v.w)
+                   : "memory");
     }
   }
   if (st && tid == 0) st[3] = globaltimer();
@@ -573,23 +548,43 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   else
     cs.sync();
   if (st && tid == 0) st[4] = globaltimer();
-  // The cluster's sum of this block's 96 columns, added into the delta.
-  if (tid < kRows * kProjCols / 4) {
-    const int b = tid / (kProjCols / 4), col = (int)rank * kProjCols + 4 * (tid - b * (kProjCols / 4));
-    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-    for (unsigned q = 0; q < kCluster; ++q) {
-      const float4 v = s.push ? *reinterpret_cast<const float4*>(s.part + (q * kRows + b) * kProjCols + col -
-                                                                 rank * kProjCols)
-                              : ld_remote4(remote(s.part + b * kD + col, q));
-      a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+  // The cluster's share of mlp c_proj for this block's 96 columns on the tensor cores: the cluster's
+  // gelu outputs [kRows][KC] (rows 5..15 zero) times the item's rows [12][KC][8] (an n-block's KC
+  // rows of 16 bytes contiguous); 12 n-blocks over the 8 warps; each result pair added into the sum
+  // by one vector reduction.
+  {
+    const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
+    const unsigned w2 = smem_addr(it + L.w2) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
+    for (int nb = w; nb < kProjCols / 8; nb += kThreads / 32) {
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+      for (int ks = 0; ks < KC / 16; ++ks) {
+        unsigned a[4] = {0u, 0u, 0u, 0u};
+        if (g8 < kRows) {
+          a[0] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 2 * c);
+          a[2] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 8 + 2 * c);
+        }
+        unsigned b0, b1;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(b0), "=r"(b1)
+                     : "r"(w2 + (nb * KC + 16 * ks) * 16));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+      }
+      if (g8 < kRows) {
+        const int col = (int)rank * kProjCols + nb * 8 + 2 * c;
+        if (first_cluster) {
+          const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
+          acc[0] += __half2float(pb[0]), acc[1] += __half2float(pb[1]);
+        }
+        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + g8 * kD + col), "f"(acc[0]),
+                     "f"(acc[1])
+                     : "memory");
+      }
     }
-    if (first_cluster) {
-      const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
-      a.x += __half2float(pb[0]), a.y += __half2float(pb[1]), a.z += __half2float(pb[2]),
-          a.w += __half2float(pb[3]);
-    }
-    red_add4(delta + b * kD + col, a);
   }
 }
 
@@ -935,13 +930,17 @@ int main(int argc, char** argv) {
         const int col = g * fc_cols + j;
         for (int k = 0; k < kD; ++k) t[BL.t / 2 + tile_at(k, j, fc_cols)] = l.wfc[(size_t)k * kF + col];
         t[BL.b / 2 + j] = l.bfc[col];
-        for (int nb = 0; nb < kD / 8; ++nb)
-          for (int e = 0; e < 8; ++e)
-            t[BL.w2 / 2 + ((size_t)nb * fc_cols + j) * 8 + e] = l.wmp[(size_t)col * kD + nb * 8 + e];
       }
       put(b, base + BL.g, l.ln2g.data(), kD);
       put(b, base + BL.g + 2 * kD, l.ln2b.data(), kD);
       put(b, base + BL.pb, l.bmp.data(), kD);
+      // mlp c_proj: the cluster's rows (its c_fc columns) for this block's 96 columns, [12][KC][8].
+      const int KC = kCluster * fc_cols, cl = g / kCluster, rk = g % kCluster;
+      for (int nb = 0; nb < kProjCols / 8; ++nb)
+        for (int k = 0; k < KC; ++k)
+          for (int e = 0; e < 8; ++e)
+            t[BL.w2 / 2 + ((size_t)nb * KC + k) * 8 + e] =
+                l.wmp[(size_t)(cl * KC + k) * kD + rk * kProjCols + nb * 8 + e];
     }
     l.blob_b = upload(b);
   }
