@@ -101,14 +101,14 @@ struct Params {
                         // and its output (the products' reductions) into Y[s], the next step's input
   __half* kc[kLayers];  // [kRows][kHeads][kT][kHd]
   __half* vc[kLayers];
-  float* logits;  // [kRows][kVocab]
-  int fc_cols, heads_clusters;
-  unsigned cepoch;  // launches so far, this one included (counter targets)
-  int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
-                    // the next item (run 232: no gain); bit 2: serial cluster arrivals;
-                    // bit 3: items issued after the previous step's rows are staged (run 234:
-                    // slower); bit 4: the exchanges by cluster barriers (runs 233-235) instead of
-                    // pushed stores
+  float* logits;                            // [kRows][kVocab]
+  int fc_cols, heads_clusters, b_clusters;  // clusters past these idle in stage A / B
+  unsigned cepoch;                          // launches so far, this one included (counter targets)
+  int mode;  // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
+             // the next item (run 232: no gain); bit 2: serial cluster arrivals;
+             // bit 3: items issued after the previous step's rows are staged (run 234:
+             // slower); bit 4: the exchanges by cluster barriers (runs 233-235) instead of
+             // pushed stores
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
   // The producer's pacing: one copy of 8 KB every pace_ns (0: copies of 16 KB, all at once), so
   // that the blocks' next items do not reach DRAM as one burst at every step's start, when the
@@ -555,36 +555,41 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   {
     const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
     const unsigned w2 = smem_addr(it + L.w2) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
-    for (int nb = w; nb < kProjCols / 8; nb += kThreads / 32) {
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    // Warps 0-3 take n-blocks w and w + 8 in one pass (two accumulators, one A fragment).
+    const bool two = w + 8 < kProjCols / 8;
+    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll 4
-      for (int ks = 0; ks < KC / 16; ++ks) {
-        unsigned a[4] = {0u, 0u, 0u, 0u};
-        if (g8 < kRows) {
-          a[0] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 2 * c);
-          a[2] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 8 + 2 * c);
-        }
+    for (int ks = 0; ks < KC / 16; ++ks) {
+      unsigned a[4] = {0u, 0u, 0u, 0u};
+      if (g8 < kRows) {
+        a[0] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 2 * c);
+        a[2] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 8 + 2 * c);
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        if (i == 1 && !two) break;
         unsigned b0, b1;
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                      : "=r"(b0), "=r"(b1)
-                     : "r"(w2 + (nb * KC + 16 * ks) * 16));
+                     : "r"(w2 + ((w + 8 * i) * KC + 16 * ks) * 16));
         asm volatile(
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
             "{%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+            : "+f"(acc[i][0]), "+f"(acc[i][1]), "+f"(acc[i][2]), "+f"(acc[i][3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
       }
-      if (g8 < kRows) {
-        const int col = (int)rank * kProjCols + nb * 8 + 2 * c;
+    }
+    if (g8 < kRows)
+      for (int i = 0; i < (two ? 2 : 1); ++i) {
+        const int col = (int)rank * kProjCols + (w + 8 * i) * 8 + 2 * c;
         if (first_cluster) {
           const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
-          acc[0] += __half2float(pb[0]), acc[1] += __half2float(pb[1]);
+          acc[i][0] += __half2float(pb[0]), acc[i][1] += __half2float(pb[1]);
         }
-        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + g8 * kD + col), "f"(acc[0]),
-                     "f"(acc[1])
+        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + g8 * kD + col), "f"(acc[i][0]),
+                     "f"(acc[i][1])
                      : "memory");
       }
-    }
   }
 }
 
@@ -722,9 +727,10 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
     if (first && st && tid == 0) st[1] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
-    const bool is_a = step < kSteps && step % 2 == 0, active_a = cluster < p.heads_clusters;
+    const bool is_a = step < kSteps && step % 2 == 0,
+               active = step == kSteps || cluster < (is_a ? p.heads_clusters : p.b_clusters);
     const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
-    if (first && (!is_a || active_a)) {
+    if (first && active) {
       const unsigned gam = step == kSteps ? kLmG : is_a ? kAG : b_layout(p.fc_cols).g;
       stage_rows(R, reinterpret_cast<const __half*>(it + gam), s.As, Yout, lo, hi);
       csync();
@@ -733,15 +739,17 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     } else if (first && tid < hi - lo) {
       atomicAdd(Yout + lo + tid, __ldcg(R + lo + tid));  // an idle block's share
     }
-    if (first && is_a && !active_a && tid == 0) *staged = step;
+    if (first && !active && tid == 0) *staged = step;
     float* delta = Yout;
     if (step == kSteps)
       lm_item(p, I.index, it, s);
-    else if (is_a && active_a)
+    else if (!active)
+      ;
+    else if (is_a)
       stage_a(p, step / 2, cluster, rank, it, s, cs, delta, st);
-    else if (!is_a && p.fc_cols == 24)
+    else if (p.fc_cols == 24)
       stage_b<3>(step / 2, rank, cluster == 0, it, s, cs, delta, st);
-    else if (!is_a)
+    else
       stage_b<4>(step / 2, rank, cluster == 0, it, s, cs, delta, st);
     csync();
     if (tid == 0) {
@@ -871,14 +879,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "needs 12 co-resident clusters of 8 (one a head); %d fit\n", clusters);
     return 1;
   }
-  const int grid = kCluster * nclusters;
+  // MK_EXTRA=1: the clusters that fit beyond those (at most 16 in all) join for lm_head only (their
+  // rings fill with lm_head's first items during the layers).
+  const bool extra = std::getenv("MK_EXTRA") && std::atoi(std::getenv("MK_EXTRA"));
+  const int grid = kCluster * (extra ? std::min(clusters, 16) : nclusters), b_blocks = kCluster * nclusters;
   const BLayout BL = b_layout(fc_cols);
   if (kAKV + BL.blob > (unsigned)kRingBytes) {
     std::fprintf(stderr, "stage A and B items (%u + %u bytes) do not fit the ring together\n", kAKV, BL.blob);
     return 1;
   }
-  std::printf("grid %d (%d clusters), c_fc %d columns a block; item bytes A %u, B %u\n", grid, nclusters,
-              fc_cols, kAKV, BL.blob);
+  std::printf("grid %d (%d clusters in stage B), c_fc %d columns a block; item bytes A %u, B %u\n", grid,
+              nclusters, fc_cols, kAKV, BL.blob);
 
   // Weights in natural layouts (for the reference), then each block's items.
   struct LayerW {
@@ -922,8 +933,8 @@ int main(int argc, char** argv) {
       }
     l.blob_a = upload(a);
     // B blobs: [block], BL.blob bytes each.
-    std::vector<__half> b((size_t)grid * BL.blob / 2);
-    for (int g = 0; g < grid; ++g) {
+    std::vector<__half> b((size_t)b_blocks * BL.blob / 2);
+    for (int g = 0; g < b_blocks; ++g) {
       const size_t base = (size_t)g * BL.blob;
       __half* t = b.data() + base / 2;
       for (int j = 0; j < fc_cols; ++j) {
@@ -993,8 +1004,10 @@ int main(int argc, char** argv) {
       add(A);
       Item B{};
       B.step = 2 * l + 1;
-      B.src[0] = reinterpret_cast<const unsigned char*>(Lw[l].blob_b) + (size_t)g * BL.blob;
-      B.len[0] = BL.blob, B.off[0] = 0, B.nseg = 1, B.bytes = BL.blob;
+      if (g < b_blocks) {
+        B.src[0] = reinterpret_cast<const unsigned char*>(Lw[l].blob_b) + (size_t)g * BL.blob;
+        B.len[0] = BL.blob, B.off[0] = 0, B.nseg = 1, B.bytes = BL.blob;
+      }
       add(B);
     }
     bool first = true;
@@ -1024,6 +1037,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&p.logits, (size_t)kRows * kVocab * 4));
   p.fc_cols = fc_cols;
   p.heads_clusters = kHeads;
+  p.b_clusters = nclusters;
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)(kSteps + 1) * grid * kStamps * 8));
 
