@@ -239,6 +239,11 @@ __device__ void stage_rows(const float* R, const __half* gamma, __half* As, floa
                            unsigned long long* st) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   if (w >= kRows) return;
+  uint4 gu[3], bu[3];  // the scale and shift first: shared-memory loads, off the rows' latency
+  for (int j = 0; j < 3; ++j) {
+    gu[j] = reinterpret_cast<const uint4*>(gamma)[lane + 32 * j];
+    bu[j] = reinterpret_cast<const uint4*>(gamma + kD)[lane + 32 * j];
+  }
   float v[3][8];
   for (int j = 0; j < 3; ++j) {
     const int k = (lane + 32 * j) * 8;
@@ -247,34 +252,33 @@ __device__ void stage_rows(const float* R, const __half* gamma, __half* As, floa
       v[j][4 * i] = x.x, v[j][4 * i + 1] = x.y, v[j][4 * i + 2] = x.z, v[j][4 * i + 3] = x.w;
     }
   }
-  if (Y)
-    for (int j = 0; j < 3; ++j)
-      for (int e = 0; e < 8; ++e) {
-        const int at = w * kD + (lane + 32 * j) * 8 + e;
-        if (at >= lo && at < hi) atomicAdd(Y + at, v[j][e]);
-      }
-  float sum = 0.0f;
+  // Sum and sum of squares in one pass, their shuffles interleaved.
+  float sum = 0.0f, sq = 0.0f;
   for (int j = 0; j < 3; ++j)
-    for (int e = 0; e < 8; ++e) sum += v[j][e];
-  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    for (int e = 0; e < 8; ++e) sum += v[j][e], sq = fmaf(v[j][e], v[j][e], sq);
+  for (int o = 16; o; o >>= 1) {
+    sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    sq += __shfl_xor_sync(0xffffffffu, sq, o);
+  }
   if (st && threadIdx.x == 0) st[8] = globaltimer();
-  const float mean = sum / kD;
-  float var = 0.0f;
-  for (int j = 0; j < 3; ++j)
-    for (int e = 0; e < 8; ++e) var += (v[j][e] - mean) * (v[j][e] - mean);
-  for (int o = 16; o; o >>= 1) var += __shfl_xor_sync(0xffffffffu, var, o);
-  const float rstd = rsqrtf(var / kD + 1e-5f);
+  const float mean = sum / kD, rstd = rsqrtf(fmaxf(sq / kD - mean * mean, 0.0f) + 1e-5f);
   for (int j = 0; j < 3; ++j) {
     const int k = (lane + 32 * j) * 8;
-    const uint4 gu = reinterpret_cast<const uint4*>(gamma + k)[0];
-    const uint4 bu = reinterpret_cast<const uint4*>(gamma + kD + k)[0];
-    const __half* g = reinterpret_cast<const __half*>(&gu);
-    const __half* b = reinterpret_cast<const __half*>(&bu);
+    const __half* g = reinterpret_cast<const __half*>(&gu[j]);
+    const __half* b = reinterpret_cast<const __half*>(&bu[j]);
     __align__(16) __half o8[8];
     for (int e = 0; e < 8; ++e)
       o8[e] = __float2half((v[j][e] - mean) * rstd * __half2float(g[e]) + __half2float(b[e]));
     *reinterpret_cast<uint4*>(As + w * kLda + k) = *reinterpret_cast<const uint4*>(o8);
   }
+  // This block's share of the rows into the next step's sum (after the staging's own work).
+  if (Y)
+    for (int j = 0; j < 3; ++j) {
+      const int at = w * kD + (lane + 32 * j) * 8;
+      if (at + 8 > lo && at < hi)
+        for (int e = 0; e < 8; ++e)
+          if (at + e >= lo && at + e < hi) atomicAdd(Y + at + e, v[j][e]);
+    }
 }
 
 // As [kRows][kD] times a tile [kD][8 NB] on the tensor cores (mma.m16n8k16, rows 5..15 zero, the
