@@ -556,28 +556,31 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   if (st && tid == 0) st[4] = globaltimer();
   // The cluster's share of mlp c_proj for this block's 96 columns on the tensor cores: the cluster's
   // gelu outputs [kRows][KC] (rows 5..15 zero) times the item's rows [12][KC][8] (an n-block's KC
-  // rows of 16 bytes contiguous); 12 n-blocks over the 8 warps; each result pair added into the sum
-  // by one vector reduction.
+  // rows of 16 bytes contiguous).
   {
     const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
     const unsigned w2 = smem_addr(it + L.w2) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
-    // Warps 0-3 take n-blocks w and w + 8 in one pass (two accumulators, one A fragment).
-    const bool two = w + 8 < kProjCols / 8;
-    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-#pragma unroll 4
-    for (int ks = 0; ks < KC / 16; ++ks) {
+    // The k steps in 4 quarters and the 12 n-blocks in 2 halves: warp w takes quarter w & 3 of
+    // half w >> 2 (six independent accumulators, one A fragment a k step); the quarters' partial
+    // sums meet in shared memory after hbuf.
+    constexpr int KQ = KC / 16 / 4;
+    const int kq = w & 3, nh = w >> 2;
+    float* kp = s.part + ((kRows * kHb / 2 + 3) & ~3);  // [4][kRows][96]
+    float acc[6][4] = {};
+#pragma unroll
+    for (int q = 0; q < KQ; ++q) {
+      const int ks = kq * KQ + q;
       unsigned a[4] = {0u, 0u, 0u, 0u};
       if (g8 < kRows) {
         a[0] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 2 * c);
         a[2] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 8 + 2 * c);
       }
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        if (i == 1 && !two) break;
+      for (int i = 0; i < 6; ++i) {
         unsigned b0, b1;
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                      : "=r"(b0), "=r"(b1)
-                     : "r"(w2 + ((w + 8 * i) * KC + 16 * ks) * 16));
+                     : "r"(w2 + ((nh * 6 + i) * KC + 16 * ks) * 16));
         asm volatile(
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
             "{%8, %9}, {%0, %1, %2, %3};"
@@ -586,16 +589,28 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
       }
     }
     if (g8 < kRows)
-      for (int i = 0; i < (two ? 2 : 1); ++i) {
-        const int col = (int)rank * kProjCols + (w + 8 * i) * 8 + 2 * c;
-        if (first_cluster) {
-          const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
-          acc[i][0] += __half2float(pb[0]), acc[i][1] += __half2float(pb[1]);
-        }
-        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + g8 * kD + col), "f"(acc[i][0]),
-                     "f"(acc[i][1])
-                     : "memory");
+#pragma unroll
+      for (int i = 0; i < 6; ++i)
+        *reinterpret_cast<float2*>(kp + (kq * kRows + g8) * kProjCols + (nh * 6 + i) * 8 + 2 * c) =
+            make_float2(acc[i][0], acc[i][1]);
+    csync();
+    // The quarters' sum (and the bias, once) into the step's sum, two columns a thread.
+    if (tid < kRows * kProjCols / 2) {
+      const int b = tid / (kProjCols / 2), n = 2 * (tid - b * (kProjCols / 2)),
+                col = (int)rank * kProjCols + n;
+      float2 t = make_float2(0.0f, 0.0f);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float2 u = *reinterpret_cast<const float2*>(kp + (q * kRows + b) * kProjCols + n);
+        t.x += u.x, t.y += u.y;
       }
+      if (first_cluster) {
+        const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
+        t.x += __half2float(pb[0]), t.y += __half2float(pb[1]);
+      }
+      asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + b * kD + col), "f"(t.x), "f"(t.y)
+                   : "memory");
+    }
   }
 }
 
