@@ -103,12 +103,13 @@ struct Params {
   __half* vc[kLayers];
   float* logits;                            // [kRows][kVocab]
   int fc_cols, heads_clusters, b_clusters;  // clusters past these idle in stage A / B
-  unsigned cepoch;                          // launches so far, this one included (counter targets)
-  int mode;  // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
-             // the next item (run 232: no gain); bit 2: serial cluster arrivals;
-             // bit 3: items issued after the previous step's rows are staged (run 234:
-             // slower); bit 4: the exchanges by cluster barriers (runs 233-235) instead of
-             // pushed stores
+  int step_blocks;  // blocks 0.. that take part in the layers' steps (the rest: lm_head only)
+  unsigned cepoch;  // launches so far, this one included (counter targets)
+  int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
+                    // the next item (run 232: no gain); bit 2: serial cluster arrivals;
+                    // bit 3: items issued after the previous step's rows are staged (run 234:
+                    // slower); bit 4: the exchanges by cluster barriers (runs 233-235) instead of
+                    // pushed stores
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
   // The producer's pacing: one copy of 8 KB every pace_ns (0: copies of 16 KB, all at once), so
   // that the blocks' next items do not reach DRAM as one burst at every step's start, when the
@@ -348,6 +349,61 @@ struct Smem {
   float* fs;  // stage B's gelu outputs, halves [8][40] (rows 5..7 unused)
 };
 
+// Rows a [kRows][K] (halves, row pitch `pitch`; rows 5..15 zero) times an item's [12][K][8] weight
+// (an n-block's K rows of 16 bytes contiguous, so ldmatrix reads distinct banks) for this block's
+// 96 columns of the output, on the tensor cores, added (with `bias`, if not null) into `delta` by
+// vector reductions. The k steps go in 4 quarters and the 12 n-blocks in 2 halves: warp w takes
+// quarter w & 3 of half w >> 2 (six independent accumulators, one A fragment a k step); the
+// quarters' partial sums meet in kp [4][kRows][96] (shared memory).
+template <int K>
+__device__ void proj96(const __half* a_rows, int pitch, const unsigned char* wt, float* kp,
+                       const __half* bias, float* delta, unsigned rank) {
+  constexpr int KQ = K / 16 / 4;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3, kq = w & 3,
+            nh = w >> 2;
+  const unsigned wb = smem_addr(wt) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
+  float acc[6][4] = {};
+#pragma unroll
+  for (int q = 0; q < KQ; ++q) {
+    const int ks = kq * KQ + q;
+    unsigned a[4] = {0u, 0u, 0u, 0u};
+    if (g8 < kRows) {
+      a[0] = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 2 * c);
+      a[2] = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 8 + 2 * c);
+    }
+#pragma unroll
+    for (int i = 0; i < 6; ++i) {
+      unsigned b0, b1;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(b0), "=r"(b1)
+                   : "r"(wb + ((nh * 6 + i) * K + 16 * ks) * 16));
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+          "{%8, %9}, {%0, %1, %2, %3};"
+          : "+f"(acc[i][0]), "+f"(acc[i][1]), "+f"(acc[i][2]), "+f"(acc[i][3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+  }
+  if (g8 < kRows)
+#pragma unroll
+    for (int i = 0; i < 6; ++i)
+      *reinterpret_cast<float2*>(kp + (kq * kRows + g8) * kProjCols + (nh * 6 + i) * 8 + 2 * c) =
+          make_float2(acc[i][0], acc[i][1]);
+  csync();
+  if (tid < kRows * kProjCols / 2) {
+    const int b = tid / (kProjCols / 2), n = 2 * (tid - b * (kProjCols / 2)), col = (int)rank * kProjCols + n;
+    float2 t = make_float2(0.0f, 0.0f);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float2 u = *reinterpret_cast<const float2*>(kp + (q * kRows + b) * kProjCols + n);
+      t.x += u.x, t.y += u.y;
+    }
+    if (bias) t.x += __half2float(bias[col]), t.y += __half2float(bias[col + 1]);
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + b * kD + col), "f"(t.x), "f"(t.y)
+                 : "memory");
+  }
+}
+
 // Stage A for head h, this block's rank in its cluster.
 __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const unsigned char* it,
                         const Smem& s, ClusterSync& cs, float* delta, unsigned long long* st) {
@@ -469,49 +525,13 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
   else
     cs.sync();
   if (st && tid == 0) st[6] = globaltimer();
-  // The head's share of attn c_proj for this block's 96 columns on the tensor cores: the 5 x 64
-  // outputs (rows 5..15 zero) times the rows in the item's [12][kHd][8] layout (an n-block's 64
-  // rows of 16 bytes contiguous); each result pair added into the sum by one vector reduction.
-  {
-    const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
-    unsigned a[kHd / 16][4];
-#pragma unroll
-    for (int ks = 0; ks < kHd / 16; ++ks) {
-      a[ks][0] = a[ks][1] = a[ks][2] = a[ks][3] = 0u;
-      if (g8 < kRows) {
-        const float* x = s.att + g8 * kHd + 16 * ks + 2 * c;
-        const __half2 lo = __floats2half2_rn(x[0], x[1]), hi = __floats2half2_rn(x[8], x[9]);
-        a[ks][0] = *reinterpret_cast<const unsigned*>(&lo);
-        a[ks][2] = *reinterpret_cast<const unsigned*>(&hi);
-      }
-    }
-    const unsigned wb = smem_addr(it + kAW) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
-    for (int nb = w; nb < kProjCols / 8; nb += kThreads / 32) {
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-      for (int ks = 0; ks < kHd / 16; ++ks) {
-        unsigned b0, b1;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                     : "=r"(b0), "=r"(b1)
-                     : "r"(wb + (nb * kHd + 16 * ks) * 16));
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-            "{%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-            : "r"(a[ks][0]), "r"(a[ks][1]), "r"(a[ks][2]), "r"(a[ks][3]), "r"(b0), "r"(b1));
-      }
-      if (g8 < kRows) {
-        const int col = (int)rank * kProjCols + nb * 8 + 2 * c;
-        if (h == 0) {
-          const __half* pb = reinterpret_cast<const __half*>(it + kAPB) + col;
-          acc[0] += __half2float(pb[0]), acc[1] += __half2float(pb[1]);
-        }
-        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + g8 * kD + col), "f"(acc[0]),
-                     "f"(acc[1])
-                     : "memory");
-      }
-    }
-  }
+  // The head's share of attn c_proj for this block's 96 columns: the outputs as halves (in the
+  // gemv's scratch, free now), then proj96.
+  for (int t = tid; t < kRows * kHd; t += kThreads)
+    reinterpret_cast<__half*>(s.red)[(t / kHd) * (kHd + 8) + t % kHd] = __float2half(s.att[t]);
+  csync();
+  proj96<kHd>(reinterpret_cast<const __half*>(s.red), kHd + 8, it + kAW, s.part,
+              h == 0 ? reinterpret_cast<const __half*>(it + kAPB) : nullptr, delta, rank);
 }
 
 // Stage B for block g (C c_fc columns a block).
@@ -554,64 +574,10 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   else
     cs.sync();
   if (st && tid == 0) st[4] = globaltimer();
-  // The cluster's share of mlp c_proj for this block's 96 columns on the tensor cores: the cluster's
-  // gelu outputs [kRows][KC] (rows 5..15 zero) times the item's rows [12][KC][8] (an n-block's KC
-  // rows of 16 bytes contiguous).
-  {
-    const int lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3;
-    const unsigned w2 = smem_addr(it + L.w2) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
-    // The k steps in 4 quarters and the 12 n-blocks in 2 halves: warp w takes quarter w & 3 of
-    // half w >> 2 (six independent accumulators, one A fragment a k step); the quarters' partial
-    // sums meet in shared memory after hbuf.
-    constexpr int KQ = KC / 16 / 4;
-    const int kq = w & 3, nh = w >> 2;
-    float* kp = s.part + ((kRows * kHb / 2 + 3) & ~3);  // [4][kRows][96]
-    float acc[6][4] = {};
-#pragma unroll
-    for (int q = 0; q < KQ; ++q) {
-      const int ks = kq * KQ + q;
-      unsigned a[4] = {0u, 0u, 0u, 0u};
-      if (g8 < kRows) {
-        a[0] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 2 * c);
-        a[2] = *reinterpret_cast<const unsigned*>(hbuf + g8 * kHb + 16 * ks + 8 + 2 * c);
-      }
-#pragma unroll
-      for (int i = 0; i < 6; ++i) {
-        unsigned b0, b1;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                     : "=r"(b0), "=r"(b1)
-                     : "r"(w2 + ((nh * 6 + i) * KC + 16 * ks) * 16));
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-            "{%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(acc[i][0]), "+f"(acc[i][1]), "+f"(acc[i][2]), "+f"(acc[i][3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-      }
-    }
-    if (g8 < kRows)
-#pragma unroll
-      for (int i = 0; i < 6; ++i)
-        *reinterpret_cast<float2*>(kp + (kq * kRows + g8) * kProjCols + (nh * 6 + i) * 8 + 2 * c) =
-            make_float2(acc[i][0], acc[i][1]);
-    csync();
-    // The quarters' sum (and the bias, once) into the step's sum, two columns a thread.
-    if (tid < kRows * kProjCols / 2) {
-      const int b = tid / (kProjCols / 2), n = 2 * (tid - b * (kProjCols / 2)),
-                col = (int)rank * kProjCols + n;
-      float2 t = make_float2(0.0f, 0.0f);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float2 u = *reinterpret_cast<const float2*>(kp + (q * kRows + b) * kProjCols + n);
-        t.x += u.x, t.y += u.y;
-      }
-      if (first_cluster) {
-        const __half* pb = reinterpret_cast<const __half*>(it + L.pb) + col;
-        t.x += __half2float(pb[0]), t.y += __half2float(pb[1]);
-      }
-      asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + b * kD + col), "f"(t.x), "f"(t.y)
-                   : "memory");
-    }
-  }
+  // The cluster's share of mlp c_proj for this block's 96 columns: its gelu outputs [kRows][KC]
+  // times the item's rows [12][KC][8].
+  proj96<KC>(hbuf, kHb, it + L.w2, s.part + ((kRows * kHb / 2 + 3) & ~3),
+             first_cluster ? reinterpret_cast<const __half*>(it + L.pb) : nullptr, delta, rank);
 }
 
 __device__ void lm_item(const Params& p, int index, const unsigned char* it, const Smem& s) {
@@ -673,7 +639,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
         if (pos + I.bytes > kRingBytes) at += kRingBytes - pos;
         // Mode bit 3: not before the consumers have staged the previous step's rows (so that the
         // item's copies do not queue ahead of those loads).
-        const bool gate = !(p.mode & 8) || *staged >= I.step - 1;
+        const bool gate = !(p.mode & 8) || g >= p.step_blocks || *staged >= I.step - 1;
         if (gate && n - seen < kInFlight && at + I.bytes - tail <= kRingBytes) {
           const int j = n % kInFlight;
           starts[j] = (unsigned)(at % kRingBytes);
@@ -726,7 +692,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
   }
   float* Y = p.Y + (size_t)(p.cepoch & 1u) * kSteps * kRows * kD;
   ClusterSync cs{cbars, 0, (p.mode & 4) != 0};
-  const int share = (kRows * kD + grid - 1) / grid;
+  const int share = (kRows * kD + p.step_blocks - 1) / p.step_blocks;
   csync();
   int last_step = -1;
   for (int n = 0; n < nitems; ++n) {
@@ -738,7 +704,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     const bool first = step != last_step;
     if (first) {
       if (step > 0 && !(p.mode & 1) && tid == 0) {
-        const unsigned target = (unsigned)grid * p.cepoch;
+        const unsigned target = (unsigned)p.step_blocks * p.cepoch;
         while (ld_acquire(p.counters + step - 1) < target) {
         }
       }
@@ -900,8 +866,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "needs 12 co-resident clusters of 8 (one a head); %d fit\n", clusters);
     return 1;
   }
-  // MK_EXTRA=1: the clusters that fit beyond those (at most 16 in all) join for lm_head only (their
-  // rings fill with lm_head's first items during the layers).
+  // MK_EXTRA=1: the clusters that fit beyond those (at most 16 in all) join for lm_head only: they
+  // take no part in the layers' steps (run 240 had them in every step: the steps slowed), and their
+  // rings fill with their first lm_head items while the layers run.
   const bool extra = std::getenv("MK_EXTRA") && std::atoi(std::getenv("MK_EXTRA"));
   const int grid = kCluster * (extra ? std::min(clusters, 16) : nclusters), b_blocks = kCluster * nclusters;
   const BLayout BL = b_layout(fc_cols);
@@ -1008,7 +975,7 @@ int main(int argc, char** argv) {
       }
       items[(size_t)g * kMaxItems + nitems[g]++] = I;
     };
-    for (int l = 0; l < kLayers; ++l) {
+    for (int l = 0; l < kLayers && g < b_blocks; ++l) {
       Item A{};
       A.step = 2 * l;
       if (cl < kHeads) {
@@ -1059,6 +1026,7 @@ int main(int argc, char** argv) {
   p.fc_cols = fc_cols;
   p.heads_clusters = kHeads;
   p.b_clusters = nclusters;
+  p.step_blocks = b_blocks;
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)(kSteps + 1) * grid * kStamps * 8));
 
