@@ -25,8 +25,10 @@
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o decode_two_stage scripts/probes/decode_two_stage.cu
 // Run:   ./decode_two_stage [iters]   (correctness, time per step, per-stage phase stamps).
 //        Environment: MK_PACE=list (ns per 8 KB weight copy), MK_LM_L2=list (lm_head items put in
-//        L2 during the last layers), MK_PROFILE=1 (after the checks, five launches of the last
-//        MK_PACE / MK_LM_L2 configuration only, for ncu or nsys).
+//        L2 during the last layers), MK_EXTRA=1 (the clusters that fit beyond the 12 join for
+//        lm_head only), MK_PROFILE=1 (after the checks, five launches of the last MK_PACE /
+//        MK_LM_L2 configuration only, for ncu or nsys). The best configuration measured:
+//        MK_PACE=250 MK_LM_L2=4 MK_EXTRA=1 ./decode_two_stage 200
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
