@@ -8,6 +8,7 @@
 //     item's bias and layer-norm scale/shift) and the attention's past keys/values of the block's
 //     NEXT items into a 190 KB shared-memory ring by bulk copies, ahead of their dependencies: only
 //     the small activation rows are read after a wait. Products run on mma.sync.
+// Superseded by scripts/probes/decode_two_stage.cu (two stages a layer: 149 us on an H200).
 // Question it answers (issue 7): how fast can a decode step be when kernel boundaries and weight
 // loads are off the dependency chain, i.e. is the <= 170 us target a matter of this design.
 // It checks its logits against plain reference kernels (one thread per output) before timing.
