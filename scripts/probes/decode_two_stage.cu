@@ -26,7 +26,9 @@
 // Run:   ./decode_two_stage [iters]   (correctness, time per step, per-stage phase stamps).
 //        Environment: MK_PACE=list (ns per 8 KB weight copy), MK_LM_L2=list (lm_head items put in
 //        L2 during the last layers), MK_EXTRA=1 (the clusters that fit beyond the 12 join for
-//        lm_head only), MK_PROFILE=1 (after the checks, five launches of the last MK_PACE /
+//        lm_head only), MK_KV_GLOBAL=1 (the attention reads the past keys/values from global
+//        memory, put into L2 a step ahead, not from the ring), MK_LN2=1 (two-pass layer-norm
+//        variance), MK_PROFILE=1 (after the checks, five launches of the last MK_PACE /
 //        MK_LM_L2 configuration only, for ncu or nsys). The best configuration measured:
 //        MK_PACE=250 MK_LM_L2=4 MK_EXTRA=1 ./decode_two_stage 200
 #include <cuda_fp16.h>
@@ -93,6 +95,8 @@ struct Item {
   int nseg;
   const void* src[kMaxSeg];
   unsigned len[kMaxSeg], off[kMaxSeg];
+  const void* l2[2];  // put into L2 when the item is issued (MK_KV_GLOBAL: the past keys, values)
+  unsigned l2len[2];
 };
 struct Params {
   const Item* items;    // [grid][kMaxItems]
@@ -106,6 +110,10 @@ struct Params {
   float* logits;                            // [kRows][kVocab]
   int fc_cols, heads_clusters, b_clusters;  // clusters past these idle in stage A / B
   int step_blocks;  // blocks 0.. that take part in the layers' steps (the rest: lm_head only)
+  // MK_KV_GLOBAL=1: the attention reads the past keys/values from global memory (put into L2 when
+  // the item is issued, a step ahead) instead of the ring, as longer contexts would have to.
+  int kv_global;
+  int ln_two_pass;  // MK_LN2=1: the layer norm's variance in a second pass (as the product must)
   unsigned cepoch;  // launches so far, this one included (counter targets)
   int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
                     // the next item (run 232: no gain); bit 2: serial cluster arrivals;
@@ -239,7 +247,7 @@ struct ClusterSync {
 // into As (fp16) [kRows][kLda], one warp a row; the rows' elements [lo, hi) (this block's share,
 // flattened) are also added into Y, the sum the next step reads.
 __device__ void stage_rows(const float* R, const __half* gamma, __half* As, float* Y, int lo, int hi,
-                           unsigned long long* st) {
+                           unsigned long long* st, bool two_pass) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   if (w >= kRows) return;
   uint4 gu[3], bu[3];  // the scale and shift first: shared-memory loads, off the rows' latency
@@ -264,7 +272,16 @@ __device__ void stage_rows(const float* R, const __half* gamma, __half* As, floa
     sq += __shfl_xor_sync(0xffffffffu, sq, o);
   }
   if (st && threadIdx.x == 0) st[8] = globaltimer();
-  const float mean = sum / kD, rstd = rsqrtf(fmaxf(sq / kD - mean * mean, 0.0f) + 1e-5f);
+  const float mean = sum / kD;
+  float var = sq / kD - mean * mean;
+  if (two_pass) {
+    float d2 = 0.0f;
+    for (int j = 0; j < 3; ++j)
+      for (int e = 0; e < 8; ++e) d2 = fmaf(v[j][e] - mean, v[j][e] - mean, d2);
+    for (int o = 16; o; o >>= 1) d2 += __shfl_xor_sync(0xffffffffu, d2, o);
+    var = d2 / kD;
+  }
+  const float rstd = rsqrtf(fmaxf(var, 0.0f) + 1e-5f);
   for (int j = 0; j < 3; ++j) {
     const int k = (lane + 32 * j) * 8;
     const __half* g = reinterpret_cast<const __half*>(&gu[j]);
@@ -446,8 +463,10 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
     // key (32 dimensions each) and threads 0-1 also the new key; softmax by warp maxima and sums;
     // the outputs as 4 partial sums over 32 keys each.
     const int b = (int)rank, item = b * kHeads + h, lane = tid & 31, w = tid >> 5;
-    const __half* Ks = reinterpret_cast<const __half*>(it + kAK);
-    const __half* Vs = reinterpret_cast<const __half*>(it + kAV);
+    const __half* Ks =
+        p.kv_global ? p.kc[layer] + (size_t)item * kT * kHd : reinterpret_cast<const __half*>(it + kAK);
+    const __half* Vs =
+        p.kv_global ? p.vc[layer] + (size_t)item * kT * kHd : reinterpret_cast<const __half*>(it + kAV);
     float* wm = s.part;    // [8] warp maxima
     float* ws = wm + 8;    // [8] warp sums
     float* pr = ws + 8;    // [kT] probabilities (unnormalised)
@@ -668,6 +687,10 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
                          : "memory");
           }
           head = at + I.bytes;
+          for (int q = 0; q < 2; ++q)
+            if (I.l2[q])
+              asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(I.l2[q]), "r"(I.l2len[q])
+                           : "memory");
           // Mode bit 1: the item after this one into L2 now (the ring holds one item ahead; this
           // gives the weight stream a second).
           if ((p.mode & 2) && n + 1 < nitems) {
@@ -721,7 +744,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
     if (first && active) {
       const unsigned gam = step == kSteps ? kLmG : is_a ? kAG : b_layout(p.fc_cols).g;
-      stage_rows(R, reinterpret_cast<const __half*>(it + gam), s.As, Yout, lo, hi, st);
+      stage_rows(R, reinterpret_cast<const __half*>(it + gam), s.As, Yout, lo, hi, st, p.ln_two_pass);
       csync();
       if (tid == 0) *staged = step;
       if (st && tid == 0) st[2] = globaltimer();
@@ -871,15 +894,20 @@ int main(int argc, char** argv) {
   // MK_EXTRA=1: the clusters that fit beyond those (at most 16 in all) join for lm_head only: they
   // take no part in the layers' steps (run 240 had them in every step: the steps slowed), and their
   // rings fill with their first lm_head items while the layers run.
-  const bool extra = std::getenv("MK_EXTRA") && std::atoi(std::getenv("MK_EXTRA"));
+  auto flag = [](const char* name) { return std::getenv(name) && std::atoi(std::getenv(name)); };
+  const bool extra = flag("MK_EXTRA"), kv_global = flag("MK_KV_GLOBAL");
   const int grid = kCluster * (extra ? std::min(clusters, 16) : nclusters), b_blocks = kCluster * nclusters;
   const BLayout BL = b_layout(fc_cols);
   if (kAKV + BL.blob > (unsigned)kRingBytes) {
     std::fprintf(stderr, "stage A and B items (%u + %u bytes) do not fit the ring together\n", kAKV, BL.blob);
     return 1;
   }
-  std::printf("grid %d (%d clusters in stage B), c_fc %d columns a block; item bytes A %u, B %u\n", grid,
-              nclusters, fc_cols, kAKV, BL.blob);
+  std::printf(
+      "grid %d (%d clusters in stage B), c_fc %d columns a block; item bytes A %u, B %u; past keys/values "
+      "%s; "
+      "layer norm %s\n",
+      grid, nclusters, fc_cols, kv_global ? kABlob : kAKV, BL.blob, kv_global ? "from L2" : "in the ring",
+      flag("MK_LN2") ? "two-pass" : "one-pass");
 
   // Weights in natural layouts (for the reference), then each block's items.
   struct LayerW {
@@ -986,9 +1014,14 @@ int main(int argc, char** argv) {
         A.len[0] = kABlob, A.off[0] = 0, A.nseg = 1, A.bytes = kABlob;
         if (r < kRows) {
           const size_t row = ((size_t)r * kHeads + cl) * kT * kHd;
-          A.src[1] = Lw[l].kc + row, A.len[1] = kPast * kHd * 2, A.off[1] = kAK;
-          A.src[2] = Lw[l].vc + row, A.len[2] = kPast * kHd * 2, A.off[2] = kAV;
-          A.nseg = 3, A.bytes = kAKV;
+          if (kv_global) {
+            A.l2[0] = Lw[l].kc + row, A.l2len[0] = kPast * kHd * 2;
+            A.l2[1] = Lw[l].vc + row, A.l2len[1] = kPast * kHd * 2;
+          } else {
+            A.src[1] = Lw[l].kc + row, A.len[1] = kPast * kHd * 2, A.off[1] = kAK;
+            A.src[2] = Lw[l].vc + row, A.len[2] = kPast * kHd * 2, A.off[2] = kAV;
+            A.nseg = 3, A.bytes = kAKV;
+          }
         }
       }
       add(A);
@@ -1029,6 +1062,8 @@ int main(int argc, char** argv) {
   p.heads_clusters = kHeads;
   p.b_clusters = nclusters;
   p.step_blocks = b_blocks;
+  p.kv_global = kv_global;
+  p.ln_two_pass = flag("MK_LN2");
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)(kSteps + 1) * grid * kStamps * 8));
 
