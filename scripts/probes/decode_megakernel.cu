@@ -27,29 +27,12 @@
 // Run:   ./decode_megakernel [iters]  (correctness, time per step per mode, thread 0's time per item by
 //        phase, a per-stage chain from %globaltimer stamps). Environment: MK_COLS=qkv,proj,fc,mproj,lm
 //        (columns per item: 8, 16, 24 or 32), MK_FUSE=1, MK_POLL_NS=list (adds the tagged mode).
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "decode_reference.cuh"
 
-constexpr int kLayers = 12, kRows = 5, kD = 768, kHeads = 12, kHd = 64, kPast = 128, kT = kPast + 1,
-              kF = 3072, kVocab = 50257;
 // The ring of weight bytes in shared memory and the barriers of the items in flight in it.
 constexpr int kThreads = 256, kRingBytes = 194560, kInFlight = 16;
 constexpr int kMaxCols = 32;  // columns per item: 8, 16, 24 or 32
@@ -278,10 +261,6 @@ __device__ void fill(Ring& r, Cursor& prod, int consumed, unsigned char* ring, u
     ++r.issued;
     next_item(prod);
   }
-}
-
-__device__ __forceinline__ float gelu(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
 }
 
 // A's rows into shared memory [kRows][K], through the stage's layer norm if it has one.
@@ -758,86 +737,7 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
   }
 }
 
-// ---- reference kernels: one thread per output, the same rounding points ----
-__global__ void ref_ln(const __half* x, const __half* g, const __half* b, __half* y) {
-  const int r = blockIdx.x;
-  __shared__ float s1, s2;
-  if (threadIdx.x == 0) {
-    float s = 0.0f;
-    for (int k = 0; k < kD; ++k) s += __half2float(x[r * kD + k]);
-    const float mean = s / kD;
-    float v = 0.0f;
-    for (int k = 0; k < kD; ++k)
-      v += (__half2float(x[r * kD + k]) - mean) * (__half2float(x[r * kD + k]) - mean);
-    s1 = mean;
-    s2 = rsqrtf(v / kD + 1e-5f);
-  }
-  csync();
-  for (int k = threadIdx.x; k < kD; k += blockDim.x)
-    y[r * kD + k] =
-        __float2half((__half2float(x[r * kD + k]) - s1) * s2 * __half2float(g[k]) + __half2float(b[k]));
-}
-// W [K][N] (or [N][K] when nk): kind as the stage's epilogue.
-__global__ void ref_gemv(const __half* a, const __half* W, int K, int N, int nk, const __half* bias, int kind,
-                         const __half* res, __half* out, float* logits) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= kRows * N) return;
-  const int r = t / N, n = t % N;
-  float s = 0.0f;
-  for (int k = 0; k < K; ++k)
-    s += __half2float(a[r * K + k]) * __half2float(nk ? W[(long long)n * K + k] : W[(long long)k * N + n]);
-  if (kind == kLm) {
-    logits[r * N + n] = s;
-    return;
-  }
-  s += __half2float(bias[n]);
-  if (kind == kFc) s = gelu(s);
-  if (res) s += __half2float(res[r * N + n]);
-  out[r * N + n] = __float2half(s);
-}
-__global__ void ref_attn(const __half* qkv, __half* kc, __half* vc, __half* out) {
-  const int item = blockIdx.x, b = item / kHeads, h = item % kHeads;
-  if (threadIdx.x != 0) return;
-  const __half* row = qkv + b * 3 * kD + h * kHd;
-  for (int d = 0; d < kHd; ++d) {
-    kc[((long long)item * kT + kPast) * kHd + d] = row[kD + d];
-    vc[((long long)item * kT + kPast) * kHd + d] = row[2 * kD + d];
-  }
-  float sc[kT], m = -INFINITY, sum = 0.0f;
-  for (int t = 0; t < kT; ++t) {
-    float s = 0.0f;
-    for (int d = 0; d < kHd; ++d)
-      s += __half2float(row[d]) * 0.125f * __half2float(kc[((long long)item * kT + t) * kHd + d]);
-    sc[t] = s;
-    m = fmaxf(m, s);
-  }
-  for (int t = 0; t < kT; ++t) sum += (sc[t] = expf(sc[t] - m));
-  for (int d = 0; d < kHd; ++d) {
-    float o = 0.0f;
-    for (int t = 0; t < kT; ++t) o += sc[t] * __half2float(vc[((long long)item * kT + t) * kHd + d]);
-    out[b * kD + h * kHd + d] = __float2half(o / sum);
-  }
-}
-
 // ---- host ----
-static uint64_t rng = 88172645463325252ull;
-static float urand() {  // uniform [-1, 1)
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-static __half* upload(const std::vector<__half>& v) {
-  __half* d;
-  CK(cudaMalloc(&d, v.size() * 2));
-  CK(cudaMemcpy(d, v.data(), v.size() * 2, cudaMemcpyHostToDevice));
-  return d;
-}
-static std::vector<__half> rand_vec(size_t n, float scale, float center = 0.0f) {
-  std::vector<__half> v(n);
-  for (auto& e : v) e = __float2half(center + scale * urand());
-  return v;
-}
 // [K][N] (or [N][K] when nk) into [items][K][cols], zeros past N.
 static std::vector<__half> tile(const std::vector<__half>& w, int K, int N, int cols, bool nk) {
   const int items = (N + cols - 1) / cols;
@@ -1076,47 +976,19 @@ int main(int argc, char** argv) {
 
   // Reference, then the megakernel; compare.
   {
-    // the caches' new position is overwritten by both; the rest is read only.
+    std::vector<RefLayer> ref(kLayers);
     for (int l = 0; l < kLayers; ++l) {
       const LayerW& w = Lw[l];
-      const __half* xin = l == 0 ? x_in : xr;
-      ref_ln<<<kRows, 256>>>(xin, w.ln1g, w.ln1b, h);
-      ref_gemv<<<(kRows * 3 * kD + 255) / 256, 256>>>(h, w.wqkv, kD, 3 * kD, 0, w.bqkv, kQkv, nullptr, qkv,
-                                                      nullptr);
-      ref_attn<<<kRows * kHeads, 32>>>(qkv, w.kc, w.vc, o);
-      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(o, w.wproj, kD, kD, 0, w.bproj, kProj, xin, xr, nullptr);
-      ref_ln<<<kRows, 256>>>(xr, w.ln2g, w.ln2b, h);
-      ref_gemv<<<(kRows * kF + 255) / 256, 256>>>(h, w.wfc, kD, kF, 0, w.bfc, kFc, nullptr, f, nullptr);
-      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(f, w.wmp, kF, kD, 0, w.bmp, kProj, xr, xr, nullptr);
+      ref[l] = RefLayer{w.ln1g, w.ln1b, w.wqkv, w.bqkv, w.wproj, w.bproj, w.ln2g,
+                        w.ln2b, w.wfc,  w.bfc,  w.wmp,  w.bmp,   w.kc,    w.vc};
     }
-    ref_ln<<<kRows, 256>>>(xr, lnfg, lnfb, h);
-    ref_gemv<<<(kRows * kVocab + 255) / 256, 256>>>(h, d_wte, kD, kVocab, 1, nullptr, kLm, nullptr, nullptr,
-                                                    ref_logits);
-    CK(cudaGetLastError());
-    CK(cudaMemset(xr, 0, kRows * kD * 2));
+    reference_step(ref, x_in, lnfg, lnfb, d_wte, ref_logits);
     launch(0, nullptr);
     CK(cudaDeviceSynchronize());
-    std::vector<float> a((size_t)kRows * kVocab), r((size_t)kRows * kVocab);
-    CK(cudaMemcpy(a.data(), logits, a.size() * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(r.data(), ref_logits, r.size() * 4, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0, maxd = 0;
-    int argmax_same = 0;
-    for (int row = 0; row < kRows; ++row) {
-      size_t ia = 0, ir = 0;
-      for (int n = 0; n < kVocab; ++n) {
-        const size_t i = (size_t)row * kVocab + n;
-        num += (a[i] - r[i]) * (double)(a[i] - r[i]);
-        den += (double)r[i] * r[i];
-        maxd = std::max(maxd, (double)std::fabs(a[i] - r[i]));
-        if (a[i] > a[row * kVocab + ia]) ia = n;
-        if (r[i] > r[row * kVocab + ir]) ir = n;
-      }
-      argmax_same += ia == ir;
-    }
-    const double rel = std::sqrt(num / std::max(den, 1e-30));
-    std::printf("check: logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", rel, maxd,
-                argmax_same, kRows, rel <= 1e-2 && std::isfinite(rel) ? "ok" : "FAILED");
-    if (!(rel <= 1e-2)) return 1;
+    const LogitsDiff d = compare_logits(logits, ref_logits);
+    std::printf("check: logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", d.rel_l2, d.max_abs,
+                d.argmax_equal, kRows, d.ok() ? "ok" : "FAILED");
+    if (!d.ok()) return 1;
   }
 
   cudaEvent_t e0, e1;
@@ -1153,14 +1025,9 @@ int main(int argc, char** argv) {
       CK(cudaMemset(logits, 0, (size_t)kRows * kVocab * 4));
       launch(mode, nullptr);
       CK(cudaDeviceSynchronize());
-      std::vector<float> a((size_t)kRows * kVocab), r((size_t)kRows * kVocab);
-      CK(cudaMemcpy(a.data(), logits, a.size() * 4, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(r.data(), ref_logits, r.size() * 4, cudaMemcpyDeviceToHost));
-      double num = 0, den = 0;
-      for (size_t i = 0; i < a.size(); ++i)
-        num += (a[i] - r[i]) * (double)(a[i] - r[i]), den += (double)r[i] * r[i];
-      std::printf("check (%s): logits rel L2 %.3e\n", mode_name(mode), std::sqrt(num / den));
-      if (!(std::sqrt(num / den) <= 1e-2)) return 1;
+      const LogitsDiff d = compare_logits(logits, ref_logits);
+      std::printf("check (%s): logits rel L2 %.3e\n", mode_name(mode), d.rel_l2);
+      if (!d.ok()) return 1;
     }
     for (int i = 0; i < 20; ++i) launch(mode, nullptr);
     CK(cudaEventRecord(e0));

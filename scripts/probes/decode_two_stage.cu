@@ -31,28 +31,11 @@
 //        variance), MK_PROFILE=1 (after the checks, five launches of the last MK_PACE /
 //        MK_LM_L2 configuration only, for ncu or nsys). The best configuration measured:
 //        MK_PACE=250 MK_LM_L2=4 MK_EXTRA=1 ./decode_two_stage 200
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "decode_reference.cuh"
 
-constexpr int kLayers = 12, kRows = 5, kD = 768, kHeads = 12, kHd = 64, kPast = 128, kT = kPast + 1,
-              kF = 3072, kVocab = 50257;
 constexpr int kCluster = 8, kThreads = 256, kLaunchThreads = kThreads + 32, kInFlight = 8;
 constexpr int kQkvCols = 3 * kHd / kCluster;  // 24 of the head's 192 q/k/v columns a block
 constexpr int kProjCols = kD / kCluster;      // 96 of attn c_proj's and mlp c_proj's columns a block
@@ -209,9 +192,6 @@ __device__ __forceinline__ unsigned long long globaltimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
-}
-__device__ __forceinline__ float gelu(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
 }
 __device__ __forceinline__ float round_half(float v) { return __half2float(__float2half(v)); }
 
@@ -775,88 +755,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
   cs.sync();
 }
 
-// ---- reference kernels: one thread per output, fp16 rows between the products ----
-enum RefKind { kRefQkv, kRefFc, kRefProj, kRefLm };
-__global__ void ref_ln(const __half* x, const __half* g, const __half* b, __half* y) {
-  const int r = blockIdx.x;
-  __shared__ float s1, s2;
-  if (threadIdx.x == 0) {
-    float s = 0.0f;
-    for (int k = 0; k < kD; ++k) s += __half2float(x[r * kD + k]);
-    const float mean = s / kD;
-    float v = 0.0f;
-    for (int k = 0; k < kD; ++k)
-      v += (__half2float(x[r * kD + k]) - mean) * (__half2float(x[r * kD + k]) - mean);
-    s1 = mean;
-    s2 = rsqrtf(v / kD + 1e-5f);
-  }
-  __syncthreads();
-  for (int k = threadIdx.x; k < kD; k += blockDim.x)
-    y[r * kD + k] =
-        __float2half((__half2float(x[r * kD + k]) - s1) * s2 * __half2float(g[k]) + __half2float(b[k]));
-}
-// W [K][N] (or [N][K] when nk).
-__global__ void ref_gemv(const __half* a, const __half* W, int K, int N, int nk, const __half* bias, int kind,
-                         const __half* res, __half* out, float* logits) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= kRows * N) return;
-  const int r = t / N, n = t % N;
-  float s = 0.0f;
-  for (int k = 0; k < K; ++k)
-    s += __half2float(a[r * K + k]) * __half2float(nk ? W[(long long)n * K + k] : W[(long long)k * N + n]);
-  if (kind == kRefLm) {
-    logits[r * N + n] = s;
-    return;
-  }
-  s += __half2float(bias[n]);
-  if (kind == kRefFc) s = gelu(s);
-  if (res) s += __half2float(res[r * N + n]);
-  out[r * N + n] = __float2half(s);
-}
-__global__ void ref_attn(const __half* qkv, __half* kc, __half* vc, __half* out) {
-  const int item = blockIdx.x, b = item / kHeads, h = item % kHeads;
-  if (threadIdx.x != 0) return;
-  const __half* row = qkv + b * 3 * kD + h * kHd;
-  for (int d = 0; d < kHd; ++d) {
-    kc[((long long)item * kT + kPast) * kHd + d] = row[kD + d];
-    vc[((long long)item * kT + kPast) * kHd + d] = row[2 * kD + d];
-  }
-  float sc[kT], m = -INFINITY, sum = 0.0f;
-  for (int t = 0; t < kT; ++t) {
-    float s = 0.0f;
-    for (int d = 0; d < kHd; ++d)
-      s += __half2float(row[d]) * 0.125f * __half2float(kc[((long long)item * kT + t) * kHd + d]);
-    sc[t] = s;
-    m = fmaxf(m, s);
-  }
-  for (int t = 0; t < kT; ++t) sum += (sc[t] = expf(sc[t] - m));
-  for (int d = 0; d < kHd; ++d) {
-    float o = 0.0f;
-    for (int t = 0; t < kT; ++t) o += sc[t] * __half2float(vc[((long long)item * kT + t) * kHd + d]);
-    out[b * kD + h * kHd + d] = __float2half(o / sum);
-  }
-}
-
 // ---- host ----
-static uint64_t rng = 88172645463325252ull;
-static float urand() {  // uniform [-1, 1)
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-template <typename T>
-static T* upload(const std::vector<T>& v) {
-  T* d;
-  CK(cudaMalloc(&d, v.size() * sizeof(T)));
-  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-static std::vector<__half> rand_vec(size_t n, float scale, float center = 0.0f) {
-  std::vector<__half> v(n);
-  for (auto& e : v) e = __float2half(center + scale * urand());
-  return v;
-}
 // Element (k, j) of a tile [kD][cols]: 32-column tiles swizzled as gemv reads them.
 static size_t tile_at(int k, int j, int cols) {
   if (cols != 32) return (size_t)k * cols + j;
@@ -1084,55 +983,19 @@ int main(int argc, char** argv) {
   float* ref_logits;
   CK(cudaMalloc(&ref_logits, (size_t)kRows * kVocab * 4));
   {
-    __half *xr, *qkv, *o, *f, *h;
-    CK(cudaMalloc(&xr, kRows * kD * 2));
-    CK(cudaMalloc(&qkv, kRows * 3 * kD * 2));
-    CK(cudaMalloc(&o, kRows * kD * 2));
-    CK(cudaMalloc(&f, kRows * kF * 2));
-    CK(cudaMalloc(&h, kRows * kF * 2));
+    std::vector<RefLayer> ref(kLayers);
     for (int l = 0; l < kLayers; ++l) {
       const LayerW& w = Lw[l];
-      const __half* xin = l == 0 ? x_in : xr;
-      ref_ln<<<kRows, 256>>>(xin, w.d_ln1g, w.d_ln1b, h);
-      ref_gemv<<<(kRows * 3 * kD + 255) / 256, 256>>>(h, w.d_wqkv, kD, 3 * kD, 0, w.d_bqkv, kRefQkv, nullptr,
-                                                      qkv, nullptr);
-      ref_attn<<<kRows * kHeads, 32>>>(qkv, w.kc, w.vc, o);
-      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(o, w.d_wproj, kD, kD, 0, w.d_bproj, kRefProj, xin, xr,
-                                                  nullptr);
-      ref_ln<<<kRows, 256>>>(xr, w.d_ln2g, w.d_ln2b, h);
-      ref_gemv<<<(kRows * kF + 255) / 256, 256>>>(h, w.d_wfc, kD, kF, 0, w.d_bfc, kRefFc, nullptr, f,
-                                                  nullptr);
-      ref_gemv<<<(kRows * kD + 255) / 256, 256>>>(f, w.d_wmp, kF, kD, 0, w.d_bmp, kRefProj, xr, xr, nullptr);
+      ref[l] = RefLayer{w.d_ln1g, w.d_ln1b, w.d_wqkv, w.d_bqkv, w.d_wproj, w.d_bproj, w.d_ln2g,
+                        w.d_ln2b, w.d_wfc,  w.d_bfc,  w.d_wmp,  w.d_bmp,   w.kc,      w.vc};
     }
-    ref_ln<<<kRows, 256>>>(xr, d_lnf, d_lnf + kD, h);
-    ref_gemv<<<(kRows * kVocab + 255) / 256, 256>>>(h, d_wte, kD, kVocab, 1, nullptr, kRefLm, nullptr,
-                                                    nullptr, ref_logits);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    reference_step(ref, x_in, d_lnf, d_lnf + kD, d_wte, ref_logits);
   }
   auto check = [&](const char* what) {
-    std::vector<float> a((size_t)kRows * kVocab), r((size_t)kRows * kVocab);
-    CK(cudaMemcpy(a.data(), p.logits, a.size() * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(r.data(), ref_logits, r.size() * 4, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0, maxd = 0;
-    int same = 0;
-    for (int row = 0; row < kRows; ++row) {
-      size_t ia = 0, ir = 0;
-      for (int n = 0; n < kVocab; ++n) {
-        const size_t i = (size_t)row * kVocab + n;
-        num += (a[i] - r[i]) * (double)(a[i] - r[i]);
-        den += (double)r[i] * r[i];
-        maxd = std::max(maxd, (double)std::fabs(a[i] - r[i]));
-        if (a[i] > a[row * kVocab + ia]) ia = n;
-        if (r[i] > r[row * kVocab + ir]) ir = n;
-      }
-      same += ia == ir;
-    }
-    const double rel = std::sqrt(num / std::max(den, 1e-30));
-    const bool ok = rel <= 1e-2 && std::isfinite(rel);
-    std::printf("check (%s): logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", what, rel,
-                maxd, same, kRows, ok ? "ok" : "FAILED");
-    return ok;
+    const LogitsDiff d = compare_logits(p.logits, ref_logits);
+    std::printf("check (%s): logits rel L2 %.3e, max |diff| %.4f, argmax equal %d/%d -> %s\n", what, d.rel_l2,
+                d.max_abs, d.argmax_equal, kRows, d.ok() ? "ok" : "FAILED");
+    return d.ok();
   };
   CK(cudaMemset(p.logits, 0, (size_t)kRows * kVocab * 4));
   launch(0, nullptr);
