@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "decode_reference.cuh"
+#include "probe_sync.cuh"
 
 // The ring of weight bytes in shared memory and the barriers of the items in flight in it.
 constexpr int kThreads = 256, kRingBytes = 194560, kInFlight = 16;
@@ -80,44 +81,10 @@ struct Stage {
 __constant__ Stage c_st[kMaxStages];
 __constant__ int c_nst;
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void mbar_init(unsigned long long* b) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(b)) : "memory");
-}
-__device__ __forceinline__ void mbar_expect(unsigned long long* b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* b) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-          smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(smem_addr(b))
-      : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity) {
-  unsigned done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, "
-        "p;\n\t}"
-        : "=r"(done)
-        : "r"(smem_addr(b)), "r"(parity)
-        : "memory");
-  }
-}
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 __device__ __forceinline__ unsigned ld_relaxed(const unsigned* p) {
   unsigned v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
-}
-__device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -161,11 +128,6 @@ __device__ __forceinline__ unsigned pack_tag(unsigned tag, __half h) {
 }
 __device__ __forceinline__ __half word_half(unsigned w) {
   return __ushort_as_half((unsigned short)(w & 0xffffu));
-}
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 
 // This block's items in order: stage by stage, items i = (block - offset) mod grid, + grid, ...
@@ -602,7 +564,7 @@ __global__ void __launch_bounds__(kLaunchThreads, 1)
       reinterpret_cast<__half*>(reinterpret_cast<unsigned char*>(starts + kInFlight) + 16);  // [8][40]
   for (int t = tid; t < 8 * 40; t += blockDim.x) Fs[t] = __float2half(0.0f);
   if (tid == 0) {
-    for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j);
+    for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     *consumed = 0;
   }
