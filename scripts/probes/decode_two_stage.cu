@@ -28,7 +28,8 @@
 //        L2 during the last layers), MK_EXTRA=1 (the clusters that fit beyond the 12 join for
 //        lm_head only), MK_KV_GLOBAL=1 (the attention reads the past keys/values from global
 //        memory, put into L2 a step ahead, not from the ring), MK_LN2=1 (two-pass layer-norm
-//        variance), MK_PROFILE=1 (after the checks, five launches of the last MK_PACE /
+//        variance), MK_SPLIT=1 (stage A's attention split over the cluster by position),
+//        MK_PROFILE=1 (after the checks, five launches of the last MK_PACE /
 //        MK_LM_L2 configuration only, for ncu or nsys). The best configuration measured:
 //        MK_PACE=250 MK_LM_L2=4 MK_EXTRA=1 ./decode_two_stage 200
 #include <cstring>
@@ -44,7 +45,7 @@ constexpr int kLmCols = 32;
 constexpr int kLmItems = (kVocab + kLmCols - 1) / kLmCols;
 constexpr int kSteps = 2 * kLayers;  // stages A and B of every layer; lm_head is step kSteps
 constexpr int kLda = kD + 8;         // the staged rows' pitch in halves
-constexpr int kMaxItems = kSteps + kLmItems / 96 + 2, kMaxSeg = 3;
+constexpr int kMaxItems = kSteps + kLmItems / 96 + 2, kMaxSeg = 1 + 2 * kRows;
 constexpr int kRingBytes = 196608;
 // Per step and block: 0 wait passed, 1 weight in, 2 rows staged, 3 first product done, 4 first cluster
 // sync passed, 5 attention done, 6 second cluster sync passed, 7 done.
@@ -56,6 +57,11 @@ constexpr int kStamps = 9, kDone = 7;  // 8: warp 0's rows loaded (inside the st
 constexpr unsigned kAT = 0, kAG = kAT + kD * kQkvCols * 2, kAB = kAG + 2 * kD * 2, kAW = kAB + kQkvCols * 2,
                    kAPB = kAW + kHd * kProjCols * 2, kABlob = kAPB + kD * 2, kAK = kABlob,
                    kAV = kAK + kPast * kHd * 2, kAKV = kAV + kPast * kHd * 2;
+// MK_SPLIT items: the blob, then every row's keys and values of this block's 16 past positions.
+constexpr int kSplitPos = kPast / kCluster;  // 16
+constexpr int kPartW = kHd + 4;              // a row's partial: max, sum, 2 pad, 64 values
+constexpr unsigned kSK = kABlob, kSV = kSK + kRows * kSplitPos * kHd * 2,
+                   kSKV = kSV + kRows * kSplitPos * kHd * 2;
 // B (C = c_fc columns a block): the c_fc tile [kD][C], ln_2 scale and shift, C biases, mlp c_proj's
 // rows of the cluster's 8 C c_fc columns for this block's 96 columns [12][8 C][8], mlp c_proj's
 // bias [kD].
@@ -98,6 +104,7 @@ struct Params {
   // the item is issued, a step ahead) instead of the ring, as longer contexts would have to.
   int kv_global;
   int ln_two_pass;  // MK_LN2=1: the layer norm's variance in a second pass (as the product must)
+  int attn_split;   // MK_SPLIT=1: stage A's attention split over the cluster by position (stage_a_split)
   unsigned cepoch;  // launches so far, this one included (counter targets)
   int mode;         // bit 0: no counter waits (the streaming bound; results wrong); bit 1: L2 prefetch of
                     // the next item (run 232: no gain); bit 2: serial cluster arrivals;
@@ -105,7 +112,7 @@ struct Params {
                     // slower); bit 4: the exchanges by cluster barriers (runs 233-235) instead of
                     // pushed stores
   unsigned long long* stamps;  // [kSteps + 1][grid][kStamps] or null
-  // The producer's pacing: one copy of 8 KB every pace_ns (0: copies of 16 KB, all at once), so
+  // The producer's pacing: copies of at most 8 KB, one every pace_ns (0: 16 KB copies at once), so
   // that the blocks' next items do not reach DRAM as one burst at every step's start, when the
   // rows are loaded; and lm_l2: lm_head items of the block's put into L2, one with each item
   // issued from step kSteps - lm_l2 on.
@@ -299,7 +306,8 @@ struct Smem {
   unsigned char* ring;
   __half* As;   // [kRows][kLda]
   float* red;   // [8][kRows][32]
-  float* qkv;   // [192]: the q/k/v of this block's row (attention blocks), fp16-rounded
+  float* qkv;   // [kRows][192]: the q/k/v of this block's row (attention blocks; MK_SPLIT: of every
+                // row), fp16-rounded
   float* att;   // [kRows][kHd]: the head's attention outputs, fp16-rounded
   float* part;  // stage B's gelu outputs of the cluster (halves [kRows][8 C + 8]); the attention's
                 // scratch
@@ -498,6 +506,116 @@ __device__ void stage_a(const Params& p, int layer, int h, unsigned rank, const 
               h == 0 ? reinterpret_cast<const __half*>(it + kAPB) : nullptr, delta, rank);
 }
 
+// MK_SPLIT=1: stage A with the attention split over the cluster by position, flash-decoding style.
+// Every block gets every row's q/k/v; block r takes past positions [16 r, 16 r + 16) of all 5 rows
+// (block 7 also the new position), one warp a row, and pushes each row's partial (max, sum, 64
+// weighted values) to every block; every block merges the 8 partials of every row. The same two
+// exchanges as stage_a, no idle blocks, and a block's keys/values (5 rows x 16 positions) grow with
+// the context by 1/8 of a row's, not by a whole row's.
+__device__ void stage_a_split(const Params& p, int layer, int h, unsigned rank, const unsigned char* it,
+                              const Smem& s, float* delta, unsigned long long* st) {
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const unsigned parity = (unsigned)layer & 1u;
+  float* parts = s.part;  // [8 blocks][kRows][kPartW]
+  if (tid == 0) {
+    mbar_expect(s.xbar, kRows * 3 * kHd * 4);
+    mbar_expect(s.xbar + 1, kCluster * kRows * kPartW * 4);
+  }
+  gemv<kQkvCols / 8>(s.As, it + kAT, s.red);
+  csync();
+  // Every row's 24 values to every block, 4 a store.
+  if (tid < kCluster * kRows * kQkvCols / 4) {
+    const int q = tid / (kRows * kQkvCols / 4), rest = tid - q * (kRows * kQkvCols / 4),
+              r = rest / (kQkvCols / 4), j = 4 * (rest - r * (kQkvCols / 4));
+    const __half* bias = reinterpret_cast<const __half*>(it + kAB) + j;
+    const float4 v = make_float4(round_half(gemv_sum(s.red, kQkvCols, r, j) + __half2float(bias[0])),
+                                 round_half(gemv_sum(s.red, kQkvCols, r, j + 1) + __half2float(bias[1])),
+                                 round_half(gemv_sum(s.red, kQkvCols, r, j + 2) + __half2float(bias[2])),
+                                 round_half(gemv_sum(s.red, kQkvCols, r, j + 3) + __half2float(bias[3])));
+    st_async4(s.qkv + r * 3 * kHd + rank * kQkvCols + j, (unsigned)q, s.xbar, v);
+  }
+  if (st && tid == 0) st[3] = globaltimer();
+  mbar_wait(s.xbar, parity);
+  if (st && tid == 0) st[4] = globaltimer();
+  if (rank < kRows && tid < kHd) {  // row `rank`'s new key and value into the caches
+    const long long at = ((long long)((int)rank * kHeads + h) * kT + kPast) * kHd + tid;
+    p.kc[layer][at] = __float2half(s.qkv[rank * 3 * kHd + kHd + tid]);
+    p.vc[layer][at] = __float2half(s.qkv[rank * 3 * kHd + 2 * kHd + tid]);
+  }
+  if (w < kRows) {
+    const int b = w;
+    const float* q = s.qkv + b * 3 * kHd;
+    const __half* Ks = reinterpret_cast<const __half*>(it + kSK) + b * kSplitPos * kHd;
+    const __half* Vs = reinterpret_cast<const __half*>(it + kSV) + b * kSplitPos * kHd;
+    const bool has_new = rank == kCluster - 1;
+    float sc = -INFINITY;
+    if (lane < kSplitPos) {
+      float a = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int c = (j + lane) & 7;
+        const uint4 u = *reinterpret_cast<const uint4*>(Ks + lane * kHd + c * 8);
+        const __half* e = reinterpret_cast<const __half*>(&u);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) a = fmaf(q[c * 8 + i], __half2float(e[i]), a);
+      }
+      sc = a * 0.125f;
+    } else if (lane == kSplitPos && has_new) {
+      float a = 0.0f;
+      for (int d = 0; d < kHd; ++d) a = fmaf(q[d], q[kHd + d], a);
+      sc = a * 0.125f;
+    }
+    float m = sc;
+    for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float e = __expf(sc - m);  // 0 for the lanes without a position
+    float l = e;
+    for (int o = 16; o; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
+    // Lane takes dimensions 2 lane and 2 lane + 1.
+    float o0 = 0.0f, o1 = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kSplitPos; ++t) {
+      const float et = __shfl_sync(0xffffffffu, e, t);
+      const __half2 v2 = *reinterpret_cast<const __half2*>(Vs + t * kHd + 2 * lane);
+      o0 = fmaf(et, __low2float(v2), o0);
+      o1 = fmaf(et, __high2float(v2), o1);
+    }
+    const float en = __shfl_sync(0xffffffffu, e, kSplitPos);
+    if (has_new) o0 = fmaf(en, q[2 * kHd + 2 * lane], o0), o1 = fmaf(en, q[2 * kHd + 2 * lane + 1], o1);
+    // The partial [max, sum, 0, 0, 64 values] to every block: even lanes four values a store.
+    const float n0 = __shfl_down_sync(0xffffffffu, o0, 1), n1 = __shfl_down_sync(0xffffffffu, o1, 1);
+    float* row = parts + ((int)rank * kRows + b) * kPartW;
+    for (unsigned to = 0; to < kCluster; ++to) {
+      if (!(lane & 1)) st_async4(row + 4 + 2 * lane, to, s.xbar + 1, make_float4(o0, o1, n0, n1));
+      if (lane == 1) st_async4(row, to, s.xbar + 1, make_float4(m, l, 0.0f, 0.0f));
+    }
+  }
+  if (st && tid == 0) st[5] = globaltimer();
+  mbar_wait(s.xbar + 1, parity);
+  if (st && tid == 0) st[6] = globaltimer();
+  // Merge the 8 partials of every row into the attention outputs.
+  for (int t = tid; t < kRows * kHd; t += kThreads) {
+    const int b = t / kHd, d = t - b * kHd;
+    float M = -INFINITY;
+#pragma unroll
+    for (int q = 0; q < kCluster; ++q) M = fmaxf(M, parts[(q * kRows + b) * kPartW]);
+    float L = 0.0f, O = 0.0f;
+#pragma unroll
+    for (int q = 0; q < kCluster; ++q) {
+      const float* pr = parts + (q * kRows + b) * kPartW;
+      const float f = __expf(pr[0] - M);
+      L = fmaf(pr[1], f, L);
+      O = fmaf(pr[4 + d], f, O);
+    }
+    s.att[t] = round_half(O / L);
+  }
+  csync();
+  for (int t = tid; t < kRows * kHd; t += kThreads)
+    reinterpret_cast<__half*>(s.red)[(t / kHd) * (kHd + 8) + t % kHd] = __float2half(s.att[t]);
+  csync();
+  proj96<kHd>(reinterpret_cast<const __half*>(s.red), kHd + 8, it + kAW, s.part,
+              h == 0 ? reinterpret_cast<const __half*>(it + kAPB) : nullptr, delta, rank);
+}
+
 // Stage B for block g (C c_fc columns a block).
 template <int NB>
 __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsigned char* it, const Smem& s,
@@ -562,7 +680,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
   s.As = reinterpret_cast<__half*>(smem + kRingBytes);
   s.red = reinterpret_cast<float*>(s.As + kRows * kLda);
   s.qkv = s.red + 8 * kRows * 32;
-  s.att = s.qkv + 192;
+  s.att = s.qkv + kRows * 192;
   s.part = s.att + kRows * kHd;
   s.fs = s.part + kRows * kD;
   unsigned long long* bars = reinterpret_cast<unsigned long long*>(s.fs + kRows * 32);
@@ -618,6 +736,9 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
               if (paced) {
                 unsigned long long now = globaltimer();
                 while (now < next_t) now = globaltimer();
+                // By copy, not by bytes: a short last piece waits the whole pace too. Pacing by bytes
+                // measured slower for every configuration (run 251: 176.6-177.0 against 170.3-170.4
+                // us in run 250 on the same machine), so MK_SPLIT's 2 KB pieces pay a full pace each.
                 next_t = max(now, next_t) + p.pace_ns;
               }
               bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
@@ -701,7 +822,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kLaunchThread
     else if (!active)
       ;
     else if (is_a)
-      stage_a(p, step / 2, cluster, rank, it, s, cs, delta, st);
+      p.attn_split ? stage_a_split(p, step / 2, cluster, rank, it, s, delta, st)
+                   : stage_a(p, step / 2, cluster, rank, it, s, cs, delta, st);
     else if (p.fc_cols == 24)
       stage_b<3>(step / 2, rank, cluster == 0, it, s, cs, delta, st);
     else
@@ -734,7 +856,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   const size_t smem = (size_t)kRingBytes + kRows * kLda * 2 +
-                      4 * (8 * kRows * 32 + 192 + kRows * kHd + kRows * kD + kRows * 32) +
+                      4 * (8 * kRows * 32 + kRows * 192 + kRows * kHd + kRows * kD + kRows * 32) +
                       8 * (kInFlight + 2 + 3 + kInFlight) + 4 * kInFlight + 16;
   CK(cudaFuncSetAttribute(decode_two_stage, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   int clusters = 0;
@@ -757,7 +879,7 @@ int main(int argc, char** argv) {
   // take no part in the layers' steps (run 240 had them in every step: the steps slowed), and their
   // rings fill with their first lm_head items while the layers run.
   auto flag = [](const char* name) { return std::getenv(name) && std::atoi(std::getenv(name)); };
-  const bool extra = flag("MK_EXTRA"), kv_global = flag("MK_KV_GLOBAL");
+  const bool extra = flag("MK_EXTRA"), kv_global = flag("MK_KV_GLOBAL"), split = flag("MK_SPLIT");
   const int grid = kCluster * (extra ? std::min(clusters, 16) : nclusters), b_blocks = kCluster * nclusters;
   const BLayout BL = b_layout(fc_cols);
   if (kAKV + BL.blob > (unsigned)kRingBytes) {
@@ -768,7 +890,14 @@ int main(int argc, char** argv) {
       "grid %d (%d clusters in stage B), c_fc %d columns a block; item bytes A %u, B %u; past keys/values "
       "%s; "
       "layer norm %s\n",
-      grid, nclusters, fc_cols, kv_global ? kABlob : kAKV, BL.blob, kv_global ? "from L2" : "in the ring",
+      grid, nclusters, fc_cols,
+      split       ? kSKV
+      : kv_global ? kABlob
+                  : kAKV,
+      BL.blob,
+      split       ? "split over the cluster"
+      : kv_global ? "from L2"
+                  : "in the ring",
       flag("MK_LN2") ? "two-pass" : "one-pass");
 
   // Weights in natural layouts (for the reference), then each block's items.
@@ -874,7 +1003,17 @@ int main(int argc, char** argv) {
         A.src[0] =
             reinterpret_cast<const unsigned char*>(Lw[l].blob_a) + ((size_t)cl * kCluster + r) * kABlob;
         A.len[0] = kABlob, A.off[0] = 0, A.nseg = 1, A.bytes = kABlob;
-        if (r < kRows) {
+        if (split) {
+          // Past positions [16 r, 16 r + 16) of every row: keys, then values.
+          for (int b = 0; b < kRows; ++b) {
+            const size_t at = (((size_t)b * kHeads + cl) * kT + r * kSplitPos) * kHd;
+            const unsigned len = kSplitPos * kHd * 2;
+            A.src[1 + b] = Lw[l].kc + at, A.len[1 + b] = len, A.off[1 + b] = kSK + b * len;
+            A.src[1 + kRows + b] = Lw[l].vc + at, A.len[1 + kRows + b] = len,
+                              A.off[1 + kRows + b] = kSV + b * len;
+          }
+          A.nseg = 1 + 2 * kRows, A.bytes = kSKV;
+        } else if (r < kRows) {
           const size_t row = ((size_t)r * kHeads + cl) * kT * kHd;
           if (kv_global) {
             A.l2[0] = Lw[l].kc + row, A.l2len[0] = kPast * kHd * 2;
@@ -925,6 +1064,7 @@ int main(int argc, char** argv) {
   p.b_clusters = nclusters;
   p.step_blocks = b_blocks;
   p.kv_global = kv_global;
+  p.attn_split = split;
   p.ln_two_pass = flag("MK_LN2");
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, (size_t)(kSteps + 1) * grid * kStamps * 8));
