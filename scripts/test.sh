@@ -143,7 +143,7 @@ check_lsan() {
   return 1
 }
 
-# Tests labelled nvrtc (compile.examples, the CodegenNvrtc tests, test_cli's `grape compile` tests)
+# Tests labelled nvrtc (compile.examples, compile.probes, the CodegenNvrtc tests, test_cli's `grape compile` tests)
 # run in phase 4's optimized build instead (NVRTC gains nothing from the sanitizers and is 3x slower
 # under ASan's allocator).
 run_ctest() {
