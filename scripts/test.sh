@@ -143,8 +143,8 @@ check_lsan() {
   return 1
 }
 
-# Tests labelled nvrtc (compile.examples, compile.probes, the CodegenNvrtc tests, test_cli's `grape compile` tests)
-# run in phase 4's optimized build instead (NVRTC gains nothing from the sanitizers and is 3x slower
+# Tests labelled nvrtc (compile.examples, compile.probes, the CodegenNvrtc tests, test_cli's
+# `grape compile` tests) run in phase 4's optimized build instead (NVRTC gains nothing from the sanitizers and is 3x slower
 # under ASan's allocator).
 run_ctest() {
   local args=(--test-dir build-test --output-on-failure -j"$JOBS" --timeout 600 --no-tests=error)
