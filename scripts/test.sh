@@ -144,8 +144,8 @@ check_lsan() {
 }
 
 # Tests labelled nvrtc (compile.examples, compile.probes, the CodegenNvrtc tests, test_cli's
-# `grape compile` tests) run in phase 4's optimized build instead (NVRTC gains nothing from the sanitizers and is 3x slower
-# under ASan's allocator).
+# `grape compile` tests) run in phase 4's optimized build instead (NVRTC gains nothing from the
+# sanitizers and is 3x slower under ASan's allocator).
 run_ctest() {
   local args=(--test-dir build-test --output-on-failure -j"$JOBS" --timeout 600 --no-tests=error)
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
