@@ -1,8 +1,8 @@
 #!/bin/sh
-# CI check that every CUDA measurement probe under scripts/probes/ still builds, warning-free, for
-# the lent GPUs (sm_90), with the one nvcc command its header gives: they are records that later
-# sessions rerun and build on (decode_two_stage.cu is issue 7's design probe), and two of them
-# share headers (decode_reference.cuh, probe_sync.cuh). Nothing is run: CI has no GPU.
+# CI check that every CUDA measurement probe under scripts/probes/ (subfolders too) still compiles
+# for the lent GPUs (sm_90), warnings as errors: they are records that later sessions rerun and
+# build on (decode_two_stage.cu is issue 7's design probe), and two of them share headers
+# (decode_reference.cuh, probe_sync.cuh). Compile only, no -O3: nothing runs (CI has no GPU).
 # Exit 77 (skipped) when there is no nvcc.
 # usage: compile_probes.sh   (run in the source root)
 nvcc=${CUDACXX:-$(command -v nvcc || true)}
