@@ -387,6 +387,12 @@ class GlobalsBuilder {
     for (const auto& d : s.type.dims) {
       auto dim = state_dim(*d, g_, diags_);
       if (!dim) return poison(s.name);
+      if (dim->is_const() && dim->const_value() < 0) {
+        // As for weights: a negative size is the program's error, not an element count to add up.
+        diags_.error(d->span,
+                     "state dimension must not be negative, got " + std::to_string(dim->const_value()));
+        return poison(s.name);
+      }
       info.type.shape.push_back(*dim);
     }
     if (!check_elements(info.type.shape, s.span, "state " + quote_name(s.name))) return poison(s.name);
