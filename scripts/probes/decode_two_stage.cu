@@ -164,11 +164,6 @@ __device__ __forceinline__ void st_async4b(const void* p, unsigned rank, const u
       "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote(bar, rank))
       : "memory");
 }
-__device__ __forceinline__ void red_add4(float* p, float4 v) {
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
-               "f"(v.w)
-               : "memory");
-}
 __device__ __forceinline__ float round_half(float v) { return __half2float(__float2half(v)); }
 
 // A barrier of the cluster's compute threads only (the producer warp never joins: barrier.cluster
