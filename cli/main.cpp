@@ -434,13 +434,15 @@ int cmd_bench(const Options& o) {
         "\"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"mean_ms\": %.6f, "
         "\"wall_mean_ms\": %.6f, \"kernels_per_call\": %lld, \"host_syncs_per_call\": %lld, "
         "\"device_bytes\": %zu, \"compile_ms\": %.3f, \"executor\": %s, \"graph_launches_per_call\": %lld, "
-        "\"graphs\": %zu, \"kernels_tuned\": %zu, \"kernels_retuned\": %zu, \"tuning_ms\": %.3f%s%s}\n",
+        "\"graphs\": %zu, \"kernels_tuned\": %zu, \"kernels_retuned\": %zu, \"tuning_ms\": %.3f, \"plan\": "
+        "%s%s%s}\n",
         json_string(o.files[0]).c_str(), json_string(entry).c_str(),
         json_string(grp_session_backend(s)).c_str(), o.iters, o.warmup, sorted.front(), pct(0.5), pct(0.9),
         pct(0.99), mean, wall_total / o.iters, static_cast<long long>(st.kernels),
         static_cast<long long>(st.host_syncs), st.device_bytes, st.compile_ms,
         json_string(st.executor ? st.executor : "").c_str(), static_cast<long long>(st.graph_launches),
-        st.graphs, st.kernels_tuned, st.kernels_retuned, st.tuning_ms, auto_part.c_str(),
+        st.graphs, st.kernels_tuned, st.kernels_retuned, st.tuning_ms,
+        json_string(st.plan ? st.plan : "").c_str(), auto_part.c_str(),
         o.profile ? (", \"profile\": " + profile_json(profile, profiled_runs)).c_str() : "");
   } else {
     std::printf("%s --entry %s on %s, executor %s%s (%s), %d iterations after %d warm-up\n",
@@ -458,6 +460,7 @@ int cmd_bench(const Options& o) {
                   static_cast<long long>(st.graph_launches), st.graphs);
       std::printf("  autotuning: %zu kernels measured (%.0f ms), %zu launched off the heuristic's choice\n",
                   st.kernels_tuned, st.tuning_ms, st.kernels_retuned);
+      if (st.plan && *st.plan) std::printf("  plan: %s\n", st.plan);
     }
     print_auto(decisions);
     if (measuring_calls > 0)

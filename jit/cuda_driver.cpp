@@ -61,6 +61,7 @@ LoadedDriver load_driver() {
   GRAPE_CUDA_DRIVER_GRAPH_FUNCTIONS(GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL)
 #undef GRAPE_CUDA_DRIVER_RESOLVE_OPTIONAL
   resolve(loaded.library, d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+  resolve(loaded.library, d.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters");
 
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {

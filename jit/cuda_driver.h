@@ -79,6 +79,9 @@ struct Driver {
 #undef GRAPE_CUDA_DRIVER_MEMBER
   // The copy engine's tensor maps (gemv_mma.cuh's weight tiles); null with a driver without it.
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
+  // How many thread-block clusters of a kernel fit at once (the decoder plan); null with a driver
+  // without it.
+  decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters = nullptr;
   std::string missing_graph_symbol;  // empty when every graph function resolved
   bool has_graphs() const { return missing_graph_symbol.empty(); }
 

@@ -38,6 +38,16 @@ std::string rows_variant_source(const std::string& source, long long rows) {
   return with_define(source, "#define " + std::string(kRowsDefine) + " " + std::to_string(rows) + "LL\n");
 }
 
+std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
+                                  unsigned ring_bytes) {
+  const std::string defines =
+      "#define GRAPE_DEC_ROWS " + std::to_string(rows) + "\n#define GRAPE_DEC_LAYERS " +
+      std::to_string(layers) + "\n#define GRAPE_DEC_T " + std::to_string(cache_len) +
+      "\n#define GRAPE_DEC_VOCAB " + std::to_string(vocab) + "\n#define GRAPE_DEC_FC_COLS " +
+      std::to_string(fc_cols) + "\n#define GRAPE_DEC_RING " + std::to_string(ring_bytes) + "\n";
+  return assemble_kernel_source({"decoder_abi.h", "decoder_step.cuh"}, "", defines);
+}
+
 std::string assemble_kernel_source(const std::vector<std::string>& templates, const std::string& glue,
                                    const std::string& defines) {
   std::string s = kCudaHeaders + defines;

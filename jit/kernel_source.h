@@ -49,6 +49,13 @@ std::string wide_variant_source(const std::string& source);
 constexpr const char* kRowsDefine = "GRAPE_ROWS";
 std::string rows_variant_source(const std::string& source, long long rows);
 
+// The decoder plan's kernel (jit/kernels/decoder_step.cuh, entry point kDecoderSymbol) for `rows`
+// rows, `layers` layers, a cache of `cache_len` positions, a vocabulary of `vocab`, `fc_cols` c_fc
+// columns a block (24 or 32) and a ring of `ring_bytes` (jit::decoder_ring_bytes).
+constexpr const char* kDecoderSymbol = "grape_decoder";
+std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
+                                  unsigned ring_bytes);
+
 // A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
 // (in order, each once, with #line markers so NVRTC's messages name the template file and line),
 // then `glue`.

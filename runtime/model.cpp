@@ -299,6 +299,7 @@ void Session::Impl::refresh_stats() {
   r.kernels_retuned = g.kernels_retuned;
   r.row_variants = g.row_variants;
   r.tuning_ms = g.tuning_ms;
+  r.plan = g.plan;
   r.graph_launches = g.graph_launches;
   r.graphs = g.graphs;
   r.graph_bytes = g.graph_bytes;

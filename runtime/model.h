@@ -116,6 +116,9 @@ struct RunStats {
   // (decode's batch; docs/kernels.md, "Row-count variants").
   size_t row_variants = 0;
   double tuning_ms = 0;
+  // Executor "mono": "decoder" when the run took the decoder plan (docs/execution.md), else
+  // "general (<why not>)"; "" for the other executors.
+  std::string plan;
   int64_t graph_launches = 0;  // CUDA graphs launched (graph executor)
   size_t graphs = 0;           // instantiated CUDA graphs held
   size_t graph_bytes = 0;      // device memory they took

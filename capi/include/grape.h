@@ -453,6 +453,10 @@ typedef struct grp_run_stats {
   size_t kernels_tuned;   /* kernels whose launch configurations the session measured so far */
   size_t kernels_retuned; /* kernels bound now to a configuration other than the heuristic's */
   double tuning_ms;       /* host time those measurements took, so far */
+  /* Appended with the decoder plan: executor "mono", "decoder" when the run took the decoder plan
+   * (docs/execution.md), else "general (<why not>)"; "" for the other executors and the CPU
+   * backend. Valid until the session's next run. */
+  const char* plan;
 } grp_run_stats;
 /* Fills `out` (whose struct_size the caller sets); out-parameter untouched on failure. */
 GRAPE_API grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out);

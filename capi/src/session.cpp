@@ -350,6 +350,7 @@ grp_error* grp_session_last_run_stats(const grp_session* s, grp_run_stats* out) 
     if (covers(offsetof(grp_run_stats, kernels_retuned), sizeof(size_t)))
       out->kernels_retuned = r.kernels_retuned;
     if (covers(offsetof(grp_run_stats, tuning_ms), sizeof(double))) out->tuning_ms = r.tuning_ms;
+    if (covers(offsetof(grp_run_stats, plan), sizeof(const char*))) out->plan = r.plan.c_str();
   });
 }
 

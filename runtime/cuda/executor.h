@@ -52,6 +52,9 @@ struct RunStats {
   // Matrix products bound to a row-count variant (jit::kRowsDefine) at the last run's dims.
   size_t row_variants = 0;
   double tuning_ms = 0;
+  // Mono executor: "decoder" when the last run took the decoder plan (runtime/cuda/decoder_plan.h),
+  // else "general (<why not>)"; "" for the other executors.
+  std::string plan;
 };
 
 // How the graph executor files and keeps its graphs (docs/execution.md, "Shape buckets").

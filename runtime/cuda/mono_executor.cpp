@@ -9,6 +9,7 @@
 #include "jit/cuda_driver.h"
 #include "jit/kernel_source.h"
 #include "jit/persistent_source.h"
+#include "runtime/cuda/decoder_plan.h"
 #include "runtime/cuda/device_program.h"
 #include "scheduler/launch.h"
 #include "scheduler/prefetch.h"
@@ -269,6 +270,7 @@ MonoExecutor::MonoExecutor(std::shared_ptr<DeviceProgram> program, const RunCont
                                               program_->function().name + " has one (" +
                                               program_->where(s.op) + "): use --executor graph");
   impl_ = std::make_unique<Impl>(*program_);
+  decoder_ = DecoderPlan::create(*program_, decoder_why_);
 }
 
 MonoExecutor::~MonoExecutor() = default;
@@ -278,11 +280,25 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
   DeviceProgram& p = *program_;
   p.device().make_current();
   stats_.kernels = stats_.host_syncs = stats_.copies = stats_.graph_launches = 0;
+  // The decoder plan where the entry and this run's inputs fit it (its first run builds it).
+  const bool decoder = decoder_ && decoder_->accepts(inputs, decoder_why_);
+  stats_.plan = decoder ? "decoder" : "general (" + decoder_why_ + ")";
   impl_->start.record(p.stream());
   stats_.param_uploads = bind(inputs, dims) ? 1 : 0;
   p.upload_inputs(inputs);
   std::vector<Tensor> out;
   try {
+    if (decoder) {
+      control_.check();
+      decoder_->launch();
+      stats_.kernels = 1;
+      out = p.download_outputs();
+      impl_->stop.record(p.stream());
+      impl_->stop.synchronize();
+      stats_.device_ms = impl_->stop.elapsed_ms_since(impl_->start);
+      stats_.device_bytes = p.device_bytes();
+      return out;
+    }
     impl_->prepare();
     const Impl::Built& k = *impl_->kernel;
     // Nothing has been launched yet: an interrupt or the deadline stops the run with the states

@@ -11,12 +11,19 @@
 // thread-block clusters. The kernel is generated and compiled at the first run of a binding whose
 // launches differ (the bound entry points and barriers; the kernel cache keeps it across sessions).
 // Anything else is ErrorCode::Unsupported with the reason.
+//
+// An entry that is exactly a GPT-2-style decode step runs, where its shapes and inputs allow, as
+// the decoder plan instead: one kernel of two cluster-partitioned stages a layer
+// (runtime/cuda/decoder_plan.h); other runs of it take the general kernel.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "runtime/cuda/executor.h"
 
 namespace grape::cuda {
+
+class DecoderPlan;
 
 class MonoExecutor : public Executor {
  public:
@@ -27,10 +34,15 @@ class MonoExecutor : public Executor {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           const std::map<std::string, int64_t>& dims) override;
   const char* name() const override { return "mono"; }
+  // Why runs do not take the decoder plan (runtime/cuda/decoder_plan.h): the entry's reason, or the
+  // last run's; empty while they do.
+  const std::string& decoder_plan_note() const { return decoder_why_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<DecoderPlan> decoder_;  // null: the entry is not a decode step it runs
+  mutable std::string decoder_why_;
 };
 
 }  // namespace grape::cuda

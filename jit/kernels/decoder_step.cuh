@@ -1,0 +1,659 @@
+// The decoder plan's kernel (runtime/cuda/decoder_plan.h; docs/execution.md, "The decoder plan"):
+// a GPT-2 small decode step — embedding, every layer, ln_f and lm_head — as ONE persistent kernel
+// with TWO dependent all-to-all stages a layer, the design scripts/probes/decode_two_stage.cu
+// measured (149 us a step on an H200 against 413 us for the graph executor's 63 kernels).
+//   Stage A (attention), one thread-block cluster of 8 per head: each block computes 24 of the
+//     head's 192 q/k/v columns (ln_1 fused) and pushes them into the shared memory of the block
+//     that owns the row (st.async, counted on the receiver's mbarrier: no cluster barrier); blocks
+//     0..rows-1 write the row's new key and value into the caches, attend over positions 0..p and
+//     push the 64 outputs to all 8; every block multiplies them by its 96 columns of the head's 64
+//     rows of attn c_proj and adds the rows x 96 results into the step's fp32 sum in L2 (vector
+//     reductions: the 12 heads meet there).
+//   Stage B (MLP), every block of the stage's clusters: C (24 or 32) columns of c_fc (ln_2 fused,
+//     gelu), pushed to every block of its cluster; each block then multiplies the cluster's 8 C
+//     gelu outputs by its 96 columns of those rows of mlp c_proj and adds the results into the sum.
+//   The residual stays in fp32: step s's sum Y[s] starts at zero (zeroed one launch ahead, two
+//   sets); every block adds its share of the step's input rows and the products add their
+//   outputs, so Y[s] is step s + 1's input. A step waits for one counter that every block of the
+//   previous step adds 1 to with a release.
+//   A producer warp streams the block's next items (weights in a per-block layout made when the
+//   plan is bound) into a shared-memory ring by bulk copies, paced so that the blocks' copies do
+//   not reach DRAM as one burst at every step's start, when the step's rows are read.
+// The host defines GRAPE_DEC_ROWS (1..8), GRAPE_DEC_LAYERS, GRAPE_DEC_T (the caches' length),
+// GRAPE_DEC_VOCAB, GRAPE_DEC_FC_COLS (24 or 32) and GRAPE_DEC_RING (the ring's bytes); the entry
+// point is grape_decoder, launched in clusters of 8 with kDecLaunchThreads threads a block.
+#ifndef GRAPE_KERNELS_DECODER_STEP_CUH
+#define GRAPE_KERNELS_DECODER_STEP_CUH
+
+namespace grape_dec {
+
+constexpr int kRows = GRAPE_DEC_ROWS, kLayers = GRAPE_DEC_LAYERS, kT = GRAPE_DEC_T, kVocab = GRAPE_DEC_VOCAB;
+constexpr int kFcCols = GRAPE_DEC_FC_COLS;
+constexpr unsigned kRingBytes = GRAPE_DEC_RING;
+constexpr int kD = kDecEmbed, kHeads = kDecHeads, kHd = kDecHeadDim, kCluster = kDecCluster,
+              kThreads = kDecThreads, kInFlight = kDecInFlight, kQkvCols = kDecQkvCols,
+              kProjCols = kDecProjCols, kLmCols = kDecLmCols;
+constexpr int kSteps = 2 * kLayers;  // stages A and B of every layer; lm_head is step kSteps
+constexpr int kLda = kD + 8;         // the staged rows' pitch in halves
+static_assert(kRows >= 1 && kRows <= kDecMaxRows, "one attention row per block of a cluster");
+static_assert(kFcCols == 24 || kFcCols == 32, "c_fc columns a block: 3072 over 16 or 12 clusters of 8");
+static_assert(kRingBytes % 1024 == 0, "the ring is a whole number of KB");
+constexpr DecoderShared kShared = decoder_shared(kRows, kT, kRingBytes);
+static_assert(kRows * kFcCols <= kThreads && kRows * kLmCols <= kThreads, "a thread an output of a product");
+// A row's past keys and values (pos x 64 each) come into the ring with the block's stage-A item
+// while a stage-A and a stage-B item still fit beside them: up to kKvRing positions. Past that the
+// attention reads them from global memory (put into L2 a step ahead): 14 us a GPT-2 small step
+// slower in scripts/probes/decode_two_stage.cu (run 247).
+constexpr int kKvRing =
+    (int)((kRingBytes - kDecABytes - decoder_b_layout(kFcCols).bytes) / (2u * kDecHeadDim * 2u));
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void csync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+__device__ __forceinline__ void mbar_init(unsigned long long* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(unsigned long long* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, "
+        "p;\n\t}"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void mbar_wait_cluster(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+}
+// `bytes` from global `src` into this block's shared memory at `dst`, counted on mbarrier `b`.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* b) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(b))
+      : "memory");
+}
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// Block `rank` of this cluster's shared-memory address of the same variable as `p`.
+__device__ __forceinline__ unsigned remote(const void* p, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+  return r;
+}
+// Stores into block `rank`'s shared memory that count their bytes on that block's mbarrier `bar`
+// (the receiver waits for its expected bytes; no release fence, no barrier round trip).
+__device__ __forceinline__ void st_async4(const void* p, unsigned rank, const unsigned long long* bar,
+                                          float4 v) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+          remote(p, rank)),
+      "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote(bar, rank))
+      : "memory");
+}
+__device__ __forceinline__ void st_async4b(const void* p, unsigned rank, const unsigned long long* bar,
+                                           uint4 v) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+          remote(p, rank)),
+      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote(bar, rank))
+      : "memory");
+}
+__device__ __forceinline__ float round_half(float v) { return __half2float(__float2half(v)); }
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+
+// A barrier of the cluster's compute threads only (the producer warp has returned; barrier.cluster
+// would wait for it): lanes 0-7 of warp 0 arrive, with a release, on the mbarrier of block `lane`.
+__device__ void cluster_sync(unsigned long long* bar) {
+  csync();
+  if (threadIdx.x < kCluster)
+    asm volatile(
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote(bar, threadIdx.x))
+        : "memory");
+  if (threadIdx.x == 0) mbar_wait_cluster(bar, 0u);
+  csync();
+}
+
+// Element i of the step's input rows: step 0's are the embeddings (wte[token] + wpe[p], an f16 add
+// as the program's), the others the previous step's fp32 sum.
+__device__ __forceinline__ float embedding(const DecoderParams& p, int pos, int i) {
+  const int r = i / kD, k = i - r * kD;
+  const __half* wte = static_cast<const __half*>(p.token_table);
+  const __half* wpe = static_cast<const __half*>(p.position_table);
+  return __half2float(__hadd(wte[(long long)p.tokens[r] * kD + k], wpe[(long long)pos * kD + k]));
+}
+
+// The step's input rows through a layer norm (two-pass statistics) with scale and shift from the
+// item's bytes, into As (f16 [kRows][kLda]), one warp a row; the rows' elements [lo, hi) (this
+// block's share, flattened) are also added into Y, the sum the next step reads.
+__device__ void stage_rows(const DecoderParams& p, int pos, const float* R, const __half* gamma, float eps,
+                           __half* As, float* Y, int lo, int hi) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  if (w >= kRows) return;
+  uint4 gu[3], bu[3];  // the scale and shift first: shared-memory loads, off the rows' latency
+  for (int j = 0; j < 3; ++j) {
+    gu[j] = reinterpret_cast<const uint4*>(gamma)[lane + 32 * j];
+    bu[j] = reinterpret_cast<const uint4*>(gamma + kD)[lane + 32 * j];
+  }
+  float v[3][8];
+  for (int j = 0; j < 3; ++j) {
+    const int k = (lane + 32 * j) * 8;
+    if (R) {
+      for (int i = 0; i < 2; ++i) {
+        const float4 x = __ldcg(reinterpret_cast<const float4*>(R + w * kD + k) + i);
+        v[j][4 * i] = x.x, v[j][4 * i + 1] = x.y, v[j][4 * i + 2] = x.z, v[j][4 * i + 3] = x.w;
+      }
+    } else {
+      for (int e = 0; e < 8; ++e) v[j][e] = embedding(p, pos, w * kD + k + e);
+    }
+  }
+  float sum = 0.0f;
+  for (int j = 0; j < 3; ++j)
+    for (int e = 0; e < 8; ++e) sum += v[j][e];
+  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  const float mean = sum / kD;
+  float d2 = 0.0f;
+  for (int j = 0; j < 3; ++j)
+    for (int e = 0; e < 8; ++e) d2 = fmaf(v[j][e] - mean, v[j][e] - mean, d2);
+  for (int o = 16; o; o >>= 1) d2 += __shfl_xor_sync(0xffffffffu, d2, o);
+  const float rstd = rsqrtf(d2 / kD + eps);
+  for (int j = 0; j < 3; ++j) {
+    const int k = (lane + 32 * j) * 8;
+    const __half* g = reinterpret_cast<const __half*>(&gu[j]);
+    const __half* b = reinterpret_cast<const __half*>(&bu[j]);
+    __align__(16) __half o8[8];
+    for (int e = 0; e < 8; ++e)
+      o8[e] = __float2half((v[j][e] - mean) * rstd * __half2float(g[e]) + __half2float(b[e]));
+    *reinterpret_cast<uint4*>(As + w * kLda + k) = *reinterpret_cast<const uint4*>(o8);
+  }
+  if (Y)
+    for (int j = 0; j < 3; ++j) {
+      const int at = w * kD + (lane + 32 * j) * 8;
+      if (at + 8 > lo && at < hi)
+        for (int e = 0; e < 8; ++e)
+          if (at + e >= lo && at + e < hi) atomicAdd(Y + at + e, v[j][e]);
+    }
+}
+
+// As [kRows][kD] times a tile [kD][8 NB] on the tensor cores (mma.m16n8k16, rows past kRows zero,
+// the warps taking the k steps in turn); the warps' partial sums are left in red [8][kRows][8 NB]
+// for gemv_sum after a csync.
+template <int NB>
+__device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
+  constexpr int C = 8 * NB, W = kThreads / 32;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+  float acc[NB][4];
+#pragma unroll
+  for (int j = 0; j < NB; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  const __half* arow = As + g * kLda + 2 * c;
+  const int rr = (lane & 7) + 8 * ((lane >> 3) & 1), sw = NB == 4 ? (rr >> 1) & 3 : 0;
+  const unsigned wbase = smem_addr(tile) + rr * C * 2;
+#pragma unroll 4
+  for (int s = w; s < kD / 16; s += W) {
+    unsigned a[4] = {0u, 0u, 0u, 0u};
+    if (g < kRows) {
+      a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
+      a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
+    }
+    unsigned b[2 * NB];
+    const unsigned addr = wbase + s * 16 * C * 2;
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
+                   : "r"(addr + 16 * (j ^ sw)));
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};"
+          : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * j]), "r"(b[2 * j + 1]));
+  }
+  if (g < kRows)
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      red[(w * kRows + g) * C + 8 * j + 2 * c] = acc[j][0];
+      red[(w * kRows + g) * C + 8 * j + 2 * c + 1] = acc[j][1];
+    }
+}
+__device__ __forceinline__ float gemv_sum(const float* red, int C, int r, int j) {
+  float s = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) s += red[(w * kRows + r) * C + j];
+  return s;
+}
+
+struct Smem {
+  unsigned char* ring;
+  __half* As;
+  float* red;
+  float* qkv;   // [192]: the q/k/v of this block's row (attention blocks), fp16-rounded
+  float* att;   // [kRows][kHd]: the head's attention outputs, fp16-rounded
+  float* part;  // stage B's gelu outputs of the cluster and partial sums; the attention's scores
+  float* fs;    // stage B's own gelu outputs, halves [kRows][40]
+  // mbarriers counting the bytes of [0] this row's q/k/v, [1] the head's attention outputs, [2] the
+  // cluster's gelu outputs, each completing once a layer.
+  unsigned long long* xbar;
+};
+
+// Rows a [kRows][K] (halves, row pitch `pitch`; rows past kRows zero) times an item's [12][K][8]
+// weight for this block's 96 output columns, on the tensor cores, added (with `bias`, if not
+// null) into `delta` by vector reductions. The k steps go in 4 quarters and the 12 n-blocks in 2
+// halves: warp w takes quarter w & 3 of half w >> 2; the quarters' partial sums meet in kp
+// [4][kRows][96].
+template <int K>
+__device__ void proj96(const __half* a_rows, int pitch, const unsigned char* wt, float* kp,
+                       const __half* bias, float* delta, unsigned rank) {
+  constexpr int KQ = K / 16 / 4;
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3, kq = w & 3,
+            nh = w >> 2;
+  const unsigned wb = smem_addr(wt) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
+  float acc[6][4] = {};
+#pragma unroll
+  for (int q = 0; q < KQ; ++q) {
+    const int ks = kq * KQ + q;
+    unsigned a[4] = {0u, 0u, 0u, 0u};
+    if (g8 < kRows) {
+      a[0] = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 2 * c);
+      a[2] = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 8 + 2 * c);
+    }
+#pragma unroll
+    for (int i = 0; i < 6; ++i) {
+      unsigned b0, b1;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(b0), "=r"(b1)
+                   : "r"(wb + ((nh * 6 + i) * K + 16 * ks) * 16));
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+          "{%8, %9}, {%0, %1, %2, %3};"
+          : "+f"(acc[i][0]), "+f"(acc[i][1]), "+f"(acc[i][2]), "+f"(acc[i][3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+  }
+  if (g8 < kRows)
+#pragma unroll
+    for (int i = 0; i < 6; ++i)
+      *reinterpret_cast<float2*>(kp + (kq * kRows + g8) * kProjCols + (nh * 6 + i) * 8 + 2 * c) =
+          make_float2(acc[i][0], acc[i][1]);
+  csync();
+  // rows x 48 column pairs: more than the 256 threads from 6 rows on.
+  for (int e = tid; e < kRows * kProjCols / 2; e += kThreads) {
+    const int b = e / (kProjCols / 2), n = 2 * (e - b * (kProjCols / 2)), col = (int)rank * kProjCols + n;
+    float2 t = make_float2(0.0f, 0.0f);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float2 u = *reinterpret_cast<const float2*>(kp + (q * kRows + b) * kProjCols + n);
+      t.x += u.x, t.y += u.y;
+    }
+    if (bias) t.x += __half2float(bias[col]), t.y += __half2float(bias[col + 1]);
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(delta + b * kD + col), "f"(t.x), "f"(t.y)
+                 : "memory");
+  }
+}
+
+// Row b's attention for head h of this layer (the block of rank b): the new key and value into the
+// caches at position pos, the scores of positions 0..pos (two threads a past key, 32 dimensions
+// each; threads 0-1 the new key), softmax by block maxima and sums (the T - 1 - pos masked
+// positions count in the sum with the program's fill score), the outputs as 4 partial sums.
+// The 64 outputs go to out64.
+__device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int pos, const unsigned char* it,
+                           const Smem& s, float* out64) {
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const long long row = (((long long)layer * kRows + b) * kHeads + h) * kT * kHd;
+  __half* Kc = static_cast<__half*>(p.k_cache) + row;
+  __half* Vc = static_cast<__half*>(p.v_cache) + row;
+  // The past keys and values: in the ring after the item's weights (see kKvRing), or in the caches.
+  const bool in_ring = p.kv_ring && pos <= kKvRing;
+  const __half* Ks = in_ring ? reinterpret_cast<const __half*>(it + kDecABytes) : Kc;
+  const __half* Vs = in_ring ? reinterpret_cast<const __half*>(it + kDecABytes + pos * kHd * 2) : Vc;
+  float* wm = s.part;                // [8] warp maxima
+  float* ws = wm + 8;                // [8] warp sums
+  float* pr = ws + 8;                // [pos + 1] scores, then their exponentials
+  float* pv = pr + ((kT + 4) & ~3);  // [4][64]
+  const float* q = s.qkv;
+  if (tid < kHd) {
+    Kc[(long long)pos * kHd + tid] = __float2half(q[kHd + tid]);
+    Vc[(long long)pos * kHd + tid] = __float2half(q[2 * kHd + tid]);
+  }
+  const int hk = tid & 1;
+  float m = -__int_as_float(0x7f800000);
+  for (int base = 0; base < pos; base += kThreads / 2) {
+    const int key = base + (tid >> 1);
+    float sc = 0.0f;
+    if (key < pos) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = hk * 4 + ((j + key) & 3);
+        const uint4 u = in_ring ? *reinterpret_cast<const uint4*>(Ks + key * kHd + c * 8)
+                                : __ldcg(reinterpret_cast<const uint4*>(Ks + (long long)key * kHd + c * 8));
+        const __half* e = reinterpret_cast<const __half*>(&u);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) sc = fmaf(q[c * 8 + i], __half2float(e[i]), sc);
+      }
+    }
+    sc += __shfl_xor_sync(0xffffffffu, sc, 1);
+    if (key < pos) {
+      sc *= p.scale;
+      if (!hk) pr[key] = sc;
+      m = fmaxf(m, sc);
+    }
+  }
+  {
+    float sn = 0.0f;
+    if (tid < 2)
+      for (int d = 32 * tid; d < 32 * tid + 32; ++d) sn = fmaf(q[d], q[kHd + d], sn);
+    sn += __shfl_xor_sync(0xffffffffu, sn, 1);
+    if (tid == 0) {
+      sn *= p.scale;
+      pr[pos] = sn;
+      m = fmaxf(m, sn);
+    }
+  }
+  const int masked = kT - 1 - pos;
+  for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (lane == 0) wm[w] = m;
+  csync();
+  m = masked > 0 ? p.masked : -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) m = fmaxf(m, wm[i]);
+  float sum = 0.0f;
+  for (int t = tid; t <= pos; t += kThreads) {
+    const float e = __expf(pr[t] - m);
+    pr[t] = e;
+    sum += e;
+  }
+  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if (lane == 0) ws[w] = sum;
+  csync();
+  {
+    const int d = tid & 63, pt = tid >> 6;
+    float o = pt == 0 ? pr[pos] * q[2 * kHd + d] : 0.0f;
+#pragma unroll 4
+    for (int t = pt; t < pos; t += 4) o = fmaf(pr[t], __half2float(Vs[(long long)t * kHd + d]), o);
+    pv[pt * 64 + d] = o;
+  }
+  csync();
+  float total = masked > 0 ? (float)masked * __expf(p.masked - m) : 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) total += ws[i];
+  const float inv = 1.0f / total;
+  if (tid < 64) out64[tid] = (pv[tid] + pv[64 + tid] + pv[128 + tid] + pv[192 + tid]) * inv;
+  csync();
+}
+
+// Stage A for head h, this block's rank in its cluster.
+__device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank, int pos,
+                        const unsigned char* it, const Smem& s, float* delta) {
+  const int tid = threadIdx.x;
+  const unsigned parity = (unsigned)layer & 1u;
+  if (tid == 0) {
+    if (rank < kRows) mbar_expect(s.xbar, 3 * kHd * 4);
+    mbar_expect(s.xbar + 1, kRows * kHd * 4);
+  }
+  gemv<kQkvCols / 8>(s.As, it + kDecAT, s.red);
+  csync();
+  // Row r's 24 values to block r, 4 a thread.
+  if (tid < kRows * kQkvCols / 4) {
+    const int r = tid / (kQkvCols / 4), j = 4 * (tid - r * (kQkvCols / 4));
+    const __half* bias = reinterpret_cast<const __half*>(it + kDecAB) + j;
+    const float4 v = make_float4(round_half(gemv_sum(s.red, kQkvCols, r, j) + __half2float(bias[0])),
+                                 round_half(gemv_sum(s.red, kQkvCols, r, j + 1) + __half2float(bias[1])),
+                                 round_half(gemv_sum(s.red, kQkvCols, r, j + 2) + __half2float(bias[2])),
+                                 round_half(gemv_sum(s.red, kQkvCols, r, j + 3) + __half2float(bias[3])));
+    st_async4(s.qkv + rank * kQkvCols + j, (unsigned)r, s.xbar, v);
+  }
+  if (rank < kRows) {
+    mbar_wait(s.xbar, parity);
+    float* out64 = s.red;  // the gemv's sums are consumed (the csync above)
+    attend_row(p, layer, h, (int)rank, pos, it, s, out64);
+    // Every block of the cluster gets the row's 64 outputs.
+    if (tid < kCluster * kHd / 4) {
+      const int d = 4 * (tid & 15);
+      st_async4(s.att + rank * kHd + d, (unsigned)(tid >> 4), s.xbar + 1,
+                make_float4(round_half(out64[d]), round_half(out64[d + 1]), round_half(out64[d + 2]),
+                            round_half(out64[d + 3])));
+    }
+  }
+  mbar_wait(s.xbar + 1, parity);
+  // The head's share of attn c_proj for this block's 96 columns: the outputs as halves (in the
+  // gemv's scratch: every read of out64 precedes the push), then proj96.
+  csync();
+  for (int t = tid; t < kRows * kHd; t += kThreads)
+    reinterpret_cast<__half*>(s.red)[(t / kHd) * (kHd + 8) + t % kHd] = __float2half(s.att[t]);
+  csync();
+  proj96<kHd>(reinterpret_cast<const __half*>(s.red), kHd + 8, it + kDecAW, s.part,
+              h == 0 ? reinterpret_cast<const __half*>(it + kDecAPB) : nullptr, delta, rank);
+}
+
+// Stage B (C c_fc columns a block).
+template <int NB>
+__device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsigned char* it, const Smem& s,
+                        float* delta) {
+  constexpr int C = 8 * NB;
+  constexpr DecoderBLayout L = decoder_b_layout(C);
+  const int tid = threadIdx.x;
+  constexpr int KC = kCluster * C, kHb = KC + 8;     // the cluster's c_fc columns; hbuf's row pitch
+  __half* hbuf = reinterpret_cast<__half*>(s.part);  // [kRows][kHb]: the cluster's gelu outputs
+  if (tid == 0) mbar_expect(s.xbar + 2, kCluster * kRows * C * 2);
+  gemv<NB>(s.As, it + L.t, s.red);
+  csync();
+  if (tid < kRows * C) {
+    const int r = tid / C, j = tid - r * C;
+    const float v = gemv_sum(s.red, C, r, j) + __half2float(reinterpret_cast<const __half*>(it + L.b)[j]);
+    reinterpret_cast<__half*>(s.fs)[r * 40 + j] = __float2half(gelu_tanh(round_half(v)));
+  }
+  csync();
+  // Every block of the cluster gets this block's C gelu outputs of every row (16 bytes a store).
+  if (tid < kCluster * kRows * C / 8) {
+    const int q = tid / (kRows * C / 8), rest = tid - q * (kRows * C / 8), b = rest / (C / 8),
+              k8 = 8 * (rest - b * (C / 8));
+    const uint4 v = *reinterpret_cast<const uint4*>(reinterpret_cast<const __half*>(s.fs) + b * 40 + k8);
+    st_async4b(hbuf + b * kHb + (int)rank * C + k8, (unsigned)q, s.xbar + 2, v);
+  }
+  mbar_wait(s.xbar + 2, (unsigned)layer & 1u);
+  proj96<KC>(hbuf, kHb, it + L.w2, s.part + ((kRows * kHb / 2 + 3) & ~3),
+             first_cluster ? reinterpret_cast<const __half*>(it + L.pb) : nullptr, delta, rank);
+}
+
+__device__ void lm_item(const DecoderParams& p, int index, const unsigned char* it, const Smem& s) {
+  gemv<kLmCols / 8>(s.As, it + kDecLmT, s.red);
+  csync();
+  const int tid = threadIdx.x;
+  if (tid < kRows * kLmCols) {
+    const int r = tid / kLmCols, j = tid - r * kLmCols, n = index * kLmCols + j;
+    if (n < kVocab)
+      static_cast<__half*>(p.logits)[(long long)r * kVocab + n] =
+          __float2half(gemv_sum(s.red, kLmCols, r, j));
+  }
+}
+
+// The producer warp's lane 0: items in order into the ring, at most kInFlight ahead, wrapping at
+// the end; the ring's space comes back as the consumers finish items.
+__device__ void produce(const DecoderParams& p, const DecoderItem* items, int nitems, int pos, const Smem& s,
+                        unsigned long long* bars, unsigned long long* ends, unsigned* starts,
+                        volatile int* consumed) {
+  unsigned long long head = 0, tail = 0, next_t = 0;
+  int seen = 0, lm_pref = 0;
+  const bool kv_in_ring = p.kv_ring && pos <= kKvRing;
+  for (int n = 0; n < nitems; ++n) {
+    const DecoderItem& I = items[n];
+    // A stage-A item of a row's block: where that row's past keys and values are.
+    const bool kv_row = I.step < kSteps && I.step % 2 == 0 && I.index >= 0 && pos > 0;
+    const long long kv_at =
+        (((long long)(I.step / 2) * kRows + I.index) * kHeads + (blockIdx.x / kCluster)) * kT * kHd;
+    const unsigned kv_bytes = (unsigned)pos * kHd * 2,
+                   bytes = I.bytes + (kv_row && kv_in_ring ? 2 * kv_bytes : 0);
+    for (;;) {
+      unsigned long long at = head;
+      const unsigned ring_pos = (unsigned)(at % kRingBytes);
+      if (ring_pos + bytes > kRingBytes) at += kRingBytes - ring_pos;
+      if (n - seen < kInFlight && at + bytes - tail <= kRingBytes) {
+        const int j = n % kInFlight;
+        starts[j] = (unsigned)(at % kRingBytes);
+        ends[j] = at + bytes;
+        unsigned char* dst = s.ring + starts[j];
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        mbar_expect(bars + j, bytes);
+        const bool paced = p.pace_ns && I.step < kSteps;  // lm_head's stream is not paced
+        const unsigned chunk = paced ? 8192u : 16384u;
+        for (int q = 0; q < I.pieces; ++q)
+          for (unsigned o = 0; o < I.len[q]; o += chunk) {
+            if (paced) {
+              // By copy, not by bytes: pacing by bytes measured slower (bench/RESULTS.md, run 251).
+              unsigned long long now = globaltimer();
+              while (now < next_t) now = globaltimer();
+              next_t = max(now, next_t) + p.pace_ns;
+            }
+            bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
+                      min(chunk, I.len[q] - o), bars + j);
+          }
+        // During the last layers, the first lm_head items into L2 (their stream is not paced).
+        // (A step block's items are its kSteps layer items, then its lm_head items.)
+        if (I.step < kSteps && I.step >= kSteps - p.lm_l2 && lm_pref < p.lm_l2 && kSteps + lm_pref < nitems) {
+          const DecoderItem& M = items[kSteps + lm_pref++];
+          prefetch_l2(M.src[0], M.len[0]);
+        }
+        // The row's past keys and values after the weights (unpaced: they are the step's own
+        // data, and the layer's only), or into L2 for the attention to read a step later.
+        if (kv_row && kv_in_ring) {
+          bulk_load(dst + kDecABytes, static_cast<const __half*>(p.k_cache) + kv_at, kv_bytes, bars + j);
+          bulk_load(dst + kDecABytes + kv_bytes, static_cast<const __half*>(p.v_cache) + kv_at, kv_bytes,
+                    bars + j);
+        } else if (kv_row) {
+          prefetch_l2(static_cast<const __half*>(p.k_cache) + kv_at, kv_bytes);
+          prefetch_l2(static_cast<const __half*>(p.v_cache) + kv_at, kv_bytes);
+        }
+        head = at + bytes;
+        break;
+      }
+      const int c = *consumed;
+      if (c != seen) {
+        seen = c;
+        tail = ends[(c - 1) % kInFlight];
+      }
+    }
+  }
+}
+
+}  // namespace grape_dec
+
+extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_bounds__(kDecLaunchThreads, 1)
+    grape_decoder(const __grid_constant__ DecoderParams p) {
+  using namespace grape_dec;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Smem s;
+  s.ring = smem + kShared.ring;
+  s.As = reinterpret_cast<__half*>(smem + kShared.as);
+  s.red = reinterpret_cast<float*>(smem + kShared.red);
+  s.qkv = reinterpret_cast<float*>(smem + kShared.qkv);
+  s.att = reinterpret_cast<float*>(smem + kShared.att);
+  s.part = reinterpret_cast<float*>(smem + kShared.part);
+  s.fs = reinterpret_cast<float*>(smem + kShared.fs);
+  unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + kShared.bars);
+  unsigned long long* cbar = bars + kInFlight;  // the closing cluster barrier ([1] unused)
+  s.xbar = cbar + 2;
+  unsigned long long* ends = s.xbar + 3;
+  unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
+  volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
+  const int tid = threadIdx.x, g = blockIdx.x, grid = gridDim.x;
+  const unsigned rank = (unsigned)(g % kCluster);
+  const int cluster = g / kCluster;
+  const DecoderItem* items = p.items + (long long)g * p.max_items;
+  const int nitems = p.nitems[g];
+  const int pos = *p.position;
+  if (tid == 0) {
+    for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j, 1);
+    mbar_init(cbar, kCluster);
+    for (int j = 0; j < 3; ++j) mbar_init(s.xbar + j, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    *consumed = 0;
+  }
+  // Every block's barriers exist before any block arrives on them (all threads, once).
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
+  if (tid >= kThreads) {
+    if (tid == kThreads) produce(p, items, nitems, pos, s, bars, ends, starts, consumed);
+    return;
+  }
+  // The other set of sums, zeroed for the next launch (this launch's set was zeroed by the last).
+  {
+    float* other = p.Y + (long long)((p.epoch + 1) & 1u) * kSteps * kRows * kD;
+    for (int t = g * kThreads + tid; t < kSteps * kRows * kD; t += grid * kThreads) other[t] = 0.0f;
+  }
+  float* Y = p.Y + (long long)(p.epoch & 1u) * kSteps * kRows * kD;
+  const int share = (kRows * kD + p.step_blocks - 1) / p.step_blocks;
+  csync();
+  int last_step = -1;
+  for (int n = 0; n < nitems; ++n) {
+    const DecoderItem& I = items[n];
+    const int step = I.step;
+    const float* R = step == 0 ? nullptr : Y + (long long)(step - 1) * kRows * kD;
+    float* Yout = step < kSteps ? Y + (long long)step * kRows * kD : nullptr;
+    const bool first = step != last_step;
+    if (first) {
+      if (step > 0 && tid == 0) {
+        const unsigned target = (unsigned)p.step_blocks * p.epoch;
+        while (ld_acquire(p.counters + step - 1) < target) {
+        }
+      }
+      csync();
+    }
+    mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
+    const unsigned char* it = s.ring + starts[n % kInFlight];
+    const bool is_a = step < kSteps && step % 2 == 0,
+               active = step == kSteps || cluster < (is_a ? kHeads : p.b_clusters);
+    const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
+    if (first && active) {
+      const unsigned gam = step == kSteps ? kDecLmG : is_a ? kDecAG : decoder_b_layout(kFcCols).g;
+      stage_rows(p, pos, R, reinterpret_cast<const __half*>(it + gam), p.eps[step], s.As, Yout, lo, hi);
+      csync();
+    } else if (first && tid < hi - lo) {
+      // An idle block's share of the rows into the sum.
+      atomicAdd(Yout + lo + tid, R ? __ldcg(R + lo + tid) : embedding(p, pos, lo + tid));
+    }
+    if (step == kSteps)
+      lm_item(p, I.index, it, s);
+    else if (active && is_a)
+      stage_a(p, step / 2, cluster, rank, pos, it, s, Yout);
+    else if (active)
+      stage_b<kFcCols / 8>(step / 2, rank, cluster == 0, it, s, Yout);
+    csync();
+    if (tid == 0) {
+      *consumed = n + 1;
+      if (step < kSteps) red_release_add(p.counters + step, 1u);
+    }
+    last_step = step;
+  }
+  // No block leaves while another may still read its shared memory.
+  cluster_sync(cbar);
+}
+
+#endif  // GRAPE_KERNELS_DECODER_STEP_CUH

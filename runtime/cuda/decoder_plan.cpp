@@ -1,0 +1,417 @@
+#include "runtime/cuda/decoder_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/half.h"
+#include "jit/cuda_driver.h"
+#include "jit/decoder_abi.h"
+#include "jit/kernel_source.h"
+#include "runtime/cuda/device_program.h"
+#include "scheduler/launch.h"
+
+namespace grape::cuda {
+
+namespace {
+
+using half_bits = uint16_t;  // f16 weights are only moved here, never computed with
+
+// Stage B clusters and c_fc columns a block: 3072 over 16 clusters of 8 (24 columns) where 16
+// fit, else over the 12 that stage A needs (32 columns).
+constexpr int kMaxClusters = 16;
+// The pace of the producers' weight copies (ns per 8 KB copy) and the lm_head items put into L2
+// during the last layer steps: the best of scripts/probes/decode_two_stage.cu's measurements on
+// H200s (runs 245-250); GRAPE_DECODER_PACE overrides the pace (0: unpaced).
+constexpr int kDefaultPaceNs = 250, kLmItemsInL2 = 4;
+
+int64_t const_dim(const ir::Function& f, ir::ValueId v, size_t axis) {
+  const ir::Type& t = f.type(v);
+  if (axis >= t.rank() || !t.shape[axis].is_const()) return -1;
+  return t.shape[axis].const_value();
+}
+
+}  // namespace
+
+struct DecoderPlan::Impl {
+  DeviceProgram& p;
+  scheduler::DecoderStepMatch m;
+  int tokens_input = -1, position_input = -1;
+  int64_t positions = 0;  // P, the position table's rows
+  // Made at the first accepted run (the clusters that fit are known once a kernel is built).
+  std::string unusable;  // non-empty: the device cannot run the plan; every run goes general
+  bool laid_out = false;
+  int b_clusters = 0, fc_cols = 0, grid = 0, step_blocks = 0, max_items = 0;
+  std::vector<jit::DeviceBuffer> blobs;  // per layer: A, B; then lm_head's, ln_f's
+  jit::DeviceBuffer eps, counters, sums, items, nitems;
+  int items_rows = 0;
+  unsigned epoch = 0;
+  struct Built {
+    jit::Module module;
+    CUfunction function = nullptr;
+    unsigned shared = 0, ring = 0;
+  };
+  std::map<int64_t, Built> built;  // by rows
+  int64_t rows = 0;                // of the last accepted run
+
+  Impl(DeviceProgram& program, scheduler::DecoderStepMatch match) : p(program), m(std::move(match)) {}
+
+  const ir::Function& f() const { return p.function(); }
+  CUdeviceptr value_address(ir::ValueId v) const { return p.address(p.plan().storage(v)); }
+  CUdeviceptr state_address(const std::string& name) const {
+    const auto& st = p.plan().storages;
+    for (size_t i = 0; i < st.size(); ++i)
+      if (st[i].kind == scheduler::StorageKind::State && st[i].name == name)
+        return p.address(static_cast<int>(i));
+    throw Error(ErrorCode::Internal, "the decoder plan: no storage for state '" + name + "'");
+  }
+  std::string label() const { return "the decoder kernel of " + f().name; }
+
+  Built& kernel_for(int64_t r) {
+    auto it = built.find(r);
+    if (it != built.end()) return it->second;
+    const int T = static_cast<int>(m.cache_len);
+    const unsigned ring = jit::decoder_ring_bytes(static_cast<int>(r), T, fc_cols);
+    if (ring == 0) throw Error(ErrorCode::Internal, label() + ": no room for the weight ring");
+    Built b;
+    b.module =
+        p.build_module(jit::decoder_kernel_source(static_cast<int>(r), static_cast<int>(m.layers.size()), T,
+                                                  m.vocab, fc_cols, ring),
+                       label());
+    b.function = b.module.function(jit::kDecoderSymbol);
+    b.ring = ring;
+    b.shared = jit::decoder_shared(static_cast<int>(r), T, ring).total;
+    jit::check(jit::driver().cuFuncSetAttribute(b.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                static_cast<int>(b.shared)),
+               "cuFuncSetAttribute", label());
+    return built.emplace(r, std::move(b)).first->second;
+  }
+
+  // How many clusters of 8 of `b` fit at once.
+  int clusters_that_fit(const Built& b) const {
+    if (!jit::driver().cuOccupancyMaxActiveClusters) return 0;
+    CUlaunchConfig config{};
+    config.gridDimX = jit::kDecCluster * kMaxClusters;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = jit::kDecLaunchThreads;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = b.shared;
+    config.hStream = p.stream();
+    int n = 0;
+    jit::check(jit::driver().cuOccupancyMaxActiveClusters(&n, b.function, &config),
+               "cuOccupancyMaxActiveClusters", label());
+    return n;
+  }
+
+  std::vector<half_bits> download(ir::ValueId v, size_t elements) const {
+    std::vector<half_bits> host(elements);
+    jit::check(jit::driver().cuMemcpyDtoHAsync(host.data(), value_address(v), elements * 2, p.stream()),
+               "cuMemcpyDtoHAsync", label() + " (its weights)");
+    p.synchronize(label() + " (its weights)");
+    return host;
+  }
+  jit::DeviceBuffer upload(const std::vector<half_bits>& host, const char* what) const {
+    jit::DeviceBuffer b(p.device(), host.size() * 2, what);
+    b.copy_from_host(host.data(), host.size() * 2, p.stream());
+    p.synchronize(label() + " (its weights)");
+    return b;
+  }
+
+  // Every layer's weights in the blocks' item layouts (jit/decoder_abi.h), lm_head's tiles, ln_f.
+  void lay_out_weights() {
+    constexpr int E = jit::kDecEmbed, F = jit::kDecFfn, HD = jit::kDecHeadDim, NH = jit::kDecHeads,
+                  CL = jit::kDecCluster, QC = jit::kDecQkvCols, PC = jit::kDecProjCols;
+    const int C = fc_cols, KC = CL * C, b_blocks = CL * b_clusters;
+    const jit::DecoderBLayout BL = jit::decoder_b_layout(C);
+    blobs.clear();
+    for (const scheduler::DecoderLayerMatch& l : m.layers) {
+      const auto wqkv = download(l.qkv_weight, size_t{E} * 3 * E), bqkv = download(l.qkv_bias, 3 * E),
+                 wproj = download(l.proj_weight, size_t{E} * E), bproj = download(l.proj_bias, E),
+                 g1 = download(l.ln1_scale, E), b1 = download(l.ln1_shift, E), g2 = download(l.ln2_scale, E),
+                 b2 = download(l.ln2_shift, E), wfc = download(l.fc_weight, size_t{E} * F),
+                 bfc = download(l.fc_bias, F), wmp = download(l.fc2_weight, size_t{F} * E),
+                 bmp = download(l.fc2_bias, E);
+      std::vector<half_bits> a(size_t{NH} * CL * jit::kDecABytes / 2);
+      for (int h = 0; h < NH; ++h)
+        for (int r = 0; r < CL; ++r) {
+          half_bits* t = a.data() + (size_t{static_cast<unsigned>(h)} * CL + r) * jit::kDecABytes / 2;
+          for (int j = 0; j < QC; ++j) {
+            const int hc = r * QC + j, col = (hc / HD) * E + h * HD + hc % HD;
+            for (int k = 0; k < E; ++k)
+              t[jit::kDecAT / 2 + k * QC + j] = wqkv[size_t{static_cast<unsigned>(k)} * 3 * E + col];
+            t[jit::kDecAB / 2 + j] = bqkv[col];
+          }
+          std::memcpy(t + jit::kDecAG / 2, g1.data(), E * 2);
+          std::memcpy(t + jit::kDecAG / 2 + E, b1.data(), E * 2);
+          for (int d = 0; d < HD; ++d)
+            for (int n = 0; n < PC; ++n)
+              t[jit::kDecAW / 2 + ((n / 8) * HD + d) * 8 + n % 8] =
+                  wproj[size_t{static_cast<unsigned>(h * HD + d)} * E + r * PC + n];
+          std::memcpy(t + jit::kDecAPB / 2, bproj.data(), E * 2);
+        }
+      blobs.push_back(upload(a, "the decoder plan's attention weights"));
+      std::vector<half_bits> b(size_t{static_cast<unsigned>(b_blocks)} * BL.bytes / 2);
+      for (int g = 0; g < b_blocks; ++g) {
+        half_bits* t = b.data() + size_t{static_cast<unsigned>(g)} * BL.bytes / 2;
+        for (int j = 0; j < C; ++j) {
+          const int col = g * C + j;
+          for (int k = 0; k < E; ++k)
+            t[BL.t / 2 + jit::decoder_tile_at(k, j, C)] = wfc[size_t{static_cast<unsigned>(k)} * F + col];
+          t[BL.b / 2 + j] = bfc[col];
+        }
+        std::memcpy(t + BL.g / 2, g2.data(), E * 2);
+        std::memcpy(t + BL.g / 2 + E, b2.data(), E * 2);
+        std::memcpy(t + BL.pb / 2, bmp.data(), E * 2);
+        const int cl = g / CL, rk = g % CL;
+        for (int nb = 0; nb < PC / 8; ++nb)
+          for (int k = 0; k < KC; ++k)
+            for (int e = 0; e < 8; ++e)
+              t[BL.w2 / 2 + (size_t{static_cast<unsigned>(nb)} * KC + k) * 8 + e] =
+                  wmp[size_t{static_cast<unsigned>(cl * KC + k)} * E + rk * PC + nb * 8 + e];
+      }
+      blobs.push_back(upload(b, "the decoder plan's MLP weights"));
+    }
+    const int64_t V = m.vocab, lm_items = (V + jit::kDecLmCols - 1) / jit::kDecLmCols;
+    const auto w = download(m.head_weight, size_t(V) * E);
+    std::vector<half_bits> lm(size_t(lm_items) * E * jit::kDecLmCols, 0);
+    for (int64_t i = 0; i < lm_items; ++i)
+      for (int j = 0; j < jit::kDecLmCols; ++j) {
+        const int64_t n = i * jit::kDecLmCols + j;
+        if (n >= V) continue;
+        half_bits* t = lm.data() + size_t(i) * E * jit::kDecLmCols;
+        for (int k = 0; k < E; ++k)
+          t[jit::decoder_tile_at(k, j, jit::kDecLmCols)] =
+              m.head_transposed ? w[size_t(n) * E + k] : w[size_t(k) * V + n];
+      }
+    blobs.push_back(upload(lm, "the decoder plan's lm_head tiles"));
+    std::vector<half_bits> lnf = download(m.lnf_scale, E);
+    const auto shift = download(m.lnf_shift, E);
+    lnf.insert(lnf.end(), shift.begin(), shift.end());
+    blobs.push_back(upload(lnf, "the decoder plan's ln_f"));
+
+    std::vector<float> e;
+    for (const scheduler::DecoderLayerMatch& l : m.layers) {
+      e.push_back(static_cast<float>(l.ln1_eps));
+      e.push_back(static_cast<float>(l.ln2_eps));
+    }
+    e.push_back(static_cast<float>(m.lnf_eps));
+    eps = jit::DeviceBuffer(p.device(), e.size() * sizeof(float), "the decoder plan's epsilons");
+    eps.copy_from_host(e.data(), e.size() * sizeof(float), p.stream());
+    const size_t steps = 2 * m.layers.size();
+    counters = jit::DeviceBuffer(p.device(), steps * sizeof(unsigned), "the decoder plan's counters");
+    counters.fill_bytes(0, p.stream());
+    epoch = 0;
+    p.synchronize(label());
+    laid_out = true;
+  }
+
+  // Each block's items for `r` rows: its layer steps (stage A, B), then its lm_head items.
+  void make_items(int64_t r) {
+    const int L = static_cast<int>(m.layers.size()), steps = 2 * L, CL = jit::kDecCluster;
+    const int lm_items = static_cast<int>((m.vocab + jit::kDecLmCols - 1) / jit::kDecLmCols);
+    const jit::DecoderBLayout BL = jit::decoder_b_layout(fc_cols);
+    max_items = steps + (lm_items + grid - 1) / grid;
+    std::vector<jit::DecoderItem> table(size_t(grid) * max_items);
+    std::vector<int> count(grid, 0);
+    for (int g = 0; g < grid; ++g) {
+      const int cl = g / CL, rk = g % CL;
+      auto add = [&](const jit::DecoderItem& it) { table[size_t(g) * max_items + count[g]++] = it; };
+      for (int l = 0; l < L && g < step_blocks; ++l) {
+        jit::DecoderItem a{};
+        a.step = 2 * l;
+        a.index = -1;
+        if (cl < jit::kDecHeads) {
+          a.src[0] =
+              reinterpret_cast<const void*>(blobs[2 * l].ptr() + (size_t(cl) * CL + rk) * jit::kDecABytes);
+          a.len[0] = a.bytes = jit::kDecABytes;
+          a.pieces = 1;
+          if (rk < r) a.index = rk;
+        }
+        add(a);
+        jit::DecoderItem b{};
+        b.step = 2 * l + 1;
+        b.index = -1;
+        b.src[0] = reinterpret_cast<const void*>(blobs[2 * l + 1].ptr() + size_t(g) * BL.bytes);
+        b.len[0] = b.bytes = BL.bytes;
+        b.pieces = 1;
+        add(b);
+      }
+      bool first = true;
+      for (int i = g; i < lm_items; i += grid) {
+        jit::DecoderItem it{};
+        it.step = steps;
+        it.index = i;
+        it.src[0] = reinterpret_cast<const void*>(blobs[2 * L].ptr() + size_t(i) * jit::kDecLmG);
+        it.len[0] = it.bytes = jit::kDecLmG;
+        it.pieces = 1;
+        if (first) {  // ln_f's scale and shift after the block's first tile
+          it.src[1] = reinterpret_cast<const void*>(blobs[2 * L + 1].ptr());
+          it.len[1] = 2 * jit::kDecEmbed * 2;
+          it.off[1] = jit::kDecLmG;
+          it.pieces = 2;
+          it.bytes += it.len[1];
+        }
+        first = false;
+        add(it);
+      }
+    }
+    items =
+        jit::DeviceBuffer(p.device(), table.size() * sizeof(jit::DecoderItem), "the decoder plan's items");
+    items.copy_from_host(table.data(), table.size() * sizeof(jit::DecoderItem), p.stream());
+    nitems = jit::DeviceBuffer(p.device(), count.size() * sizeof(int), "the decoder plan's item counts");
+    nitems.copy_from_host(count.data(), count.size() * sizeof(int), p.stream());
+    // Two sets of the steps' sums, zero (each launch zeroes the other set for the next).
+    const size_t sum_bytes = 2 * size_t(steps) * size_t(r) * jit::kDecEmbed * sizeof(float);
+    sums = jit::DeviceBuffer(p.device(), sum_bytes, "the decoder plan's sums");
+    sums.fill_bytes(0, p.stream());
+    p.synchronize(label());
+    items_rows = static_cast<int>(r);
+  }
+
+  // The first run of each row count: the kernel, and at the very first the layout.
+  void prepare(int64_t r) {
+    if (!laid_out) {
+      fc_cols = 32;  // for the occupancy query; decided below
+      const int fit = clusters_that_fit(kernel_for(r));
+      if (fit < jit::kDecHeads) {
+        unusable = "only " + std::to_string(fit) + " clusters of 8 blocks fit on " + p.device().label() +
+                   " (one a head needs 12)";
+        return;
+      }
+      b_clusters = fit >= kMaxClusters ? kMaxClusters : jit::kDecHeads;
+      fc_cols = jit::kDecFfn / (jit::kDecCluster * b_clusters);
+      step_blocks = jit::kDecCluster * b_clusters;
+      // The clusters that fit beyond those (at most 16 in all) join for lm_head only.
+      grid = jit::kDecCluster * std::min(fit, kMaxClusters);
+      // fc_cols is a define of the kernel: built again if the count changed it.
+      if (fc_cols != 32) built.clear();
+      lay_out_weights();
+    }
+    if (items_rows != r) make_items(r);
+  }
+};
+
+std::unique_ptr<DecoderPlan> DecoderPlan::create(DeviceProgram& p, std::string& why) {
+  if (scheduler::env_knob("GRAPE_MONO_DECODER", 0, 1, 1) == 0) {
+    why = "GRAPE_MONO_DECODER=0";
+    return nullptr;
+  }
+  std::optional<scheduler::DecoderStepMatch> m = scheduler::match_decoder_step(p.function(), why);
+  if (!m) return nullptr;
+  if (m->embed != jit::kDecEmbed || m->heads != jit::kDecHeads || m->head_dim != jit::kDecHeadDim ||
+      m->ffn != jit::kDecFfn) {
+    why =
+        "the decoder kernel is written for GPT-2 small's widths (768 wide, 12 heads of 64, 3072 in the MLP); "
+        "this step has " +
+        std::to_string(m->embed) + ", " + std::to_string(m->heads) + " of " + std::to_string(m->head_dim) +
+        ", " + std::to_string(m->ffn);
+    return nullptr;
+  }
+  if (jit::decoder_ring_bytes(jit::kDecMaxRows, static_cast<int>(m->cache_len), 32) == 0) {
+    why = "a cache of " + std::to_string(m->cache_len) +
+          " positions leaves no shared memory for the weight ring";
+    return nullptr;
+  }
+  if (!m->position_state.empty()) {
+    why = "the position is a state (" + m->position_state + "), which the host cannot check before the run";
+    return nullptr;
+  }
+  if (p.device().cc_major() < 9) {
+    why = "thread-block clusters need compute capability 9.0; " + p.device().label() + " has " +
+          std::to_string(p.device().cc_major()) + "." + std::to_string(p.device().cc_minor());
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>(p, std::move(*m));
+  const ir::Function& f = p.function();
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    if (f.params[i].value == impl->m.tokens) impl->tokens_input = static_cast<int>(i);
+    if (f.params[i].value == impl->m.position) impl->position_input = static_cast<int>(i);
+  }
+  impl->positions = const_dim(f, impl->m.position_table, 0);
+  if (impl->tokens_input < 0 || impl->position_input < 0 || impl->positions < 1) {
+    why = "the token ids and the position are not both entry parameters";
+    return nullptr;
+  }
+  return std::unique_ptr<DecoderPlan>(new DecoderPlan(std::move(impl)));
+}
+
+DecoderPlan::DecoderPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DecoderPlan::~DecoderPlan() = default;
+
+int DecoderPlan::grid_blocks() const { return impl_->grid; }
+
+bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) const {
+  Impl& d = *impl_;
+  if (!d.unusable.empty()) {
+    why = d.unusable;
+    return false;
+  }
+  const Tensor& tok = inputs.at(static_cast<size_t>(d.tokens_input));
+  const Tensor& pos = inputs.at(static_cast<size_t>(d.position_input));
+  if (tok.on_device() || pos.on_device()) {
+    why = "the token ids or the position are in device memory (the host checks their range)";
+    return false;
+  }
+  const int64_t rows = tok.numel();
+  if (rows < 1 || rows > jit::kDecMaxRows) {
+    why = std::to_string(rows) + " rows (the decoder kernel takes 1 to " + std::to_string(jit::kDecMaxRows) +
+          ")";
+    return false;
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t id = tok.get_int(i);
+    if (id < 0 || id >= d.m.vocab) {
+      why = "token id " + std::to_string(id) + " is outside the vocabulary";
+      return false;
+    }
+  }
+  const int64_t at = pos.get_int(0);
+  if (at < 0 || at >= std::min(d.m.cache_len, d.positions)) {
+    why = "position " + std::to_string(at) + " is outside the cache";
+    return false;
+  }
+  d.prepare(rows);
+  if (!d.unusable.empty()) {
+    why = d.unusable;
+    return false;
+  }
+  d.rows = rows;
+  return true;
+}
+
+void DecoderPlan::launch() {
+  Impl& d = *impl_;
+  const Impl::Built& b = d.kernel_for(d.rows);
+  jit::DecoderParams params{};
+  params.items = reinterpret_cast<const jit::DecoderItem*>(d.items.ptr());
+  params.nitems = reinterpret_cast<const int*>(d.nitems.ptr());
+  params.max_items = d.max_items;
+  params.counters = reinterpret_cast<unsigned*>(d.counters.ptr());
+  params.Y = reinterpret_cast<float*>(d.sums.ptr());
+  params.tokens = reinterpret_cast<const int*>(d.value_address(d.m.tokens));
+  params.position = reinterpret_cast<const int*>(d.value_address(d.m.position));
+  params.token_table = reinterpret_cast<const void*>(d.value_address(d.m.token_table));
+  params.position_table = reinterpret_cast<const void*>(d.value_address(d.m.position_table));
+  params.k_cache = reinterpret_cast<void*>(d.state_address(d.m.k_cache));
+  params.v_cache = reinterpret_cast<void*>(d.state_address(d.m.v_cache));
+  params.logits = reinterpret_cast<void*>(d.p.address(d.p.plan().outputs.at(0)));
+  params.eps = reinterpret_cast<const float*>(d.eps.ptr());
+  // The program's f16 constants, as f16.
+  params.scale = f16_to_f32(f32_to_f16(static_cast<float>(d.m.scale)));
+  params.masked = f16_to_f32(f32_to_f16(static_cast<float>(d.m.masked_value)));
+  params.step_blocks = d.step_blocks;
+  params.b_clusters = d.b_clusters;
+  params.epoch = ++d.epoch;
+  params.pace_ns =
+      static_cast<unsigned>(scheduler::env_knob("GRAPE_DECODER_PACE", 0, 100000, kDefaultPaceNs));
+  params.lm_l2 = kLmItemsInL2;
+  // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.
+  params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
+  void* args[] = {&params};
+  jit::launch(b.function, jit::Dim3{static_cast<unsigned>(d.grid), 1, 1},
+              jit::Dim3{static_cast<unsigned>(jit::kDecLaunchThreads), 1, 1}, b.shared, d.p.stream(), args,
+              d.label());
+}
+
+}  // namespace grape::cuda

@@ -1,0 +1,146 @@
+// The mono executor's decoder plan (runtime/cuda/decoder_plan.h: a GPT-2 small decode step as one
+// kernel of two cluster-partitioned stages a layer) against the CPU reference: examples/gpt2.grp at
+// GPT-2 small's widths (2 layers, a 1000-token vocabulary, a 64-position cache, random weights),
+// decode_step at 1, 5 and 8 rows over positions that reach the end of the cache, every run taking
+// the plan; runs it does not take (9 rows, a position outside the cache, the `decode` form, other
+// widths) run the general kernel, say why, and leave the cache the plan's next run reads. Every
+// run's logits and, at the end, the caches are compared with the CPU's. Without a GPU of compute
+// capability 9.0 every test skips with a message.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "runtime/model.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace grape {
+namespace {
+
+using namespace gpu_test;
+
+constexpr int64_t kVocab = 1000, kCache = 64;
+
+std::shared_ptr<Model> small_width_gpt2() {
+  ModelOptions o;
+  o.defines = {{"L", 2}, {"V", kVocab}, {"P", kCache}, {"T", kCache}, {"N", 8}};
+  auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
+  m->set_random_weights(7);
+  return m;
+}
+
+Inputs step(int64_t rows, uint32_t seed, int32_t p) {
+  return {{"tok", sample(DType::I32, {rows}, seed, kVocab)}, {"p", Tensor::scalar_i32(p)}};
+}
+
+// Runs `calls` of `entry` on the CPU and on the mono executor; each CUDA run's plan must start with
+// the matching `plans` entry ("decoder", "general (9 rows"). Outputs must be finite and close to
+// the CPU's; so must every state at the end.
+void compare_plans(const std::shared_ptr<Model>& m, const std::string& entry,
+                   const std::vector<Inputs>& calls, const std::vector<std::string>& plans,
+                   const std::string& what) {
+  ASSERT_EQ(calls.size(), plans.size());
+  Session cpu(m, SessionOptions{entry, "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{entry, "cuda", "mono", 0});
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const std::string at = what + " call " + std::to_string(c);
+    auto a = cpu.run(calls[c]);
+    auto b = gpu.run(calls[c]);
+    const RunStats& st = gpu.last_run_stats();
+    EXPECT_EQ(st.plan.rfind(plans[c], 0), 0u)
+        << at << ": plan '" << st.plan << "', expected '" << plans[c] << "'";
+    EXPECT_EQ(st.kernels, 1) << at;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      for (int64_t e = 0; e < b[i].numel(); ++e)
+        ASSERT_TRUE(std::isfinite(b[i].get(e))) << at << " element " << e;
+      expect_close(a[i], b[i], at);
+    }
+  }
+  for (const auto& s : cpu.states()) {
+    Tensor a = cpu.state(s.name), b = gpu.state(s.name);
+    if (a.defined() || b.defined()) expect_close(a, b, what + " state " + s.name);
+  }
+}
+
+// The plan needs thread-block clusters: compute capability 9.0.
+#define REQUIRE_CLUSTERS()                                                                          \
+  do {                                                                                              \
+    REQUIRE_GPU();                                                                                  \
+    auto probe = small_width_gpt2();                                                                \
+    Session s(probe, SessionOptions{"decode_step", "cuda", "mono", 0});                             \
+    s.run(step(5, 1, 0));                                                                           \
+    if (s.last_run_stats().plan.find("compute capability") != std::string::npos)                    \
+      GTEST_SKIP() << "the decoder plan needs compute capability 9.0: " << s.last_run_stats().plan; \
+  } while (0)
+
+TEST(DecoderPlan, FiveRowsOverTheWholeCache) {
+  REQUIRE_CLUSTERS();
+  std::vector<Inputs> calls;
+  std::vector<std::string> plans;
+  for (int32_t p : {0, 1, 2, 3, 17, 33, 62, 63}) {
+    calls.push_back(step(5, 10 + static_cast<uint32_t>(p), p));
+    plans.push_back("decoder");
+  }
+  compare_plans(small_width_gpt2(), "decode_step", calls, plans, "5 rows");
+}
+
+// Past keys and values read from global memory (where they do not fit the ring beside the items:
+// long caches, many rows) rather than from the ring: GRAPE_DECODER_KV_RING=0 forces that path.
+TEST(DecoderPlan, PastKeysAndValuesFromGlobalMemory) {
+  REQUIRE_CLUSTERS();
+  struct EnvGuard {
+    EnvGuard() { setenv("GRAPE_DECODER_KV_RING", "0", 1); }
+    ~EnvGuard() { unsetenv("GRAPE_DECODER_KV_RING"); }
+  } guard;
+  std::vector<Inputs> calls;
+  for (int32_t p : {0, 1, 2, 40, 63}) calls.push_back(step(5, 30 + static_cast<uint32_t>(p), p));
+  compare_plans(small_width_gpt2(), "decode_step", calls,
+                {"decoder", "decoder", "decoder", "decoder", "decoder"},
+                "keys and values from global memory");
+}
+
+TEST(DecoderPlan, OneAndEightRows) {
+  REQUIRE_CLUSTERS();
+  for (int64_t rows : {1, 8}) {
+    std::vector<Inputs> calls;
+    for (int32_t p = 0; p < 4; ++p) calls.push_back(step(rows, 20 + static_cast<uint32_t>(p), p));
+    compare_plans(small_width_gpt2(), "decode_step", calls, {"decoder", "decoder", "decoder", "decoder"},
+                  std::to_string(rows) + " rows");
+  }
+}
+
+// A position outside the cache runs the general kernel (the program clamps it); the plan's next run
+// reads what that one wrote.
+TEST(DecoderPlan, PositionsOutsideTheCacheTakeTheGeneralKernel) {
+  REQUIRE_CLUSTERS();
+  compare_plans(small_width_gpt2(), "decode_step", {step(5, 1, 0), step(5, 2, kCache + 3), step(5, 3, 1)},
+                {"decoder", "general (position 67 is outside the cache", "decoder"}, "positions");
+}
+
+TEST(DecoderPlan, NineRowsTakeTheGeneralKernel) {
+  REQUIRE_CLUSTERS();
+  compare_plans(small_width_gpt2(), "decode_step", {step(9, 1, 0), step(9, 2, 1)},
+                {"general (9 rows", "general (9 rows"}, "9 rows");
+}
+
+// `decode` keeps its position in a state: not the plan's (the host cannot check it), but correct.
+TEST(DecoderPlan, TheDecodeFormTakesTheGeneralKernel) {
+  REQUIRE_CLUSTERS();
+  auto m = small_width_gpt2();
+  compare_plans(
+      m, "decode",
+      {{{"tok", sample(DType::I32, {5}, 1, kVocab)}}, {{"tok", sample(DType::I32, {5}, 2, kVocab)}}},
+      {"general (the position is a state", "general (the position is a state"}, "decode");
+}
+
+TEST(DecoderPlan, OtherWidthsTakeTheGeneralKernel) {
+  REQUIRE_CLUSTERS();
+  compare_plans(tiny_gpt2(), "decode_step", {decode_step_call(3, 0), decode_step_call(4, 1)},
+                {"general (the decoder kernel is written for GPT-2 small's widths",
+                 "general (the decoder kernel is written for GPT-2 small's widths"},
+                "tiny widths");
+}
+
+}  // namespace
+}  // namespace grape

@@ -1,0 +1,46 @@
+// The decoder plan's kernel (jit/kernels/decoder_step.cuh through jit::decoder_kernel_source),
+// compiled with NVRTC for sm_90 at the row counts and stage-B partitions the plan builds (label
+// nvrtc: CI compiles it without a GPU); tests/gpu/decoder_plan_test.cpp runs it.
+#include <gtest/gtest.h>
+
+#include "jit/decoder_abi.h"
+#include "jit/kernel_source.h"
+#include "jit/nvrtc.h"
+
+namespace grape {
+namespace {
+
+TEST(DecoderSource, CompilesWithoutWarningsForEveryRowCountAndPartition) {
+  std::string why;
+  if (!jit::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  struct Shape {
+    int rows, fc_cols;
+    long long cache_len;
+  };
+  // GPT-2 small's 12 layers and vocabulary; 1, 5 and 8 rows; 16 and 12 clusters in stage B.
+  for (const Shape s : {Shape{1, 32, 256}, Shape{5, 32, 256}, Shape{8, 24, 1024}}) {
+    const unsigned ring = jit::decoder_ring_bytes(s.rows, static_cast<int>(s.cache_len), s.fc_cols);
+    ASSERT_GT(ring, 0u) << s.rows << " rows";
+    const std::string src = jit::decoder_kernel_source(s.rows, 12, s.cache_len, 50257, s.fc_cols, ring);
+    const jit::CompileResult r = jit::compile_cuda(src, "decoder_" + std::to_string(s.rows), "sm_90");
+    EXPECT_FALSE(r.cubin.empty()) << s.rows << " rows";
+    EXPECT_FALSE(r.has_warnings()) << r.log;
+  }
+}
+
+// The shared memory a block takes stays within the 227 KB a block may have, with the ring it gets.
+TEST(DecoderSource, SharedMemoryFitsABlock) {
+  for (int rows = 1; rows <= jit::kDecMaxRows; ++rows)
+    for (int t : {64, 256, 1024}) {
+      const unsigned ring = jit::decoder_ring_bytes(rows, t, 32);
+      ASSERT_GT(ring, 0u) << rows << " rows, T " << t;
+      EXPECT_LE(jit::decoder_shared(rows, t, ring).total, static_cast<unsigned>(jit::kDecMaxShared))
+          << rows << " rows, T " << t;
+      EXPECT_EQ(ring % 1024, 0u);
+    }
+  // A cache so long that its scores leave no room for two items: no ring.
+  EXPECT_EQ(jit::decoder_ring_bytes(8, 40000, 32), 0u);
+}
+
+}  // namespace
+}  // namespace grape
