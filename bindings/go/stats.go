@@ -37,6 +37,9 @@ type RunStats struct {
 	KernelsTuned   int64
 	KernelsRetuned int64
 	TuningMs       float64
+	// Executor "mono": "decoder" when the run took the decoder plan (docs/execution.md), else
+	// "general (<why not>)"; "" for the other executors and the CPU backend.
+	Plan string
 }
 
 // LastRunStats reports what the last successful run did (all zero, Executor aside, before the
@@ -55,6 +58,7 @@ func (s *Session) LastRunStats() (RunStats, error) {
 			GraphLaunches: int64(r.graph_launches), Graphs: int64(r.graphs), ParamUploads: int64(r.param_uploads),
 			AutoState: C.GoString(r.auto_state), GraphBytes: int64(r.graph_bytes), GraphUpdates: int64(r.graph_updates),
 			KernelsTuned: int64(r.kernels_tuned), KernelsRetuned: int64(r.kernels_retuned), TuningMs: float64(r.tuning_ms),
+			Plan: C.GoString(r.plan),
 		}
 		return nil
 	})

@@ -435,8 +435,8 @@ typedef struct grp_run_stats {
   double compile_ms;   /* building the session's kernels (NVRTC or the kernel cache) */
   /* Appended after the first version (filled only when struct_size covers them): */
   /* The executor that ran the run: "eager", "graph" or "mono" on CUDA (with executor "auto"
-   * "eager" or "graph"; "auto" before its first run), "cpu" on the CPU backend. Valid while the
-   * session lives. */
+   * "eager" or "graph", or "mono" for a call the decoder plan takes; "auto" before its first
+   * run), "cpu" on the CPU backend. Valid while the session lives. */
   const char* executor;
   int64_t graph_launches; /* CUDA graphs launched by the run (graph executor: 1) */
   size_t graphs;          /* instantiated CUDA graphs the session holds */

@@ -5,6 +5,8 @@
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/eager_executor.h"
 #include "runtime/cuda/graph_executor.h"
+#include "runtime/cuda/mono_executor.h"
+#include "scheduler/decoder_pattern.h"
 
 namespace grape::cuda {
 
@@ -18,6 +20,11 @@ AutoExecutor::AutoExecutor(std::shared_ptr<DeviceProgram> program, const RunCont
     // A driver without conditional graph nodes: the session still runs, eager.
     if (e.code() != ErrorCode::Unsupported) throw;
     policy_.graph_unavailable(e.what());
+  }
+  std::string not_a_step;
+  if (scheduler::match_decoder_step(program_->function(), not_a_step)) {
+    decoder_ = std::make_unique<MonoExecutor>(program_, control_);
+    if (!decoder_->has_decoder_plan()) decoder_.reset();  // other widths, an older GPU, ...
   }
   start_ = std::make_unique<jit::Event>(program_->device());
   stop_ = std::make_unique<jit::Event>(program_->device());
@@ -51,6 +58,12 @@ double AutoExecutor::timed_run(Executor& e, const std::vector<Tensor>& inputs,
 std::vector<Tensor> AutoExecutor::run(const std::vector<Tensor>& inputs,
                                       const std::map<std::string, int64_t>& dims) {
   const std::string bucket = program_->buckets().key(dims);
+  if (decoder_ && !profiling_ && decoder_->takes_decoder_plan(inputs)) {
+    std::vector<Tensor> out = decoder_->run(inputs, dims);
+    take_stats(*decoder_);
+    state_ = "mono (the decoder plan takes this call; eager and graph are measured on the others)";
+    return out;
+  }
   Pick pick = profiling_ ? Pick::Eager : policy_.next(bucket);
   if (pick == Pick::Graph && !graph_) pick = Pick::Eager;  // the policy says so already
   auto fail = [&](const Executor& ran) {

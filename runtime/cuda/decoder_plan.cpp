@@ -371,7 +371,14 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) c
     why = "position " + std::to_string(at) + " is outside the cache";
     return false;
   }
-  d.prepare(rows);
+  try {
+    d.prepare(rows);
+  } catch (const Error& e) {
+    // Out of device memory for the second copy of the weights, say: the general kernel still runs.
+    if (e.code() == ErrorCode::Interrupted) throw;
+    d.unusable = std::string("it could not be prepared: ") + e.what();
+    d.blobs.clear();
+  }
   if (!d.unusable.empty()) {
     why = d.unusable;
     return false;

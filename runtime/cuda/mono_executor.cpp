@@ -275,6 +275,10 @@ MonoExecutor::MonoExecutor(std::shared_ptr<DeviceProgram> program, const RunCont
 
 MonoExecutor::~MonoExecutor() = default;
 
+bool MonoExecutor::takes_decoder_plan(const std::vector<Tensor>& inputs) {
+  return decoder_ && decoder_->accepts(inputs, decoder_why_);
+}
+
 std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
                                       const std::map<std::string, int64_t>& dims) {
   DeviceProgram& p = *program_;

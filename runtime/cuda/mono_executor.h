@@ -37,6 +37,11 @@ class MonoExecutor : public Executor {
   // Why runs do not take the decoder plan (runtime/cuda/decoder_plan.h): the entry's reason, or the
   // last run's; empty while they do.
   const std::string& decoder_plan_note() const { return decoder_why_; }
+  // Whether the entry is a decode step the decoder plan runs, and whether a run with these inputs
+  // would take it (the first such run of a row count builds its kernel, the very first lays out
+  // the weights).
+  bool has_decoder_plan() const { return decoder_ != nullptr; }
+  bool takes_decoder_plan(const std::vector<Tensor>& inputs);
 
  private:
   struct Impl;

@@ -33,15 +33,16 @@ Inputs step(int64_t rows, uint32_t seed, int32_t p) {
   return {{"tok", sample(DType::I32, {rows}, seed, kVocab)}, {"p", Tensor::scalar_i32(p)}};
 }
 
-// Runs `calls` of `entry` on the CPU and on the mono executor; each CUDA run's plan must start with
-// the matching `plans` entry ("decoder", "general (9 rows"). Outputs must be finite and close to
-// the CPU's; so must every state at the end.
+// Runs `calls` of `entry` on the CPU and on `executor` (mono or auto); each CUDA run's plan must
+// start with the matching `plans` entry ("decoder", "general (9 rows"; "" for auto's eager and
+// graph runs, which auto must use exactly where the plan is not "decoder"). Outputs must be finite
+// and close to the CPU's; so must every state at the end.
 void compare_plans(const std::shared_ptr<Model>& m, const std::string& entry,
                    const std::vector<Inputs>& calls, const std::vector<std::string>& plans,
-                   const std::string& what) {
+                   const std::string& what, const std::string& executor = "mono") {
   ASSERT_EQ(calls.size(), plans.size());
   Session cpu(m, SessionOptions{entry, "cpu", "auto", 0});
-  Session gpu(m, SessionOptions{entry, "cuda", "mono", 0});
+  Session gpu(m, SessionOptions{entry, "cuda", executor, 0});
   for (size_t c = 0; c < calls.size(); ++c) {
     const std::string at = what + " call " + std::to_string(c);
     auto a = cpu.run(calls[c]);
@@ -49,7 +50,12 @@ void compare_plans(const std::shared_ptr<Model>& m, const std::string& entry,
     const RunStats& st = gpu.last_run_stats();
     EXPECT_EQ(st.plan.rfind(plans[c], 0), 0u)
         << at << ": plan '" << st.plan << "', expected '" << plans[c] << "'";
-    EXPECT_EQ(st.kernels, 1) << at;
+    if (executor == "mono" || plans[c] == "decoder") {
+      EXPECT_EQ(st.kernels, 1) << at;
+    }
+    if (executor == "auto") {
+      EXPECT_EQ(st.executor == "mono", plans[c] == "decoder") << at << ": executor " << st.executor;
+    }
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) {
       for (int64_t e = 0; e < b[i].numel(); ++e)
@@ -140,6 +146,14 @@ TEST(DecoderPlan, OtherWidthsTakeTheGeneralKernel) {
                 {"general (the decoder kernel is written for GPT-2 small's widths",
                  "general (the decoder kernel is written for GPT-2 small's widths"},
                 "tiny widths");
+}
+
+// Executor auto runs the calls the decoder plan takes on it, the others on eager or graph.
+TEST(DecoderPlan, AutoTakesItWhereItApplies) {
+  REQUIRE_CLUSTERS();
+  compare_plans(small_width_gpt2(), "decode_step",
+                {step(5, 1, 0), step(5, 2, 1), step(5, 3, kCache + 1), step(5, 4, 2)},
+                {"decoder", "decoder", "", "decoder"}, "auto", "auto");
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ pub struct grp_kernel_profile {
     pub flops: f64,
 }
 
-/// grape.h's grp_run_stats (every field up to tuning_ms). The library fills only the fields
+/// grape.h's grp_run_stats (every field up to plan). The library fills only the fields
 /// `struct_size` covers.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -100,6 +100,8 @@ pub struct grp_run_stats {
     pub kernels_tuned: usize,
     pub kernels_retuned: usize,
     pub tuning_ms: f64,
+    /// Appended with the decoder plan:
+    pub plan: *const c_char,
 }
 
 /// grape.h's grp_auto_decision (first version).
@@ -445,7 +447,8 @@ mod layout {
         assert_eq!(offset_of!(grp_run_stats, kernels_tuned), 104);
         assert_eq!(offset_of!(grp_run_stats, kernels_retuned), 112);
         assert_eq!(offset_of!(grp_run_stats, tuning_ms), 120);
-        assert_eq!(size_of::<grp_run_stats>(), 128);
+        assert_eq!(offset_of!(grp_run_stats, plan), 128);
+        assert_eq!(size_of::<grp_run_stats>(), 136);
         assert_eq!(offset_of!(grp_auto_decision, bucket), 8);
         assert_eq!(offset_of!(grp_auto_decision, calls), 32);
         assert_eq!(offset_of!(grp_auto_decision, eager_ms), 56);

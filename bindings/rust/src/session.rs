@@ -611,6 +611,7 @@ impl Session {
                 kernels_tuned: raw.kernels_tuned,
                 kernels_retuned: raw.kernels_retuned,
                 tuning_ms: raw.tuning_ms,
+                plan: lossy(raw.plan),
             })
         }
     }
@@ -1083,6 +1084,9 @@ pub struct RunStats {
     pub kernels_retuned: usize,
     /// Host time the measurements took, so far.
     pub tuning_ms: f64,
+    /// Executor "mono": "decoder" when the run took the decoder plan, else "general (<why
+    /// not>)"; "" for the other executors and the CPU backend.
+    pub plan: String,
 }
 
 /// Executor "auto"'s decision for one shape bucket ([`Session::auto_decisions`], grape.h's
