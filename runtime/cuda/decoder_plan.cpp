@@ -8,8 +8,11 @@
 #include "base/half.h"
 #include "jit/cuda_driver.h"
 #include "jit/decoder_abi.h"
+#include "jit/hash.h"
 #include "jit/kernel_source.h"
+#include "runtime/cuda/autotune.h"
 #include "runtime/cuda/device_program.h"
+#include "runtime/cuda/tuning_cache.h"
 #include "scheduler/launch.h"
 
 namespace grape::cuda {
@@ -23,8 +26,13 @@ using half_bits = uint16_t;  // f16 weights are only moved here, never computed 
 constexpr int kMaxClusters = 16;
 // The pace of the producers' weight copies (ns per 8 KB copy) and the lm_head items put into L2
 // during the last layer steps: the best of scripts/probes/decode_two_stage.cu's measurements on
-// H200s (runs 245-250); GRAPE_DECODER_PACE overrides the pace (0: unpaced).
+// H200s (runs 245-250). The pace is tuned per row count and device at the first run (the
+// candidates below, the default first; autotune.h's rules and tuning cache);
+// GRAPE_DECODER_PACE=NS sets it instead (0: unpaced).
 constexpr int kDefaultPaceNs = 250, kLmItemsInL2 = 4;
+constexpr unsigned kPaceCandidates[] = {kDefaultPaceNs, 0, 150, 400};
+// The position the pace is measured at: a mid-length context (the issue-7 benchmark's).
+constexpr int64_t kTunePosition = 128;
 
 int64_t const_dim(const ir::Function& f, ir::ValueId v, size_t axis) {
   const ir::Type& t = f.type(v);
@@ -52,8 +60,10 @@ struct DecoderPlan::Impl {
     CUfunction function = nullptr;
     unsigned shared = 0, ring = 0;
   };
-  std::map<int64_t, Built> built;  // by rows
-  int64_t rows = 0;                // of the last accepted run
+  std::map<int64_t, Built> built;     // by rows
+  int64_t rows = 0;                   // of the last accepted run
+  std::map<int64_t, unsigned> paces;  // the tuned pace by rows
+  unsigned last_pace = 0;             // of the last launch
 
   Impl(DeviceProgram& program, scheduler::DecoderStepMatch match) : p(program), m(std::move(match)) {}
 
@@ -269,6 +279,99 @@ struct DecoderPlan::Impl {
     items_rows = static_cast<int>(r);
   }
 
+  // The parameter block of a launch with pace `pace`; the caller sets epoch.
+  jit::DecoderParams params_for(unsigned pace) const {
+    jit::DecoderParams params{};
+    params.items = reinterpret_cast<const jit::DecoderItem*>(items.ptr());
+    params.nitems = reinterpret_cast<const int*>(nitems.ptr());
+    params.max_items = max_items;
+    params.counters = reinterpret_cast<unsigned*>(counters.ptr());
+    params.Y = reinterpret_cast<float*>(sums.ptr());
+    params.tokens = reinterpret_cast<const int*>(value_address(m.tokens));
+    params.position = reinterpret_cast<const int*>(value_address(m.position));
+    params.token_table = reinterpret_cast<const void*>(value_address(m.token_table));
+    params.position_table = reinterpret_cast<const void*>(value_address(m.position_table));
+    params.k_cache = reinterpret_cast<void*>(state_address(m.k_cache));
+    params.v_cache = reinterpret_cast<void*>(state_address(m.v_cache));
+    params.logits = reinterpret_cast<void*>(p.address(p.plan().outputs.at(0)));
+    params.eps = reinterpret_cast<const float*>(eps.ptr());
+    // The program's f16 constants, as f16.
+    params.scale = f16_to_f32(f32_to_f16(static_cast<float>(m.scale)));
+    params.masked = f16_to_f32(f32_to_f16(static_cast<float>(m.masked_value)));
+    params.step_blocks = step_blocks;
+    params.b_clusters = b_clusters;
+    params.pace_ns = pace;
+    params.lm_l2 = kLmItemsInL2;
+    // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.
+    params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
+    return params;
+  }
+  void launch_with(const Built& b, jit::DecoderParams params) {
+    params.epoch = ++epoch;
+    void* args[] = {&params};
+    jit::launch(b.function, jit::Dim3{static_cast<unsigned>(grid), 1, 1},
+                jit::Dim3{static_cast<unsigned>(jit::kDecLaunchThreads), 1, 1}, b.shared, p.stream(), args,
+                label());
+  }
+
+  // The pace for `r` rows: from the tuning cache, or measured now (each candidate after a warm-up
+  // launch, the best of 3 rounds of 5 launches), with the caches, logits and position pointing at
+  // zeroed scratch memory (position kTunePosition), so measuring changes nothing a run reads.
+  unsigned tuned_pace(int64_t r) {
+    if (auto it = paces.find(r); it != paces.end()) return it->second;
+    const Built& b = kernel_for(r);
+    std::vector<scheduler::LaunchCandidate> names;
+    for (unsigned pace : kPaceCandidates) names.push_back({"pace" + std::to_string(pace), {}});
+    const std::string source = jit::decoder_kernel_source(
+        static_cast<int>(r), static_cast<int>(m.layers.size()), m.cache_len, m.vocab, fc_cols, b.ring);
+    const jit::Hash128 key =
+        tuning_key(jit::xxh3_128(source.data(), source.size()).hex(), names, {r, m.cache_len, grid},
+                   p.device().name(), p.device().arch(), p.device().sm_count());
+    TuningCache cache(TuningCache::default_path());
+    size_t pick = 0;
+    if (auto hit = cache.lookup(key)) {
+      while (pick < names.size() && names[pick].name != hit->choice) ++pick;
+    } else {
+      pick = names.size();
+    }
+    if (pick == names.size()) {
+      const size_t cache_bytes =
+          size_t(m.layers.size()) * size_t(r) * jit::kDecHeads * size_t(m.cache_len) * jit::kDecHeadDim * 2;
+      jit::DeviceBuffer kc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
+          vc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
+          logits(p.device(), size_t(r) * size_t(m.vocab) * 2, "the decoder plan's tuning logits"),
+          position(p.device(), sizeof(int), "the decoder plan's tuning position");
+      kc.fill_bytes(0, p.stream());
+      vc.fill_bytes(0, p.stream());
+      const int at = static_cast<int>(std::min({kTunePosition, m.cache_len - 1, positions - 1}));
+      position.copy_from_host(&at, sizeof at, p.stream());
+      std::vector<double> us(names.size(), 1e30);
+      jit::Event start(p.device()), stop(p.device());
+      for (int round = -1; round < kTuneRounds; ++round)
+        for (size_t c = 0; c < names.size(); ++c) {
+          jit::DecoderParams params = params_for(kPaceCandidates[c]);
+          params.k_cache = reinterpret_cast<void*>(kc.ptr());
+          params.v_cache = reinterpret_cast<void*>(vc.ptr());
+          params.logits = reinterpret_cast<void*>(logits.ptr());
+          params.position = reinterpret_cast<const int*>(position.ptr());
+          const int launches = round < 0 ? 1 : kTuneLaunches;  // round -1: warm-up
+          start.record(p.stream());
+          for (int n = 0; n < launches; ++n) launch_with(b, params);
+          stop.record(p.stream());
+          stop.synchronize();
+          if (round >= 0) us[c] = std::min(us[c], 1000.0 * stop.elapsed_ms_since(start) / launches);
+        }
+      pick = pick_fastest(us);
+      cache.record(key, {names[pick].name, us[pick]});
+      try {
+        cache.save();
+      } catch (const Error&) {
+        // The decision holds for this session (DeviceProgram warns about an unwritable cache).
+      }
+    }
+    return paces[r] = kPaceCandidates[pick];
+  }
+
   // The first run of each row count: the kernel, and at the very first the layout.
   void prepare(int64_t r) {
     if (!laid_out) {
@@ -390,35 +493,14 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) c
 void DecoderPlan::launch() {
   Impl& d = *impl_;
   const Impl::Built& b = d.kernel_for(d.rows);
-  jit::DecoderParams params{};
-  params.items = reinterpret_cast<const jit::DecoderItem*>(d.items.ptr());
-  params.nitems = reinterpret_cast<const int*>(d.nitems.ptr());
-  params.max_items = d.max_items;
-  params.counters = reinterpret_cast<unsigned*>(d.counters.ptr());
-  params.Y = reinterpret_cast<float*>(d.sums.ptr());
-  params.tokens = reinterpret_cast<const int*>(d.value_address(d.m.tokens));
-  params.position = reinterpret_cast<const int*>(d.value_address(d.m.position));
-  params.token_table = reinterpret_cast<const void*>(d.value_address(d.m.token_table));
-  params.position_table = reinterpret_cast<const void*>(d.value_address(d.m.position_table));
-  params.k_cache = reinterpret_cast<void*>(d.state_address(d.m.k_cache));
-  params.v_cache = reinterpret_cast<void*>(d.state_address(d.m.v_cache));
-  params.logits = reinterpret_cast<void*>(d.p.address(d.p.plan().outputs.at(0)));
-  params.eps = reinterpret_cast<const float*>(d.eps.ptr());
-  // The program's f16 constants, as f16.
-  params.scale = f16_to_f32(f32_to_f16(static_cast<float>(d.m.scale)));
-  params.masked = f16_to_f32(f32_to_f16(static_cast<float>(d.m.masked_value)));
-  params.step_blocks = d.step_blocks;
-  params.b_clusters = d.b_clusters;
-  params.epoch = ++d.epoch;
-  params.pace_ns =
-      static_cast<unsigned>(scheduler::env_knob("GRAPE_DECODER_PACE", 0, 100000, kDefaultPaceNs));
-  params.lm_l2 = kLmItemsInL2;
-  // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.
-  params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
-  void* args[] = {&params};
-  jit::launch(b.function, jit::Dim3{static_cast<unsigned>(d.grid), 1, 1},
-              jit::Dim3{static_cast<unsigned>(jit::kDecLaunchThreads), 1, 1}, b.shared, d.p.stream(), args,
-              d.label());
+  const char* forced = std::getenv("GRAPE_DECODER_PACE");
+  d.last_pace = forced && *forced
+                    ? static_cast<unsigned>(scheduler::env_knob("GRAPE_DECODER_PACE", 0, 100000, 0))
+                : tuning_enabled() ? d.tuned_pace(d.rows)
+                                   : kDefaultPaceNs;
+  d.launch_with(b, d.params_for(d.last_pace));
 }
+
+unsigned DecoderPlan::pace() const { return impl_->last_pace; }
 
 }  // namespace grape::cuda

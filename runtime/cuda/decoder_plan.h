@@ -40,6 +40,10 @@ class DecoderPlan {
   void launch();
   // The blocks of the last launch's grid (clusters of 8; 0 before the first accepted run).
   int grid_blocks() const;
+  // The last launch's pace (ns per 8 KB weight copy): GRAPE_DECODER_PACE, else tuned per row
+  // count and device at the first run of each (the tuning cache keeps it), else with GRAPE_TUNE=0
+  // the default, 250.
+  unsigned pace() const;
 
  private:
   struct Impl;

@@ -295,6 +295,7 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
     if (decoder) {
       control_.check();
       decoder_->launch();
+      stats_.plan = "decoder (pace " + std::to_string(decoder_->pace()) + " ns)";
       stats_.kernels = 1;
       out = p.download_outputs();
       impl_->stop.record(p.stream());

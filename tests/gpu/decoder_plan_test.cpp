@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -146,6 +147,55 @@ TEST(DecoderPlan, OtherWidthsTakeTheGeneralKernel) {
                 {"general (the decoder kernel is written for GPT-2 small's widths",
                  "general (the decoder kernel is written for GPT-2 small's widths"},
                 "tiny widths");
+}
+
+// The pace is measured at the first run (a fresh cache directory: nothing tuned yet) with the
+// caches, logits and position pointed at scratch memory: after that run the caches hold exactly
+// what the CPU's do (position 0 written, the rest zero, while measuring ran at position 63). The
+// choice is one of the candidates, and a second session reads it from the tuning cache.
+TEST(DecoderPlan, ThePaceIsTunedWithoutTouchingTheRun) {
+  REQUIRE_CLUSTERS();
+  struct CacheDirGuard {
+    std::string old;
+    bool had = false;
+    explicit CacheDirGuard(const std::string& dir) {
+      if (const char* v = std::getenv("GRAPE_CACHE_DIR")) old = v, had = true;
+      setenv("GRAPE_CACHE_DIR", dir.c_str(), 1);
+    }
+    ~CacheDirGuard() { had ? setenv("GRAPE_CACHE_DIR", old.c_str(), 1) : unsetenv("GRAPE_CACHE_DIR"); }
+  };
+  char tmpl[] = "/tmp/grape-decoder-pace-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  CacheDirGuard guard(tmpl);
+  auto m = small_width_gpt2();
+  std::string first;
+  for (int session = 0; session < 2; ++session) {
+    Session cpu(m, SessionOptions{"decode_step", "cpu", "auto", 0});
+    Session gpu(m, SessionOptions{"decode_step", "cuda", "mono", 0});
+    const Inputs call = step(5, 11, 0);
+    auto a = cpu.run(call);
+    auto b = gpu.run(call);
+    expect_close(a[0], b[0], "pace session " + std::to_string(session));
+    for (const char* state : {"kc", "vc"}) expect_close(cpu.state(state), gpu.state(state), state);
+    const std::string plan = gpu.last_run_stats().plan;
+    EXPECT_TRUE(plan == "decoder (pace 250 ns)" || plan == "decoder (pace 0 ns)" ||
+                plan == "decoder (pace 150 ns)" || plan == "decoder (pace 400 ns)")
+        << plan;
+    if (session == 0) first = plan;
+    EXPECT_EQ(plan, first) << "the second session did not take the cached pace";
+  }
+  std::filesystem::remove_all(tmpl);
+}
+
+// GRAPE_DECODER_PACE sets the pace without tuning.
+TEST(DecoderPlan, APaceFromTheEnvironment) {
+  REQUIRE_CLUSTERS();
+  struct EnvGuard {
+    EnvGuard() { setenv("GRAPE_DECODER_PACE", "333", 1); }
+    ~EnvGuard() { unsetenv("GRAPE_DECODER_PACE"); }
+  } guard;
+  compare_plans(small_width_gpt2(), "decode_step", {step(5, 1, 0), step(5, 2, 1)},
+                {"decoder (pace 333 ns)", "decoder (pace 333 ns)"}, "pace 333");
 }
 
 // Executor auto runs the calls the decoder plan takes on it, the others on eager or graph.
