@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "base/error.h"
 #include "base/half.h"
@@ -328,41 +329,21 @@ struct DecoderPlan::Impl {
         tuning_key(jit::xxh3_128(source.data(), source.size()).hex(), names, {r, m.cache_len, grid},
                    p.device().name(), p.device().arch(), p.device().sm_count());
     TuningCache cache(TuningCache::default_path());
-    size_t pick = 0;
+    size_t pick = names.size();
     if (auto hit = cache.lookup(key)) {
-      while (pick < names.size() && names[pick].name != hit->choice) ++pick;
-    } else {
-      pick = names.size();
+      pick = 0;
+      while (pick < names.size() && names[pick].name != hit->choice) ++pick;  // else: measure again
     }
     if (pick == names.size()) {
-      const size_t cache_bytes =
-          size_t(m.layers.size()) * size_t(r) * jit::kDecHeads * size_t(m.cache_len) * jit::kDecHeadDim * 2;
-      jit::DeviceBuffer kc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
-          vc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
-          logits(p.device(), size_t(r) * size_t(m.vocab) * 2, "the decoder plan's tuning logits"),
-          position(p.device(), sizeof(int), "the decoder plan's tuning position");
-      kc.fill_bytes(0, p.stream());
-      vc.fill_bytes(0, p.stream());
-      const int at = static_cast<int>(std::min({kTunePosition, m.cache_len - 1, positions - 1}));
-      position.copy_from_host(&at, sizeof at, p.stream());
-      std::vector<double> us(names.size(), 1e30);
-      jit::Event start(p.device()), stop(p.device());
-      for (int round = -1; round < kTuneRounds; ++round)
-        for (size_t c = 0; c < names.size(); ++c) {
-          jit::DecoderParams params = params_for(kPaceCandidates[c]);
-          params.k_cache = reinterpret_cast<void*>(kc.ptr());
-          params.v_cache = reinterpret_cast<void*>(vc.ptr());
-          params.logits = reinterpret_cast<void*>(logits.ptr());
-          params.position = reinterpret_cast<const int*>(position.ptr());
-          const int launches = round < 0 ? 1 : kTuneLaunches;  // round -1: warm-up
-          start.record(p.stream());
-          for (int n = 0; n < launches; ++n) launch_with(b, params);
-          stop.record(p.stream());
-          stop.synchronize();
-          if (round >= 0) us[c] = std::min(us[c], 1000.0 * stop.elapsed_ms_since(start) / launches);
-        }
-      pick = pick_fastest(us);
-      cache.record(key, {names[pick].name, us[pick]});
+      try {
+        const std::vector<double> us = measure_paces(b, r);
+        pick = pick_fastest(us);
+        cache.record(key, {names[pick].name, us[pick]});
+      } catch (const Error& e) {
+        // No device memory for the scratch caches: the default pace, measured again next session.
+        if (e.code() != ErrorCode::OutOfMemory) throw;
+        pick = 0;
+      }
       try {
         cache.save();
       } catch (const Error&) {
@@ -370,6 +351,37 @@ struct DecoderPlan::Impl {
       }
     }
     return paces[r] = kPaceCandidates[pick];
+  }
+  // Microseconds per launch at each of kPaceCandidates (a warm-up launch each, then the best of
+  // kTuneRounds rounds of kTuneLaunches launches), into zeroed scratch caches and logits.
+  std::vector<double> measure_paces(const Built& b, int64_t r) {
+    const size_t cache_bytes =
+        size_t(m.layers.size()) * size_t(r) * jit::kDecHeads * size_t(m.cache_len) * jit::kDecHeadDim * 2;
+    jit::DeviceBuffer kc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
+        vc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
+        logits(p.device(), size_t(r) * size_t(m.vocab) * 2, "the decoder plan's tuning logits"),
+        position(p.device(), sizeof(int), "the decoder plan's tuning position");
+    kc.fill_bytes(0, p.stream());
+    vc.fill_bytes(0, p.stream());
+    const int at = static_cast<int>(std::min({kTunePosition, m.cache_len - 1, positions - 1}));
+    position.copy_from_host(&at, sizeof at, p.stream());
+    std::vector<double> us(std::size(kPaceCandidates), 1e30);
+    jit::Event start(p.device()), stop(p.device());
+    for (int round = -1; round < kTuneRounds; ++round)
+      for (size_t c = 0; c < us.size(); ++c) {
+        jit::DecoderParams params = params_for(kPaceCandidates[c]);
+        params.k_cache = reinterpret_cast<void*>(kc.ptr());
+        params.v_cache = reinterpret_cast<void*>(vc.ptr());
+        params.logits = reinterpret_cast<void*>(logits.ptr());
+        params.position = reinterpret_cast<const int*>(position.ptr());
+        const int launches = round < 0 ? 1 : kTuneLaunches;  // round -1: warm-up
+        start.record(p.stream());
+        for (int n = 0; n < launches; ++n) launch_with(b, params);
+        stop.record(p.stream());
+        stop.synchronize();
+        if (round >= 0) us[c] = std::min(us[c], 1000.0 * stop.elapsed_ms_since(start) / launches);
+      }
+    return us;
   }
 
   // The first run of each row count: the kernel, and at the very first the layout.
@@ -443,6 +455,13 @@ DecoderPlan::DecoderPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DecoderPlan::~DecoderPlan() = default;
 
 int DecoderPlan::grid_blocks() const { return impl_->grid; }
+
+size_t DecoderPlan::device_bytes() const {
+  const Impl& d = *impl_;
+  size_t n = d.eps.size() + d.counters.size() + d.sums.size() + d.items.size() + d.nitems.size();
+  for (const jit::DeviceBuffer& b : d.blobs) n += b.size();
+  return n;
+}
 
 bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) const {
   Impl& d = *impl_;

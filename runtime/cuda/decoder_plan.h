@@ -44,6 +44,9 @@ class DecoderPlan {
   // count and device at the first run of each (the tuning cache keeps it), else with GRAPE_TUNE=0
   // the default, 250.
   unsigned pace() const;
+  // Device memory the plan holds: the weights' second copy in the blocks' layouts, its sums,
+  // counters and item tables.
+  size_t device_bytes() const;
 
  private:
   struct Impl;

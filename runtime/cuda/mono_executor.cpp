@@ -301,7 +301,7 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
       impl_->stop.record(p.stream());
       impl_->stop.synchronize();
       stats_.device_ms = impl_->stop.elapsed_ms_since(impl_->start);
-      stats_.device_bytes = p.device_bytes();
+      stats_.device_bytes = p.device_bytes() + decoder_->device_bytes();
       return out;
     }
     impl_->prepare();
@@ -334,7 +334,7 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
   impl_->stop.record(p.stream());
   impl_->stop.synchronize();
   stats_.device_ms = impl_->stop.elapsed_ms_since(impl_->start);
-  stats_.device_bytes = p.device_bytes();
+  stats_.device_bytes = p.device_bytes() + (decoder_ ? decoder_->device_bytes() : 0);
   return out;
 }
 
