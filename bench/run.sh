@@ -20,6 +20,10 @@ rm -rf "$GRAPE_CACHE_DIR"
 "$G" bench "${DEC[@]}" --warmup 0 --iters 1 --json >"$D/grape_decode_warm.json"
 "$G" run "${DEC[@]}" --output "$D/grape_decode"
 "$G" bench "${DEC[@]}" --executor eager --warmup 20 --iters 200 --json >"$D/grape_decode.json"
+# The graph executor, and mono, which runs decode_step as its decoder plan (docs/execution.md).
+"$G" bench "${DEC[@]}" --executor graph --warmup 20 --iters 200 --json >"$D/grape_decode_graph.json"
+"$G" run "${DEC[@]}" --executor mono --output "$D/grape_decode_mono"
+"$G" bench "${DEC[@]}" --executor mono --warmup 20 --iters 200 --json >"$D/grape_decode_mono.json"
 python3 "$ROOT/bench/decode/peer_torch.py" "$D/gpt2.safetensors" "$D/tok.npy" 128 \
   "$D/torch_decode_logits.npy" "$D/torch_decode.json" ${GRAPE_BENCH_NO_COMPILE:+--no-compile} >/dev/null
 
