@@ -454,8 +454,6 @@ std::unique_ptr<DecoderPlan> DecoderPlan::create(DeviceProgram& p, std::string& 
 DecoderPlan::DecoderPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DecoderPlan::~DecoderPlan() = default;
 
-int DecoderPlan::grid_blocks() const { return impl_->grid; }
-
 size_t DecoderPlan::device_bytes() const {
   const Impl& d = *impl_;
   size_t n = d.eps.size() + d.counters.size() + d.sums.size() + d.items.size() + d.nitems.size();
@@ -463,7 +461,7 @@ size_t DecoderPlan::device_bytes() const {
   return n;
 }
 
-bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) const {
+bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) {
   Impl& d = *impl_;
   if (!d.unusable.empty()) {
     why = d.unusable;

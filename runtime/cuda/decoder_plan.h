@@ -1,7 +1,7 @@
 // The decoder plan of the mono executor (docs/execution.md, "The decoder plan"): an entry that is
 // exactly a GPT-2-style decode step (scheduler::match_decoder_step) at GPT-2 small's widths runs
 // as ONE persistent kernel with two cluster-partitioned stages a layer (jit/kernels/decoder_step.cuh)
-// instead of a body per op. Its weights are laid out per block once, when the plan is made (a
+// instead of a body per op. Its weights are laid out per block once, at its first accepted run (a
 // second copy of every layer's weights and of lm_head's in device memory); the kernel is built per
 // bound row count at the first run with it.
 //
@@ -34,12 +34,10 @@ class DecoderPlan {
 
   // Whether a run with these inputs can take the plan (see above); `why` if not. The first
   // accepted run of a row count builds its kernel; the very first also lays out the weights.
-  bool accepts(const std::vector<Tensor>& inputs, std::string& why) const;
+  bool accepts(const std::vector<Tensor>& inputs, std::string& why);
   // Enqueues the run on the program's stream, after DeviceProgram::bind and upload_inputs: the
   // entry's output and its caches are written as the general path writes them.
   void launch();
-  // The blocks of the last launch's grid (clusters of 8; 0 before the first accepted run).
-  int grid_blocks() const;
   // The last launch's pace (ns per 8 KB weight copy): GRAPE_DECODER_PACE, else tuned per row
   // count and device at the first run of each (the tuning cache keeps it), else with GRAPE_TUNE=0
   // the default, 250.

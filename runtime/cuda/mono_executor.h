@@ -34,9 +34,6 @@ class MonoExecutor : public Executor {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           const std::map<std::string, int64_t>& dims) override;
   const char* name() const override { return "mono"; }
-  // Why runs do not take the decoder plan (runtime/cuda/decoder_plan.h): the entry's reason, or the
-  // last run's; empty while they do.
-  const std::string& decoder_plan_note() const { return decoder_why_; }
   // Whether the entry is a decode step the decoder plan runs, and whether a run with these inputs
   // would take it (the first such run of a row count builds its kernel, the very first lays out
   // the weights).
@@ -47,7 +44,8 @@ class MonoExecutor : public Executor {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<DecoderPlan> decoder_;  // null: the entry is not a decode step it runs
-  mutable std::string decoder_why_;
+  // Why runs do not take the decoder plan: the entry's reason, or the last run's (RunStats::plan).
+  std::string decoder_why_;
 };
 
 }  // namespace grape::cuda
