@@ -29,6 +29,7 @@ class Printer {
     out_ += "  return " + list(f_.body.yields) + "\n}\n";
     return out_;
   }
+  const std::map<ValueId, int>& names() const { return names_; }
 
  private:
   const Function& f_;
@@ -116,6 +117,12 @@ class Printer {
 }  // namespace
 
 std::string print_function(const Function& f) { return Printer(f).run(); }
+
+std::map<ValueId, int> printed_value_numbers(const Function& f) {
+  Printer p(f);
+  p.run();
+  return p.names();
+}
 
 std::string print_module(const Module& m) {
   std::string out = "module " + m.name + "\n";

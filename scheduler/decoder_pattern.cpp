@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ir/printer.h"
+
 namespace grape::scheduler {
 namespace {
 
@@ -74,19 +76,6 @@ std::string layer_role(size_t l, const std::string& what) {
   return "layer " + std::to_string(l) + "'s " + what;
 }
 
-// `grape ir` names values in the order it first prints them (ir/printer.cpp): the parameters, then
-// each op's results in program order (a loop's body parameters after its results). `why` uses the
-// same numbers so that a user finds the op in that dump.
-void number_values(const ir::Block& b, std::map<ValueId, int>& numbers) {
-  auto add = [&](ValueId v) { numbers.emplace(v, static_cast<int>(numbers.size())); };
-  for (const auto& op : b.ops) {
-    for (ValueId r : op.results) add(r);
-    if (!op.body) continue;
-    for (ValueId p : op.body->params) add(p);
-    number_values(*op.body, numbers);
-  }
-}
-
 struct Projection {  // x @ weight + bias
   ValueId input, weight, bias;
 };
@@ -118,8 +107,6 @@ struct Dims {
 class DecoderMatcher {
  public:
   explicit DecoderMatcher(const ir::Function& f) : f_(f), claimed_(f.body.ops.size(), false) {
-    for (const auto& p : f.params) numbers_.emplace(p.value, static_cast<int>(numbers_.size()));
-    number_values(f.body, numbers_);
     for (size_t i = 0; i < f.body.ops.size(); ++i)
       for (ValueId r : f.body.ops[i].results) def_[r] = i;
   }
@@ -149,7 +136,9 @@ class DecoderMatcher {
   const ir::Function& f_;
   std::vector<bool> claimed_;  // by op index: the op has a role in the pattern
   std::unordered_map<ValueId, size_t> def_;
-  std::map<ValueId, int> numbers_;
+  // `grape ir`'s value numbers, so that a user finds the op `why` names in that dump; made for
+  // the first message only.
+  mutable std::optional<std::map<ValueId, int>> numbers_;
   Dims d_;
   DecoderStepMatch m_;
   const Operation* position_read_ = nullptr;  // the position's state_read, if it is a state
@@ -159,8 +148,9 @@ class DecoderMatcher {
   // ---- naming and failing ----
 
   std::string name(ValueId v) const {
-    auto it = numbers_.find(v);
-    return it == numbers_.end() ? "%?" : "%" + std::to_string(it->second);
+    if (!numbers_) numbers_ = ir::printed_value_numbers(f_);
+    auto it = numbers_->find(v);
+    return it == numbers_->end() ? "%?" : "%" + std::to_string(it->second);
   }
   std::string describe(const Operation& op) const {
     std::string s = ir::op_name(op.op);
