@@ -45,6 +45,7 @@ namespace grape::jit {
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                                  \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                                                  \
   X(cuMemsetD8Async, "cuMemsetD8Async")                                                         \
+  X(cuMemsetD32Async, "cuMemsetD32Async")                                                       \
   X(cuPointerGetAttribute, "cuPointerGetAttribute")                                             \
   X(cuStreamCreate, "cuStreamCreate")                                                           \
   X(cuStreamDestroy, "cuStreamDestroy_v2")                                                      \

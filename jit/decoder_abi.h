@@ -70,9 +70,9 @@ struct DecoderShared {
   unsigned ring, as, red, qkv, att, part, fs, bars, total;
 };
 GRAPE_DEC_HD constexpr DecoderShared decoder_shared(int rows, int T, unsigned ring_bytes) {
-  const unsigned part_floats = (unsigned)(rows * kDecEmbed) > 16u + (((unsigned)T + 4u) & ~3u) + 256u
+  const unsigned part_floats = (unsigned)(rows * kDecEmbed) > 16u + (((unsigned)T + 4u) & ~3u) + 512u
                                    ? (unsigned)(rows * kDecEmbed)
-                                   : 16u + (((unsigned)T + 4u) & ~3u) + 256u;
+                                   : 16u + (((unsigned)T + 4u) & ~3u) + 512u;
   DecoderShared s{};
   s.ring = 0;
   s.as = ring_bytes;

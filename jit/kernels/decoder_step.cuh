@@ -323,7 +323,7 @@ __device__ void proj96(const __half* a_rows, int pitch, const unsigned char* wt,
 // Row b's attention for head h of this layer (the block of rank b): the new key and value into the
 // caches at position pos, the scores of positions 0..pos (two threads a past key, 32 dimensions
 // each; threads 0-1 the new key), softmax by block maxima and sums (the T - 1 - pos masked
-// positions count in the sum with the program's fill score), the outputs as 4 partial sums.
+// positions count in the sum with the program's fill score), the outputs as 8 partial sums (a warp each).
 // The 64 outputs go to out64.
 __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int pos, const unsigned char* it,
                            const Smem& s, float* out64) {
@@ -338,7 +338,7 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
   float* wm = s.part;                // [8] warp maxima
   float* ws = wm + 8;                // [8] warp sums
   float* pr = ws + 8;                // [pos + 1] scores, then their exponentials
-  float* pv = pr + ((kT + 4) & ~3);  // [4][64]
+  float* pv = pr + ((kT + 4) & ~3);  // [8][64]: the warps' partial outputs
   const float* q = s.qkv;
   if (tid < kHd) {
     Kc[(long long)pos * kHd + tid] = __float2half(q[kHd + tid]);
@@ -395,18 +395,43 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
   if (lane == 0) ws[w] = sum;
   csync();
   {
-    const int d = tid & 63, pt = tid >> 6;
-    float o = pt == 0 ? pr[pos] * q[2 * kHd + d] : 0.0f;
+    // Thread (c8, g) takes dimensions 8 c8 .. 8 c8 + 7 of positions g, g + 32, ...: 16-byte loads,
+    // four in flight (a warp reads 4 whole positions, 512 contiguous bytes). Read from L2, one
+    // 2-byte load per position and thread cost 40-50 us a GPT-2 small step (run 254).
+    const int c8 = tid & 7, g = tid >> 3;
+    float o[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[i] = g == 0 ? pr[pos] * q[2 * kHd + 8 * c8 + i] : 0.0f;
 #pragma unroll 4
-    for (int t = pt; t < pos; t += 4) o = fmaf(pr[t], __half2float(Vs[(long long)t * kHd + d]), o);
-    pv[pt * 64 + d] = o;
+    for (int t = g; t < pos; t += kThreads / 8) {
+      const uint4 u = in_ring ? *reinterpret_cast<const uint4*>(Vs + t * kHd + 8 * c8)
+                              : __ldcg(reinterpret_cast<const uint4*>(Vs + (long long)t * kHd + 8 * c8));
+      const __half* e = reinterpret_cast<const __half*>(&u);
+      const float pt = pr[t];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) o[i] = fmaf(pt, __half2float(e[i]), o[i]);
+    }
+    // The warp's 4 position groups (lanes 8 apart) meet by shuffles, the 8 warps in pv.
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      o[i] += __shfl_xor_sync(0xffffffffu, o[i], 8);
+      o[i] += __shfl_xor_sync(0xffffffffu, o[i], 16);
+    }
+    if (lane < 8)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) pv[w * 64 + 8 * c8 + i] = o[i];
   }
   csync();
   float total = masked > 0 ? (float)masked * __expf(p.masked - m) : 0.0f;
 #pragma unroll
   for (int i = 0; i < 8; ++i) total += ws[i];
   const float inv = 1.0f / total;
-  if (tid < 64) out64[tid] = (pv[tid] + pv[64 + tid] + pv[128 + tid] + pv[192 + tid]) * inv;
+  if (tid < 64) {
+    float o = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o += pv[i * 64 + tid];
+    out64[tid] = o * inv;
+  }
   csync();
 }
 

@@ -46,8 +46,8 @@ int64_t const_dim(const ir::Function& f, ir::ValueId v, size_t axis) {
 struct DecoderPlan::Impl {
   DeviceProgram& p;
   scheduler::DecoderStepMatch m;
-  int tokens_input = -1, position_input = -1;
-  int64_t positions = 0;  // P, the position table's rows
+  int tokens_input = -1, position_input = -1;  // position_input -1: the position is a state
+  int64_t positions = 0;                       // P, the position table's rows
   // Made at the first accepted run (the clusters that fit are known once a kernel is built).
   std::string unusable;  // non-empty: the device cannot run the plan; every run goes general
   bool laid_out = false;
@@ -63,6 +63,7 @@ struct DecoderPlan::Impl {
   };
   std::map<int64_t, Built> built;     // by rows
   int64_t rows = 0;                   // of the last accepted run
+  int32_t position = 0;               // of the last accepted run
   std::map<int64_t, unsigned> paces;  // the tuned pace by rows
   unsigned last_pace = 0;             // of the last launch
 
@@ -78,6 +79,14 @@ struct DecoderPlan::Impl {
     throw Error(ErrorCode::Internal, "the decoder plan: no storage for state '" + name + "'");
   }
   std::string label() const { return "the decoder kernel of " + f().name; }
+  // The `decode` form's position: the state's current value.
+  int64_t read_position() const {
+    int32_t at = 0;
+    jit::check(jit::driver().cuMemcpyDtoHAsync(&at, value_address(m.position), sizeof at, p.stream()),
+               "cuMemcpyDtoHAsync", label() + " (its position state)");
+    p.synchronize(label() + " (its position state)");
+    return at;
+  }
 
   Built& kernel_for(int64_t r) {
     auto it = built.find(r);
@@ -428,10 +437,6 @@ std::unique_ptr<DecoderPlan> DecoderPlan::create(DeviceProgram& p, std::string& 
           " positions leaves no shared memory for the weight ring";
     return nullptr;
   }
-  if (!m->position_state.empty()) {
-    why = "the position is a state (" + m->position_state + "), which the host cannot check before the run";
-    return nullptr;
-  }
   if (p.device().cc_major() < 9) {
     why = "thread-block clusters need compute capability 9.0; " + p.device().label() + " has " +
           std::to_string(p.device().cc_major()) + "." + std::to_string(p.device().cc_minor());
@@ -444,8 +449,11 @@ std::unique_ptr<DecoderPlan> DecoderPlan::create(DeviceProgram& p, std::string& 
     if (f.params[i].value == impl->m.position) impl->position_input = static_cast<int>(i);
   }
   impl->positions = const_dim(f, impl->m.position_table, 0);
-  if (impl->tokens_input < 0 || impl->position_input < 0 || impl->positions < 1) {
-    why = "the token ids and the position are not both entry parameters";
+  if (impl->tokens_input < 0 || (impl->m.position_state.empty() && impl->position_input < 0) ||
+      impl->positions < 1) {
+    why =
+        "the token ids and the position are neither entry parameters nor the token ids a parameter and "
+        "the position a state";
     return nullptr;
   }
   return std::unique_ptr<DecoderPlan>(new DecoderPlan(std::move(impl)));
@@ -468,8 +476,8 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) {
     return false;
   }
   const Tensor& tok = inputs.at(static_cast<size_t>(d.tokens_input));
-  const Tensor& pos = inputs.at(static_cast<size_t>(d.position_input));
-  if (tok.on_device() || pos.on_device()) {
+  const bool pos_param = d.position_input >= 0;
+  if (tok.on_device() || (pos_param && inputs.at(static_cast<size_t>(d.position_input)).on_device())) {
     why = "the token ids or the position are in device memory (the host checks their range)";
     return false;
   }
@@ -486,7 +494,8 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) {
       return false;
     }
   }
-  const int64_t at = pos.get_int(0);
+  // The `decode` form's position is a state: read back (4 bytes; the stream is idle between runs).
+  const int64_t at = pos_param ? inputs[static_cast<size_t>(d.position_input)].get_int(0) : d.read_position();
   if (at < 0 || at >= std::min(d.m.cache_len, d.positions)) {
     why = "position " + std::to_string(at) + " is outside the cache";
     return false;
@@ -504,6 +513,7 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) {
     return false;
   }
   d.rows = rows;
+  d.position = static_cast<int32_t>(at);
   return true;
 }
 
@@ -516,8 +526,16 @@ void DecoderPlan::launch() {
                 : tuning_enabled() ? d.tuned_pace(d.rows)
                                    : kDefaultPaceNs;
   d.launch_with(b, d.params_for(d.last_pace));
+  // The `decode` form advances its position state by one, as the entry's last op does (the kernel
+  // read it when it started; stream order puts this after its end).
+  if (!d.m.position_state.empty())
+    jit::check(jit::driver().cuMemsetD32Async(d.state_address(d.m.position_state),
+                                              static_cast<unsigned>(d.position + 1), 1, d.p.stream()),
+               "cuMemsetD32Async", d.label() + " (its position state)");
 }
 
 unsigned DecoderPlan::pace() const { return impl_->last_pace; }
+
+bool DecoderPlan::position_is_state() const { return !impl_->m.position_state.empty(); }
 
 }  // namespace grape::cuda

@@ -5,11 +5,13 @@
 // second copy of every layer's weights and of lm_head's in device memory); the kernel is built per
 // bound row count at the first run with it.
 //
-// A run takes the plan only when it fits what the kernel was written for: 1..8 rows, the token ids
-// and the position as host tensors with every id in [0, V) and 0 <= p < min(T, P) (the program's
-// clamping of out-of-range positions and its errors for out-of-range ids stay with the general
-// path). Otherwise — and on devices where 12 clusters of 8 blocks do not fit — the mono executor
-// runs its general persistent kernel; `why` says which.
+// The position is an entry parameter (decode_step) or a state the entry advances by one (decode,
+// beam_decode: the plan reads it back before the run, 4 bytes, and sets it to p + 1 after the
+// kernel). A run takes the plan only when it fits what the kernel was written for: 1..8 rows, the
+// token ids (and a position parameter) as host tensors, every id in [0, V) and 0 <= p < min(T, P)
+// (the program's clamping of out-of-range positions and its errors for out-of-range ids stay with
+// the general path). Otherwise — and on devices where 12 clusters of 8 blocks do not fit — the
+// mono executor runs its general persistent kernel; `why` says which.
 #pragma once
 #include <map>
 #include <memory>
@@ -45,6 +47,9 @@ class DecoderPlan {
   // Device memory the plan holds: the weights' second copy in the blocks' layouts, its sums,
   // counters and item tables.
   size_t device_bytes() const;
+  // Whether the position is a state (the `decode` form): every accepted run reads it back, one
+  // host synchronisation.
+  bool position_is_state() const;
 
  private:
   struct Impl;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <utility>
 
 #include "base/error.h"
 #include "jit/cuda_driver.h"
@@ -276,7 +277,8 @@ MonoExecutor::MonoExecutor(std::shared_ptr<DeviceProgram> program, const RunCont
 MonoExecutor::~MonoExecutor() = default;
 
 bool MonoExecutor::takes_decoder_plan(const std::vector<Tensor>& inputs) {
-  return decoder_ && decoder_->accepts(inputs, decoder_why_);
+  accepted_ = decoder_ && decoder_->accepts(inputs, decoder_why_);
+  return accepted_;
 }
 
 std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
@@ -285,7 +287,8 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
   p.device().make_current();
   stats_.kernels = stats_.host_syncs = stats_.copies = stats_.graph_launches = 0;
   // The decoder plan where the entry and this run's inputs fit it (its first run builds it).
-  const bool decoder = decoder_ && decoder_->accepts(inputs, decoder_why_);
+  const bool decoder =
+      std::exchange(accepted_, false) || (decoder_ && decoder_->accepts(inputs, decoder_why_));
   stats_.plan = decoder ? "decoder" : "general (" + decoder_why_ + ")";
   impl_->start.record(p.stream());
   stats_.param_uploads = bind(inputs, dims) ? 1 : 0;
@@ -297,6 +300,7 @@ std::vector<Tensor> MonoExecutor::run(const std::vector<Tensor>& inputs,
       decoder_->launch();
       stats_.plan = "decoder (pace " + std::to_string(decoder_->pace()) + " ns)";
       stats_.kernels = 1;
+      stats_.host_syncs = decoder_->position_is_state() ? 1 : 0;  // the position read back
       out = p.download_outputs();
       impl_->stop.record(p.stream());
       impl_->stop.synchronize();

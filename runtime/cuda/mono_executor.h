@@ -36,7 +36,8 @@ class MonoExecutor : public Executor {
   const char* name() const override { return "mono"; }
   // Whether the entry is a decode step the decoder plan runs, and whether a run with these inputs
   // would take it (the first such run of a row count builds its kernel, the very first lays out
-  // the weights).
+  // the weights). A `true` holds for the next run() only, which must have the same inputs and come
+  // right after (AutoExecutor's use): it does not check them again.
   bool has_decoder_plan() const { return decoder_ != nullptr; }
   bool takes_decoder_plan(const std::vector<Tensor>& inputs);
 
@@ -46,6 +47,7 @@ class MonoExecutor : public Executor {
   std::unique_ptr<DecoderPlan> decoder_;  // null: the entry is not a decode step it runs
   // Why runs do not take the decoder plan: the entry's reason, or the last run's (RunStats::plan).
   std::string decoder_why_;
+  bool accepted_ = false;  // takes_decoder_plan said yes to the next run's inputs
 };
 
 }  // namespace grape::cuda

@@ -2,8 +2,9 @@
 // kernel of two cluster-partitioned stages a layer) against the CPU reference: examples/gpt2.grp at
 // GPT-2 small's widths (2 layers, a 1000-token vocabulary, a 64-position cache, random weights),
 // decode_step at 1, 5 and 8 rows over positions that reach the end of the cache, every run taking
-// the plan; runs it does not take (9 rows, a position outside the cache, the `decode` form, other
-// widths) run the general kernel, say why, and leave the cache the plan's next run reads. Every
+// the plan, and the `decode` and `beam_decode` forms (the position a state the plan reads and
+// advances); runs it does not take (9 rows, a position outside the cache, other widths) run the
+// general kernel, say why, and leave the cache the plan's next run reads. Every
 // run's logits and, at the end, the caches are compared with the CPU's. Without a GPU of compute
 // capability 9.0 every test skips with a message.
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -37,13 +39,18 @@ Inputs step(int64_t rows, uint32_t seed, int32_t p) {
 // Runs `calls` of `entry` on the CPU and on `executor` (mono or auto); each CUDA run's plan must
 // start with the matching `plans` entry ("decoder", "general (9 rows"; "" for auto's eager and
 // graph runs, which auto must use exactly where the plan is not "decoder"). Outputs must be finite
-// and close to the CPU's; so must every state at the end.
+// and close to the CPU's; so must every state at the end. `states` are set on both sessions first.
 void compare_plans(const std::shared_ptr<Model>& m, const std::string& entry,
                    const std::vector<Inputs>& calls, const std::vector<std::string>& plans,
-                   const std::string& what, const std::string& executor = "mono") {
+                   const std::string& what, const std::string& executor = "mono",
+                   const std::map<std::string, Tensor>& states = {}) {
   ASSERT_EQ(calls.size(), plans.size());
   Session cpu(m, SessionOptions{entry, "cpu", "auto", 0});
   Session gpu(m, SessionOptions{entry, "cuda", executor, 0});
+  for (const auto& [name, value] : states) {
+    cpu.set_state(name, value);
+    gpu.set_state(name, value);
+  }
   for (size_t c = 0; c < calls.size(); ++c) {
     const std::string at = what + " call " + std::to_string(c);
     auto a = cpu.run(calls[c]);
@@ -131,14 +138,28 @@ TEST(DecoderPlan, NineRowsTakeTheGeneralKernel) {
                 {"general (9 rows", "general (9 rows"}, "9 rows");
 }
 
-// `decode` keeps its position in a state: not the plan's (the host cannot check it), but correct.
-TEST(DecoderPlan, TheDecodeFormTakesTheGeneralKernel) {
+// `decode` keeps its position in a state: the plan reads it before the run and advances it after
+// (the state must end equal to the CPU's). Once the state reaches the end of the cache the general
+// kernel runs (the program clamps the position).
+TEST(DecoderPlan, TheDecodeFormAdvancesItsPositionState) {
   REQUIRE_CLUSTERS();
   auto m = small_width_gpt2();
-  compare_plans(
-      m, "decode",
-      {{{"tok", sample(DType::I32, {5}, 1, kVocab)}}, {{"tok", sample(DType::I32, {5}, 2, kVocab)}}},
-      {"general (the position is a state", "general (the position is a state"}, "decode");
+  auto tok = [](uint32_t seed) { return Inputs{{"tok", sample(DType::I32, {5}, seed, kVocab)}}; };
+  compare_plans(m, "decode", {tok(1), tok(2), tok(3)}, {"decoder", "decoder", "decoder"}, "decode from 0");
+  compare_plans(m, "decode", {tok(4), tok(5), tok(6), tok(7), tok(8)},
+                {"decoder", "decoder", "decoder", "general (position 64 is outside the cache",
+                 "general (position 65 is outside the cache"},
+                "decode to the end of the cache", "mono", {{"pos", Tensor::scalar_i32(kCache - 3)}});
+  compare_plans(m, "decode", {tok(9), tok(10)}, {"decoder", "decoder"}, "decode under auto", "auto",
+                {{"pos", Tensor::scalar_i32(20)}});
+}
+
+// beam_decode: its rows are the NB beams, its position the state bpos.
+TEST(DecoderPlan, BeamDecodeTakesIt) {
+  REQUIRE_CLUSTERS();
+  auto tok = [](uint32_t seed) { return Inputs{{"tok", sample(DType::I32, {5}, seed, kVocab)}}; };
+  compare_plans(small_width_gpt2(), "beam_decode", {tok(1), tok(2), tok(3)},
+                {"decoder", "decoder", "decoder"}, "beam_decode", "mono", {{"bpos", Tensor::scalar_i32(40)}});
 }
 
 TEST(DecoderPlan, OtherWidthsTakeTheGeneralKernel) {
