@@ -132,7 +132,11 @@ struct DecoderParams {
   unsigned pace_ns;  // one weight copy of at most 8 KB every pace_ns (0: unpaced)
   int lm_l2;         // lm_head items put into L2 during the last lm_l2 layer steps
   int kv_ring;       // a row's past keys and values into the ring where they fit
+  // Null, or [grid][max_items][kDecTraceStamps] %globaltimer stamps of each block's items (its
+  // thread 0): start, counter seen, item in the ring, rows staged, done (GRAPE_MONO_TRACE).
+  unsigned long long* trace;
 };
+constexpr int kDecTraceStamps = 5;
 
 #ifndef __CUDACC_RTC__
 }  // namespace grape::jit

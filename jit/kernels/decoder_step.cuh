@@ -96,6 +96,16 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
 __device__ __forceinline__ void red_release_add(unsigned* p, unsigned v) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+// The ring's consumed-items count: the compute threads' last reads of an item happen before the
+// count that frees it (release), and the producer's copies over it after it sees that (acquire).
+__device__ __forceinline__ void st_release_cta(int* p, int v) {
+  asm volatile("st.release.cta.shared.u32 [%0], %1;" ::"r"(smem_addr(p)), "r"(v) : "memory");
+}
+__device__ __forceinline__ int ld_acquire_cta(const int* p) {
+  int v;
+  asm volatile("ld.acquire.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem_addr(p)) : "memory");
+  return v;
+}
 __device__ __forceinline__ unsigned long long globaltimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -525,7 +535,7 @@ __device__ void lm_item(const DecoderParams& p, int index, const unsigned char* 
 // the end; the ring's space comes back as the consumers finish items.
 __device__ void produce(const DecoderParams& p, const DecoderItem* items, int nitems, int pos, const Smem& s,
                         unsigned long long* bars, unsigned long long* ends, unsigned* starts,
-                        volatile int* consumed) {
+                        int* consumed) {
   unsigned long long head = 0, tail = 0, next_t = 0;
   int seen = 0, lm_pref = 0;
   const bool kv_in_ring = p.kv_ring && pos <= kKvRing;
@@ -580,7 +590,7 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
         head = at + bytes;
         break;
       }
-      const int c = *consumed;
+      const int c = ld_acquire_cta(consumed);
       if (c != seen) {
         seen = c;
         tail = ends[(c - 1) % kInFlight];
@@ -608,7 +618,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   s.xbar = cbar + 2;
   unsigned long long* ends = s.xbar + 3;
   unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
-  volatile int* consumed = reinterpret_cast<volatile int*>(starts + kInFlight);
+  int* consumed = reinterpret_cast<int*>(starts + kInFlight);
   const int tid = threadIdx.x, g = blockIdx.x, grid = gridDim.x;
   const unsigned rank = (unsigned)(g % kCluster);
   const int cluster = g / kCluster;
@@ -640,6 +650,9 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   int last_step = -1;
   for (int n = 0; n < nitems; ++n) {
     const DecoderItem& I = items[n];
+    unsigned long long* stamp = p.trace && tid == 0 ? p.trace + ((long long)g * p.max_items + n) * kDecTraceStamps
+                                                    : nullptr;
+    if (stamp) stamp[0] = globaltimer();
     const int step = I.step;
     const float* R = step == 0 ? nullptr : Y + (long long)(step - 1) * kRows * kD;
     float* Yout = step < kSteps ? Y + (long long)step * kRows * kD : nullptr;
@@ -652,7 +665,9 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
       }
       csync();
     }
+    if (stamp) stamp[1] = globaltimer();
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
+    if (stamp) stamp[2] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
     const bool is_a = step < kSteps && step % 2 == 0,
                active = step == kSteps || cluster < (is_a ? kHeads : p.b_clusters);
@@ -665,6 +680,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
       // An idle block's share of the rows into the sum.
       atomicAdd(Yout + lo + tid, R ? __ldcg(R + lo + tid) : embedding(p, pos, lo + tid));
     }
+    if (stamp) stamp[3] = globaltimer();
     if (step == kSteps)
       lm_item(p, I.index, it, s);
     else if (active && is_a)
@@ -672,8 +688,9 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     else if (active)
       stage_b<kFcCols / 8>(step / 2, rank, cluster == 0, it, s, Yout);
     csync();
+    if (stamp) stamp[4] = globaltimer();
     if (tid == 0) {
-      *consumed = n + 1;
+      st_release_cta(consumed, n + 1);
       if (step < kSteps) red_release_add(p.counters + step, 1u);
     }
     last_step = step;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 
 #include "base/error.h"
@@ -55,6 +56,8 @@ struct DecoderPlan::Impl {
   std::vector<jit::DeviceBuffer> blobs;  // per layer: A, B; then lm_head's, ln_f's
   jit::DeviceBuffer eps, counters, sums, items, nitems;
   int items_rows = 0;
+  std::vector<int> item_steps;  // [grid][max_items]: each item's step, -1 past a block's items
+  jit::DeviceBuffer trace;      // GRAPE_MONO_TRACE: the kernel's stamps
   unsigned epoch = 0;
   struct Built {
     jit::Module module;
@@ -279,6 +282,10 @@ struct DecoderPlan::Impl {
     items =
         jit::DeviceBuffer(p.device(), table.size() * sizeof(jit::DecoderItem), "the decoder plan's items");
     items.copy_from_host(table.data(), table.size() * sizeof(jit::DecoderItem), p.stream());
+    item_steps.assign(table.size(), -1);
+    for (int g = 0; g < grid; ++g)
+      for (int n = 0; n < count[g]; ++n)
+        item_steps[size_t(g) * max_items + n] = table[size_t(g) * max_items + n].step;
     nitems = jit::DeviceBuffer(p.device(), count.size() * sizeof(int), "the decoder plan's item counts");
     nitems.copy_from_host(count.data(), count.size() * sizeof(int), p.stream());
     // Two sets of the steps' sums, zero (each launch zeroes the other set for the next).
@@ -316,6 +323,70 @@ struct DecoderPlan::Impl {
     params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
     return params;
   }
+  // GRAPE_MONO_TRACE=FILE: the launch's stamps (jit::DecoderParams::trace), summarised per step into
+  // FILE after it (a measurement tool: it synchronises).
+  const char* trace_file() const {
+    const char* file = std::getenv("GRAPE_MONO_TRACE");
+    return file && *file ? file : nullptr;
+  }
+  unsigned long long* trace_buffer() {
+    const size_t bytes = item_steps.size() * jit::kDecTraceStamps * sizeof(unsigned long long);
+    if (trace.size() != bytes) trace = jit::DeviceBuffer(p.device(), bytes, "the decoder plan's trace");
+    trace.fill_bytes(0, p.stream());
+    return reinterpret_cast<unsigned long long*>(trace.ptr());
+  }
+  // One line a step: its span (from the previous step's last block done to its own), and the
+  // medians over its blocks of: waiting for the counter after that (wake), for the item's bytes
+  // (item), staging the rows (rows), the work to done (work), with the work's maximum and the
+  // block that finished last.
+  void write_trace(const char* file) const {
+    constexpr int S = jit::kDecTraceStamps;
+    std::vector<unsigned long long> t(item_steps.size() * S);
+    trace.copy_to_host(t.data(), t.size() * sizeof(unsigned long long), p.stream());
+    p.synchronize(label() + " (its trace)");
+    const int steps = 2 * static_cast<int>(m.layers.size());
+    auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    std::ofstream out(file, std::ios::trunc);
+    out << "# step  span_us  wake_us  item_us  rows_us  work_us  work_max_us  last_block  (medians over the "
+           "step's blocks; step "
+        << steps << " is lm_head)\n";
+    unsigned long long begin = ~0ull, start = ~0ull;
+    for (size_t i = 0; i < item_steps.size(); ++i)
+      if (item_steps[i] >= 0 && t[i * S]) begin = std::min(begin, t[i * S]);
+    start = begin;
+    for (int st = 0; st <= steps; ++st) {
+      std::vector<double> wake, item, rows, work;
+      unsigned long long end = 0;
+      int last = -1;
+      double last_work = 0, work_max = 0;
+      for (int g = 0; g < grid; ++g) {
+        int first = -1, final_n = -1;
+        for (int n = 0; n < max_items; ++n)
+          if (item_steps[size_t(g) * max_items + n] == st) final_n = n, first = first < 0 ? n : first;
+        if (first < 0) continue;
+        const unsigned long long* a = &t[(size_t(g) * max_items + first) * S];
+        const unsigned long long done = t[(size_t(g) * max_items + final_n) * S + 4];
+        if (!a[0] || !done) continue;  // not stamped (the launch failed)
+        wake.push_back(a[1] > begin ? (a[1] - begin) / 1e3 : 0.0);
+        item.push_back((a[2] - a[1]) / 1e3);
+        rows.push_back((a[3] - a[2]) / 1e3);
+        const double w = (done - a[3]) / 1e3;
+        work.push_back(w);
+        work_max = std::max(work_max, w);
+        if (done > end) end = done, last = g, last_work = w;
+      }
+      if (last < 0) continue;
+      out << st << " " << (end - begin) / 1e3 << " " << median(wake) << " " << median(item) << " " << median(rows)
+          << " " << median(work) << " " << work_max << " " << last << " (work " << last_work << ")\n";
+      begin = end;
+    }
+    out << "# total " << (begin - start) / 1e3 << " us from the first block's start to the last step's end\n";
+  }
+
   void launch_with(const Built& b, jit::DecoderParams params) {
     params.epoch = ++epoch;
     void* args[] = {&params};
@@ -525,7 +596,11 @@ void DecoderPlan::launch() {
                     ? static_cast<unsigned>(scheduler::env_knob("GRAPE_DECODER_PACE", 0, 100000, 0))
                 : tuning_enabled() ? d.tuned_pace(d.rows)
                                    : kDefaultPaceNs;
-  d.launch_with(b, d.params_for(d.last_pace));
+  jit::DecoderParams params = d.params_for(d.last_pace);
+  const char* trace = d.trace_file();
+  if (trace) params.trace = d.trace_buffer();
+  d.launch_with(b, params);
+  if (trace) d.write_trace(trace);
   // The `decode` form advances its position state by one, as the entry's last op does (the kernel
   // read it when it started; stream order puts this after its end).
   if (!d.m.position_state.empty())
