@@ -161,29 +161,47 @@ __device__ __forceinline__ float embedding(const DecoderParams& p, int pos, int 
   return __half2float(__hadd(wte[(long long)p.tokens[r] * kD + k], wpe[(long long)pos * kD + k]));
 }
 
-// The step's input rows through a layer norm (two-pass statistics) with scale and shift from the
-// item's bytes, into As (f16 [kRows][kLda]), one warp a row; the rows' elements [lo, hi) (this
-// block's share, flattened) are also added into Y, the sum the next step reads.
-__device__ void stage_rows(const DecoderParams& p, int pos, const float* R, const __half* gamma, float eps,
-                           __half* As, float* Y, int lo, int hi) {
+// The step's input rows, one warp a row, lane `lane` holding elements (lane + 32 j) * 8 .. + 7:
+// the previous step's sum, or step 0's embeddings (16-byte loads of both tables' rows).
+__device__ __forceinline__ void load_rows(const DecoderParams& p, int pos, const float* R, float (&v)[3][8]) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   if (w >= kRows) return;
-  uint4 gu[3], bu[3];  // the scale and shift first: shared-memory loads, off the rows' latency
-  for (int j = 0; j < 3; ++j) {
-    gu[j] = reinterpret_cast<const uint4*>(gamma)[lane + 32 * j];
-    bu[j] = reinterpret_cast<const uint4*>(gamma + kD)[lane + 32 * j];
+  const uint4* te = nullptr;
+  const uint4* pe = nullptr;
+  if (!R) {
+    te = reinterpret_cast<const uint4*>(static_cast<const __half*>(p.token_table) + (long long)p.tokens[w] * kD);
+    pe = reinterpret_cast<const uint4*>(static_cast<const __half*>(p.position_table) + (long long)pos * kD);
   }
-  float v[3][8];
+#pragma unroll
   for (int j = 0; j < 3; ++j) {
     const int k = (lane + 32 * j) * 8;
     if (R) {
+#pragma unroll
       for (int i = 0; i < 2; ++i) {
         const float4 x = __ldcg(reinterpret_cast<const float4*>(R + w * kD + k) + i);
         v[j][4 * i] = x.x, v[j][4 * i + 1] = x.y, v[j][4 * i + 2] = x.z, v[j][4 * i + 3] = x.w;
       }
     } else {
-      for (int e = 0; e < 8; ++e) v[j][e] = embedding(p, pos, w * kD + k + e);
+      const uint4 a = te[lane + 32 * j], b = pe[lane + 32 * j];
+      const __half* ah = reinterpret_cast<const __half*>(&a);
+      const __half* bh = reinterpret_cast<const __half*>(&b);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[j][e] = __half2float(__hadd(ah[e], bh[e]));  // an f16 add, as the program's
     }
+  }
+}
+
+// The loaded rows through a layer norm (two-pass statistics) with scale and shift from the item's
+// bytes, into As (f16 [kRows][kLda]), one warp a row; the rows' elements [lo, hi) (this block's
+// share, flattened) are also added into Y, the sum the next step reads.
+__device__ void stage_rows(float (&v)[3][8], const __half* gamma, float eps, __half* As, float* Y, int lo,
+                           int hi) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  if (w >= kRows) return;
+  uint4 gu[3], bu[3];
+  for (int j = 0; j < 3; ++j) {
+    gu[j] = reinterpret_cast<const uint4*>(gamma)[lane + 32 * j];
+    bu[j] = reinterpret_cast<const uint4*>(gamma + kD)[lane + 32 * j];
   }
   float sum = 0.0f;
   for (int j = 0; j < 3; ++j)
@@ -558,7 +576,8 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
         unsigned char* dst = s.ring + starts[j];
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         mbar_expect(bars + j, bytes);
-        const bool paced = p.pace_ns && I.step < kSteps;  // lm_head's stream is not paced
+        // lm_head's stream is not paced, nor the first item (nothing else reads DRAM yet).
+        const bool paced = p.pace_ns && I.step < kSteps && n > 0;
         const unsigned chunk = paced ? 8192u : 16384u;
         for (int q = 0; q < I.pieces; ++q)
           for (unsigned o = 0; o < I.len[q]; o += chunk) {
@@ -666,15 +685,19 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
       csync();
     }
     if (stamp) stamp[1] = globaltimer();
+    const bool is_a = step < kSteps && step % 2 == 0,
+               active = step == kSteps || cluster < (is_a ? kHeads : p.b_clusters);
+    // The step's rows are loaded before waiting for the item (its scale and shift): their latency
+    // overlaps the item's last bytes, which at step 0 are the kernel's first.
+    float v[3][8];
+    if (first && active) load_rows(p, pos, R, v);
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
     if (stamp) stamp[2] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
-    const bool is_a = step < kSteps && step % 2 == 0,
-               active = step == kSteps || cluster < (is_a ? kHeads : p.b_clusters);
     const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
     if (first && active) {
       const unsigned gam = step == kSteps ? kDecLmG : is_a ? kDecAG : decoder_b_layout(kFcCols).g;
-      stage_rows(p, pos, R, reinterpret_cast<const __half*>(it + gam), p.eps[step], s.As, Yout, lo, hi);
+      stage_rows(v, reinterpret_cast<const __half*>(it + gam), p.eps[step], s.As, Yout, lo, hi);
       csync();
     } else if (first && tid < hi - lo) {
       // An idle block's share of the rows into the sum.

@@ -318,7 +318,8 @@ struct DecoderPlan::Impl {
     params.step_blocks = step_blocks;
     params.b_clusters = b_clusters;
     params.pace_ns = pace;
-    params.lm_l2 = kLmItemsInL2;
+    // GRAPE_DECODER_LM_L2=N: lm_head items each block puts into L2 during the last N layer steps.
+    params.lm_l2 = scheduler::env_knob("GRAPE_DECODER_LM_L2", 0, 24, kLmItemsInL2);
     // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.
     params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
     return params;
