@@ -132,6 +132,7 @@ struct DecoderParams {
   unsigned pace_ns;  // one weight copy of at most 8 KB every pace_ns (0: unpaced)
   int lm_l2;         // lm_head items put into L2 during the last lm_l2 layer steps
   int kv_ring;       // a row's past keys and values into the ring where they fit
+  int l2_hints;      // weights streamed as L2 evict_first, lm_head's items put into L2 as evict_last
   // Null, or [grid][max_items][kDecTraceStamps] %globaltimer stamps of each block's items (its
   // thread 0): start, counter seen, item in the ring, rows staged, done (GRAPE_MONO_TRACE).
   unsigned long long* trace;

@@ -85,6 +85,30 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
       "l"(src), "r"(bytes), "r"(smem_addr(b))
       : "memory");
 }
+// The same with an L2 cache policy (createpolicy): the weights stream through L2 as evict_first,
+// so that what was put there to stay (lm_head's first items) is not evicted by them.
+__device__ __forceinline__ void bulk_load_hint(void* dst, const void* src, unsigned bytes, unsigned long long* b,
+                                               unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], "
+      "%4;" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(b)), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void prefetch_l2_hint(const void* p, unsigned bytes, unsigned long long policy) {
+  asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ unsigned long long policy_evict_first() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ unsigned long long policy_evict_last() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
 __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
@@ -555,6 +579,7 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
                         unsigned long long* bars, unsigned long long* ends, unsigned* starts,
                         int* consumed) {
   unsigned long long head = 0, tail = 0, next_t = 0;
+  const unsigned long long stream_policy = policy_evict_first(), keep_policy = policy_evict_last();
   int seen = 0, lm_pref = 0;
   const bool kv_in_ring = p.kv_ring && pos <= kKvRing;
   for (int n = 0; n < nitems; ++n) {
@@ -587,14 +612,21 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
               while (now < next_t) now = globaltimer();
               next_t = max(now, next_t) + p.pace_ns;
             }
-            bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
+            if (p.l2_hints)
+              bulk_load_hint(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
+                             min(chunk, I.len[q] - o), bars + j, stream_policy);
+            else
+              bulk_load(dst + I.off[q] + o, static_cast<const unsigned char*>(I.src[q]) + o,
                       min(chunk, I.len[q] - o), bars + j);
           }
         // During the last layers, the first lm_head items into L2 (their stream is not paced).
         // (A step block's items are its kSteps layer items, then its lm_head items.)
         if (I.step < kSteps && I.step >= kSteps - p.lm_l2 && lm_pref < p.lm_l2 && kSteps + lm_pref < nitems) {
           const DecoderItem& M = items[kSteps + lm_pref++];
-          prefetch_l2(M.src[0], M.len[0]);
+          if (p.l2_hints)
+            prefetch_l2_hint(M.src[0], M.len[0], keep_policy);
+          else
+            prefetch_l2(M.src[0], M.len[0]);
         }
         // The row's past keys and values after the weights (unpaced: they are the step's own
         // data, and the layer's only), or into L2 for the attention to read a step later.

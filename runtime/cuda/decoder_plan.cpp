@@ -320,6 +320,8 @@ struct DecoderPlan::Impl {
     params.pace_ns = pace;
     // GRAPE_DECODER_LM_L2=N: lm_head items each block puts into L2 during the last N layer steps.
     params.lm_l2 = scheduler::env_knob("GRAPE_DECODER_LM_L2", 0, 24, kLmItemsInL2);
+    // GRAPE_DECODER_L2_HINTS=0: no L2 cache policies on the weight copies and lm_head's prefetches.
+    params.l2_hints = scheduler::env_knob("GRAPE_DECODER_L2_HINTS", 0, 1, 1);
     // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.
     params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
     return params;
