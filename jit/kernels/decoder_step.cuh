@@ -43,8 +43,8 @@ static_assert(kRows * kFcCols <= kThreads && kRows * kLmCols <= kThreads, "a thr
 // A row's past keys and values (pos x 64 each) come into the ring with the block's stage-A item
 // while a stage-A and a stage-B item still fit beside them: up to kKvRing positions. Past that the
 // attention reads them from global memory (put into L2 a step ahead): 14 us a GPT-2 small step
-// slower in scripts/probes/decode_two_stage.cu (run 247), 40-50 us in this kernel at 128 positions
-// (run 254, GRAPE_DECODER_KV_RING=0; why more was not investigated).
+// slower in scripts/probes/decode_two_stage.cu (run 247), 8 us in this kernel at 128 positions
+// (run 260, GRAPE_DECODER_KV_RING=0; 40-50 us before the values were read 16 bytes a thread).
 constexpr int kKvRing =
     (int)((kRingBytes - kDecABytes - decoder_b_layout(kFcCols).bytes) / (2u * kDecHeadDim * 2u));
 

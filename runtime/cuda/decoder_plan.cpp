@@ -383,8 +383,9 @@ struct DecoderPlan::Impl {
         if (done > end) end = done, last = g, last_work = w;
       }
       if (last < 0) continue;
-      out << st << " " << (end - begin) / 1e3 << " " << median(wake) << " " << median(item) << " " << median(rows)
-          << " " << median(work) << " " << work_max << " " << last << " (work " << last_work << ")\n";
+      out << st << " " << (end - begin) / 1e3 << " " << median(wake) << " " << median(item) << " "
+          << median(rows) << " " << median(work) << " " << work_max << " " << last << " (work " << last_work
+          << ")\n";
       begin = end;
     }
     out << "# total " << (begin - start) / 1e3 << " us from the first block's start to the last step's end\n";
