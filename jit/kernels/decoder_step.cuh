@@ -488,8 +488,13 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
 }
 
 // Stage A for head h, this block's rank in its cluster.
+// `stamp` (thread 0's, or null): the inner phases' ends at [5] .. [9] (DecoderParams::trace).
+__device__ __forceinline__ void mark(unsigned long long* stamp, int k) {
+  if (stamp) stamp[k] = globaltimer();
+}
+
 __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank, int pos,
-                        const unsigned char* it, const Smem& s, float* delta) {
+                        const unsigned char* it, const Smem& s, float* delta, unsigned long long* stamp) {
   const int tid = threadIdx.x;
   const unsigned parity = (unsigned)layer & 1u;
   if (tid == 0) {
@@ -498,6 +503,7 @@ __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank,
   }
   gemv<kQkvCols / 8>(s.As, it + kDecAT, s.red);
   csync();
+  mark(stamp, 5);
   // Row r's 24 values to block r, 4 a thread.
   if (tid < kRows * kQkvCols / 4) {
     const int r = tid / (kQkvCols / 4), j = 4 * (tid - r * (kQkvCols / 4));
@@ -510,8 +516,10 @@ __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank,
   }
   if (rank < kRows) {
     mbar_wait(s.xbar, parity);
+    mark(stamp, 6);
     float* out64 = s.red;  // the gemv's sums are consumed (the csync above)
     attend_row(p, layer, h, (int)rank, pos, it, s, out64);
+    mark(stamp, 7);
     // Every block of the cluster gets the row's 64 outputs.
     if (tid < kCluster * kHd / 4) {
       const int d = 4 * (tid & 15);
@@ -521,6 +529,7 @@ __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank,
     }
   }
   mbar_wait(s.xbar + 1, parity);
+  mark(stamp, 8);
   // The head's share of attn c_proj for this block's 96 columns: the outputs as halves (in the
   // gemv's scratch: every read of out64 precedes the push), then proj96.
   csync();
@@ -529,12 +538,13 @@ __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank,
   csync();
   proj96<kHd>(reinterpret_cast<const __half*>(s.red), kHd + 8, it + kDecAW, s.part,
               h == 0 ? reinterpret_cast<const __half*>(it + kDecAPB) : nullptr, delta, rank);
+  mark(stamp, 9);
 }
 
 // Stage B (C c_fc columns a block).
 template <int NB>
 __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsigned char* it, const Smem& s,
-                        float* delta) {
+                        float* delta, unsigned long long* stamp) {
   constexpr int C = 8 * NB;
   constexpr DecoderBLayout L = decoder_b_layout(C);
   const int tid = threadIdx.x;
@@ -543,12 +553,14 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
   if (tid == 0) mbar_expect(s.xbar + 2, kCluster * kRows * C * 2);
   gemv<NB>(s.As, it + L.t, s.red);
   csync();
+  mark(stamp, 5);
   if (tid < kRows * C) {
     const int r = tid / C, j = tid - r * C;
     const float v = gemv_sum(s.red, C, r, j) + __half2float(reinterpret_cast<const __half*>(it + L.b)[j]);
     reinterpret_cast<__half*>(s.fs)[r * 40 + j] = __float2half(gelu_tanh(round_half(v)));
   }
   csync();
+  mark(stamp, 6);
   // Every block of the cluster gets this block's C gelu outputs of every row (16 bytes a store).
   if (tid < kCluster * kRows * C / 8) {
     const int q = tid / (kRows * C / 8), rest = tid - q * (kRows * C / 8), b = rest / (C / 8),
@@ -557,8 +569,10 @@ __device__ void stage_b(int layer, unsigned rank, bool first_cluster, const unsi
     st_async4b(hbuf + b * kHb + (int)rank * C + k8, (unsigned)q, s.xbar + 2, v);
   }
   mbar_wait(s.xbar + 2, (unsigned)layer & 1u);
+  mark(stamp, 8);
   proj96<KC>(hbuf, kHb, it + L.w2, s.part + ((kRows * kHb / 2 + 3) & ~3),
              first_cluster ? reinterpret_cast<const __half*>(it + L.pb) : nullptr, delta, rank);
+  mark(stamp, 9);
 }
 
 __device__ void lm_item(const DecoderParams& p, int index, const unsigned char* it, const Smem& s) {
@@ -741,9 +755,9 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     if (step == kSteps)
       lm_item(p, I.index, it, s);
     else if (active && is_a)
-      stage_a(p, step / 2, cluster, rank, pos, it, s, Yout);
+      stage_a(p, step / 2, cluster, rank, pos, it, s, Yout, stamp);
     else if (active)
-      stage_b<kFcCols / 8>(step / 2, rank, cluster == 0, it, s, Yout);
+      stage_b<kFcCols / 8>(step / 2, rank, cluster == 0, it, s, Yout, stamp);
     csync();
     if (stamp) stamp[4] = globaltimer();
     if (tid == 0) {

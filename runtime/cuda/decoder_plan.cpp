@@ -341,7 +341,10 @@ struct DecoderPlan::Impl {
   // One line a step: its span (from the previous step's last block done to its own), and the
   // medians over its blocks of: waiting for the counter after that (wake), for the item's bytes
   // (item), staging the rows (rows), the work to done (work), with the work's maximum and the
-  // block that finished last.
+  // block that finished last; then the work's inner phases (medians over the blocks that have
+  // them): stage A's q/k/v product, waiting for the row's q/k/v, the attention, waiting for the
+  // head's outputs, attn c_proj, the rest to done; stage B's c_fc product, gelu, waiting for the
+  // cluster's gelu outputs, mlp c_proj, the rest.
   void write_trace(const char* file) const {
     constexpr int S = jit::kDecTraceStamps;
     std::vector<unsigned long long> t(item_steps.size() * S);
@@ -356,13 +359,19 @@ struct DecoderPlan::Impl {
     std::ofstream out(file, std::ios::trunc);
     out << "# step  span_us  wake_us  item_us  rows_us  work_us  work_max_us  last_block  (medians over the "
            "step's blocks; step "
-        << steps << " is lm_head)\n";
+        << steps
+        << " is lm_head) | A: product qkv_wait attend out_wait proj rest | B: product gelu in_wait proj "
+           "rest\n";
+    auto us = [](unsigned long long from, unsigned long long to) {
+      return from && to > from ? (to - from) / 1e3 : 0.0;
+    };
     unsigned long long begin = ~0ull, start = ~0ull;
     for (size_t i = 0; i < item_steps.size(); ++i)
       if (item_steps[i] >= 0 && t[i * S]) begin = std::min(begin, t[i * S]);
     start = begin;
     for (int st = 0; st <= steps; ++st) {
       std::vector<double> wake, item, rows, work;
+      std::vector<std::vector<double>> inner(6);
       unsigned long long end = 0;
       int last = -1;
       double last_work = 0, work_max = 0;
@@ -381,11 +390,28 @@ struct DecoderPlan::Impl {
         work.push_back(w);
         work_max = std::max(work_max, w);
         if (done > end) end = done, last = g, last_work = w;
+        if (st < steps && a[5] && a[9]) {  // an active block of a layer step
+          const bool attends = a[6] != 0;
+          const double phases[6] = {us(a[3], a[5]),
+                                    us(a[5], a[6]),
+                                    st % 2 == 0 ? us(a[6], a[7]) : us(a[6], a[8]),
+                                    st % 2 == 0 ? us(attends ? a[7] : a[5], a[8]) : 0.0,
+                                    us(a[8], a[9]),
+                                    us(a[9], done)};
+          for (int k = 0; k < 6; ++k)
+            if (phases[k] > 0 || (k != 1 && k != 2)) inner[k].push_back(phases[k]);
+        }
       }
       if (last < 0) continue;
       out << st << " " << (end - begin) / 1e3 << " " << median(wake) << " " << median(item) << " "
           << median(rows) << " " << median(work) << " " << work_max << " " << last << " (work " << last_work
-          << ")\n";
+          << ")";
+      if (!inner[0].empty()) {
+        out << " | " << (st % 2 == 0 ? "A" : "B");
+        for (int k = 0; k < 6; ++k)
+          if (st % 2 == 0 || k != 3) out << " " << median(inner[k]);
+      }
+      out << "\n";
       begin = end;
     }
     out << "# total " << (begin - start) / 1e3 << " us from the first block's start to the last step's end\n";
