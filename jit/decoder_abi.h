@@ -64,15 +64,15 @@ GRAPE_DEC_HD constexpr unsigned long long decoder_tile_at(int k, int j, int cols
 // A block's dynamic shared memory, byte offsets: the ring, the staged rows As (f16 [rows][776]),
 // the products' per-warp sums red (f32 [8][rows][32]), the row's q/k/v (f32 [192]), the head's
 // attention outputs att (f32 [rows][64]), a scratch area part (stage B's gelu outputs and partial
-// sums, or the attention's scores), fs (stage B's own gelu outputs, f16 [rows][40]), then the
-// mbarriers and the producer's bookkeeping.
+// sums, or the attention's per-warp maxima, sums and outputs), fs (stage B's own gelu outputs, f16
+// [rows][40]), then the mbarriers and the producer's bookkeeping. Nothing depends on the cache's
+// length: the attention keeps its scores in registers.
 struct DecoderShared {
   unsigned ring, as, red, qkv, att, part, fs, bars, total;
 };
-GRAPE_DEC_HD constexpr DecoderShared decoder_shared(int rows, int T, unsigned ring_bytes) {
-  const unsigned part_floats = (unsigned)(rows * kDecEmbed) > 16u + (((unsigned)T + 4u) & ~3u) + 512u
-                                   ? (unsigned)(rows * kDecEmbed)
-                                   : 16u + (((unsigned)T + 4u) & ~3u) + 512u;
+GRAPE_DEC_HD constexpr DecoderShared decoder_shared(int rows, unsigned ring_bytes) {
+  const unsigned part_floats =
+      (unsigned)(rows * kDecEmbed) > 16u + 4u + 512u ? (unsigned)(rows * kDecEmbed) : 16u + 4u + 512u;
   DecoderShared s{};
   s.ring = 0;
   s.as = ring_bytes;
@@ -88,10 +88,10 @@ GRAPE_DEC_HD constexpr DecoderShared decoder_shared(int rows, int T, unsigned ri
   return s;
 }
 
-// The ring's bytes for `rows` rows and a cache of T positions: what is left of the 227 KB (at most
-// 192 KB), in whole KB; 0 when that cannot hold a stage-A and a stage-B item (C c_fc columns).
-GRAPE_DEC_HD constexpr unsigned decoder_ring_bytes(int rows, int T, int C) {
-  const unsigned rest = decoder_shared(rows, T, 0).total;
+// The ring's bytes for `rows` rows: what is left of the 227 KB (at most 192 KB), in whole KB; 0
+// when that cannot hold a stage-A and a stage-B item (C c_fc columns).
+GRAPE_DEC_HD constexpr unsigned decoder_ring_bytes(int rows, int C) {
+  const unsigned rest = decoder_shared(rows, 0).total;
   if (rest >= (unsigned)kDecMaxShared) return 0;
   const unsigned left = ((unsigned)kDecMaxShared - rest) & ~1023u, ring = left < 196608u ? left : 196608u;
   return ring >= kDecABytes + decoder_b_layout(C).bytes ? ring : 0u;

@@ -38,7 +38,7 @@ constexpr int kLda = kD + 8;         // the staged rows' pitch in halves
 static_assert(kRows >= 1 && kRows <= kDecMaxRows, "one attention row per block of a cluster");
 static_assert(kFcCols == 24 || kFcCols == 32, "c_fc columns a block: 3072 over 16 or 12 clusters of 8");
 static_assert(kRingBytes % 1024 == 0, "the ring is a whole number of KB");
-constexpr DecoderShared kShared = decoder_shared(kRows, kT, kRingBytes);
+constexpr DecoderShared kShared = decoder_shared(kRows, kRingBytes);
 static_assert(kRows * kFcCols <= kThreads && kRows * kLmCols <= kThreads, "a thread an output of a product");
 // A row's past keys and values (pos x 64 each) come into the ring with the block's stage-A item
 // while a stage-A and a stage-B item still fit beside them: up to kKvRing positions. Past that the
@@ -256,45 +256,52 @@ __device__ void stage_rows(float (&v)[3][8], const __half* gamma, float eps, __h
 }
 
 // As [kRows][kD] times a tile [kD][8 NB] on the tensor cores (mma.m16n8k16, rows past kRows zero,
-// the warps taking the k steps in turn); the warps' partial sums are left in red [8][kRows][8 NB]
-// for gemv_sum after a csync.
+// the warps taking the k steps in turn, each warp's in two accumulator sets so that its chain of
+// dependent mma is half as long); the warps' partial sums are left in red [8][kRows][8 NB] for
+// gemv_sum after a csync.
 template <int NB>
 __device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
   constexpr int C = 8 * NB, W = kThreads / 32;
+  static_assert(kD / 16 % (2 * W) == 0, "every warp takes the same number of k-step pairs");
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-  float acc[NB][4];
+  float acc[2][NB][4];
 #pragma unroll
-  for (int j = 0; j < NB; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int j = 0; j < NB; ++j) acc[h][j][0] = acc[h][j][1] = acc[h][j][2] = acc[h][j][3] = 0.0f;
   const __half* arow = As + g * kLda + 2 * c;
   const int rr = (lane & 7) + 8 * ((lane >> 3) & 1), sw = NB == 4 ? (rr >> 1) & 3 : 0;
   const unsigned wbase = smem_addr(tile) + rr * C * 2;
-#pragma unroll 4
-  for (int s = w; s < kD / 16; s += W) {
-    unsigned a[4] = {0u, 0u, 0u, 0u};
-    if (g < kRows) {
-      a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
-      a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
+#pragma unroll
+  for (int k = 0; k < kD / 16 / (2 * W); ++k)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int s = w + W * (2 * k + h);
+      unsigned a[4] = {0u, 0u, 0u, 0u};
+      if (g < kRows) {
+        a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
+        a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
+      }
+      unsigned b[2 * NB];
+      const unsigned addr = wbase + s * 16 * C * 2;
+#pragma unroll
+      for (int j = 0; j < NB; ++j)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
+                     : "r"(addr + 16 * (j ^ sw)));
+#pragma unroll
+      for (int j = 0; j < NB; ++j)
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(acc[h][j][0]), "+f"(acc[h][j][1]), "+f"(acc[h][j][2]), "+f"(acc[h][j][3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * j]), "r"(b[2 * j + 1]));
     }
-    unsigned b[2 * NB];
-    const unsigned addr = wbase + s * 16 * C * 2;
-#pragma unroll
-    for (int j = 0; j < NB; ++j)
-      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                   : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
-                   : "r"(addr + 16 * (j ^ sw)));
-#pragma unroll
-    for (int j = 0; j < NB; ++j)
-      asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};"
-          : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
-          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * j]), "r"(b[2 * j + 1]));
-  }
   if (g < kRows)
 #pragma unroll
     for (int j = 0; j < NB; ++j) {
-      red[(w * kRows + g) * C + 8 * j + 2 * c] = acc[j][0];
-      red[(w * kRows + g) * C + 8 * j + 2 * c + 1] = acc[j][1];
+      red[(w * kRows + g) * C + 8 * j + 2 * c] = acc[0][j][0] + acc[1][j][0];
+      red[(w * kRows + g) * C + 8 * j + 2 * c + 1] = acc[0][j][1] + acc[1][j][1];
     }
 }
 __device__ __forceinline__ float gemv_sum(const float* red, int C, int r, int j) {
@@ -373,10 +380,13 @@ __device__ void proj96(const __half* a_rows, int pitch, const unsigned char* wt,
 }
 
 // Row b's attention for head h of this layer (the block of rank b): the new key and value into the
-// caches at position pos, the scores of positions 0..pos (two threads a past key, 32 dimensions
-// each; threads 0-1 the new key), softmax by block maxima and sums (the T - 1 - pos masked
-// positions count in the sum with the program's fill score), the outputs as 8 partial sums (a warp each).
-// The 64 outputs go to out64.
+// caches at position pos, then softmax(q . k / scale) . v over positions 0..pos, where the
+// T - 1 - pos masked positions count in the softmax's sum with the program's fill score (their
+// values, weighted 0 in fp32 unless every score is near the fill, are not read). Each warp takes
+// its own keys (key base + 16 w + lane / 2 of every pass of 128; two lanes a key, 32 dimensions
+// each) with a running maximum, sum and output (lane: dimensions 2 lane, 2 lane + 1), so the warps
+// meet once, with the new key's own term, in the 64 outputs out64 (flash-decoding inside a block:
+// two block barriers instead of five).
 __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int pos, const unsigned char* it,
                            const Smem& s, float* out64) {
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
@@ -387,19 +397,34 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
   const bool in_ring = p.kv_ring && pos <= kKvRing;
   const __half* Ks = in_ring ? reinterpret_cast<const __half*>(it + kDecABytes) : Kc;
   const __half* Vs = in_ring ? reinterpret_cast<const __half*>(it + kDecABytes + pos * kHd * 2) : Vc;
-  float* wm = s.part;                // [8] warp maxima
-  float* ws = wm + 8;                // [8] warp sums
-  float* pr = ws + 8;                // [pos + 1] scores, then their exponentials
-  float* pv = pr + ((kT + 4) & ~3);  // [8][64]: the warps' partial outputs
+  float* wm = s.part;  // [8] the warps' maxima, [8] their sums, the new key's score, [8][64] outputs
+  float* ws = wm + 8;
+  float* snew = ws + 8;
+  float* pv = snew + 4;
   const float* q = s.qkv;
   if (tid < kHd) {
     Kc[(long long)pos * kHd + tid] = __float2half(q[kHd + tid]);
     Vc[(long long)pos * kHd + tid] = __float2half(q[2 * kHd + tid]);
   }
-  const int hk = tid & 1;
-  float m = -__int_as_float(0x7f800000);
+  if (w == kThreads / 32 - 1) {  // the new key's score (its value is q's last 64)
+    float sn = q[2 * lane] * q[kHd + 2 * lane] + q[2 * lane + 1] * q[kHd + 2 * lane + 1];
+    for (int o = 16; o; o >>= 1) sn += __shfl_xor_sync(0xffffffffu, sn, o);
+    if (lane == 0) *snew = sn * p.scale;
+  }
+  const float kNegInf = -__int_as_float(0x7f800000);
+  const int hk = lane & 1;
+  float m = kNegInf, l = 0.0f, o0 = 0.0f, o1 = 0.0f;
   for (int base = 0; base < pos; base += kThreads / 2) {
-    const int key = base + (tid >> 1);
+    const int first = base + 16 * w, key = first + (lane >> 1);
+    if (first >= pos) break;  // warp-uniform: this warp has no key left
+    // The warp's 16 values first (dimensions 2 lane, 2 lane + 1 of each: 128 contiguous bytes a
+    // key), all in flight beside the keys' loads; a key past pos reads row pos - 1, weighted 0.
+    unsigned vu[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const __half* vrow = Vs + (long long)min(first + j, pos - 1) * kHd + 2 * lane;
+      vu[j] = in_ring ? *reinterpret_cast<const unsigned*>(vrow) : __ldcg(reinterpret_cast<const unsigned*>(vrow));
+    }
     float sc = 0.0f;
     if (key < pos) {
 #pragma unroll
@@ -413,76 +438,44 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
       }
     }
     sc += __shfl_xor_sync(0xffffffffu, sc, 1);
-    if (key < pos) {
-      sc *= p.scale;
-      if (!hk) pr[key] = sc;
-      m = fmaxf(m, sc);
+    sc = key < pos ? sc * p.scale : kNegInf;
+    float mp = sc;
+    for (int o = 16; o; o >>= 1) mp = fmaxf(mp, __shfl_xor_sync(0xffffffffu, mp, o));
+    const float mn = fmaxf(m, mp), keep = __expf(m - mn);  // m = -inf at first: keep 0
+    const float e = key < pos ? __expf(sc - mn) : 0.0f;
+    float es = hk ? 0.0f : e;  // a key's two lanes hold the same e: count it once
+    for (int o = 16; o; o >>= 1) es += __shfl_xor_sync(0xffffffffu, es, o);
+    l = l * keep + es;
+    o0 *= keep, o1 *= keep;
+    m = mn;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const float ej = __shfl_sync(0xffffffffu, e, 2 * j);  // 0 past pos
+      const float2 v = __half22float2(*reinterpret_cast<const __half2*>(&vu[j]));
+      o0 = fmaf(ej, v.x, o0);
+      o1 = fmaf(ej, v.y, o1);
     }
   }
-  {
-    float sn = 0.0f;
-    if (tid < 2)
-      for (int d = 32 * tid; d < 32 * tid + 32; ++d) sn = fmaf(q[d], q[kHd + d], sn);
-    sn += __shfl_xor_sync(0xffffffffu, sn, 1);
-    if (tid == 0) {
-      sn *= p.scale;
-      pr[pos] = sn;
-      m = fmaxf(m, sn);
-    }
-  }
-  const int masked = kT - 1 - pos;
-  for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (lane == 0) wm[w] = m;
+  if (lane == 0) wm[w] = m, ws[w] = l;
+  pv[w * 64 + 2 * lane] = o0;
+  pv[w * 64 + 2 * lane + 1] = o1;
   csync();
-  m = masked > 0 ? p.masked : -__int_as_float(0x7f800000);
+  if (tid < kHd) {
+    const int masked = kT - 1 - pos;
+    const float sn = *snew;
+    float mx = fmaxf(sn, masked > 0 ? p.masked : kNegInf);
 #pragma unroll
-  for (int i = 0; i < 8; ++i) m = fmaxf(m, wm[i]);
-  float sum = 0.0f;
-  for (int t = tid; t <= pos; t += kThreads) {
-    const float e = __expf(pr[t] - m);
-    pr[t] = e;
-    sum += e;
-  }
-  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  if (lane == 0) ws[w] = sum;
-  csync();
-  {
-    // Thread (c8, g) takes dimensions 8 c8 .. 8 c8 + 7 of positions g, g + 32, ...: 16-byte loads,
-    // four in flight (a warp reads 4 whole positions, 512 contiguous bytes). Read from L2, one
-    // 2-byte load per position and thread cost 40-50 us a GPT-2 small step (run 254).
-    const int c8 = tid & 7, g = tid >> 3;
-    float o[8];
+    for (int i = 0; i < kThreads / 32; ++i) mx = fmaxf(mx, wm[i]);
+    const float en = __expf(sn - mx);
+    float total = en + (masked > 0 ? (float)masked * __expf(p.masked - mx) : 0.0f), out = en * q[2 * kHd + tid];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) o[i] = g == 0 ? pr[pos] * q[2 * kHd + 8 * c8 + i] : 0.0f;
-#pragma unroll 4
-    for (int t = g; t < pos; t += kThreads / 8) {
-      const uint4 u = in_ring ? *reinterpret_cast<const uint4*>(Vs + t * kHd + 8 * c8)
-                              : __ldcg(reinterpret_cast<const uint4*>(Vs + (long long)t * kHd + 8 * c8));
-      const __half* e = reinterpret_cast<const __half*>(&u);
-      const float pt = pr[t];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) o[i] = fmaf(pt, __half2float(e[i]), o[i]);
-    }
-    // The warp's 4 position groups (lanes 8 apart) meet by shuffles, the 8 warps in pv.
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      o[i] += __shfl_xor_sync(0xffffffffu, o[i], 8);
-      o[i] += __shfl_xor_sync(0xffffffffu, o[i], 16);
-    }
-    if (lane < 8)
-#pragma unroll
-      for (int i = 0; i < 8; ++i) pv[w * 64 + 8 * c8 + i] = o[i];
-  }
-  csync();
-  float total = masked > 0 ? (float)masked * __expf(p.masked - m) : 0.0f;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) total += ws[i];
-  const float inv = 1.0f / total;
-  if (tid < 64) {
-    float o = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) o += pv[i * 64 + tid];
-    out64[tid] = o * inv;
+    for (int i = 0; i < kThreads / 32; ++i)
+      if (ws[i] > 0.0f) {  // a warp with keys (else its maximum is -inf)
+        const float f = __expf(wm[i] - mx);
+        total = fmaf(ws[i], f, total);
+        out = fmaf(pv[i * 64 + tid], f, out);
+      }
+    out64[tid] = out / total;
   }
   csync();
 }

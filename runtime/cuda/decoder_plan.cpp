@@ -95,7 +95,7 @@ struct DecoderPlan::Impl {
     auto it = built.find(r);
     if (it != built.end()) return it->second;
     const int T = static_cast<int>(m.cache_len);
-    const unsigned ring = jit::decoder_ring_bytes(static_cast<int>(r), T, fc_cols);
+    const unsigned ring = jit::decoder_ring_bytes(static_cast<int>(r), fc_cols);
     if (ring == 0) throw Error(ErrorCode::Internal, label() + ": no room for the weight ring");
     Built b;
     b.module =
@@ -104,7 +104,7 @@ struct DecoderPlan::Impl {
                        label());
     b.function = b.module.function(jit::kDecoderSymbol);
     b.ring = ring;
-    b.shared = jit::decoder_shared(static_cast<int>(r), T, ring).total;
+    b.shared = jit::decoder_shared(static_cast<int>(r), ring).total;
     jit::check(jit::driver().cuFuncSetAttribute(b.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                 static_cast<int>(b.shared)),
                "cuFuncSetAttribute", label());
@@ -531,11 +531,6 @@ std::unique_ptr<DecoderPlan> DecoderPlan::create(DeviceProgram& p, std::string& 
         "this step has " +
         std::to_string(m->embed) + ", " + std::to_string(m->heads) + " of " + std::to_string(m->head_dim) +
         ", " + std::to_string(m->ffn);
-    return nullptr;
-  }
-  if (jit::decoder_ring_bytes(jit::kDecMaxRows, static_cast<int>(m->cache_len), 32) == 0) {
-    why = "a cache of " + std::to_string(m->cache_len) +
-          " positions leaves no shared memory for the weight ring";
     return nullptr;
   }
   if (p.device().cc_major() < 9) {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# GPU run 267 (thirty-ninth session): the attention as flash-decoding inside the row's block (each
+# warp its own keys with a running maximum, sum and output; two block barriers instead of five;
+# no shared memory that grows with the cache) and the products' k steps in two accumulator sets.
+# Every decoder test, then traces, ncu and grape bench of decode_step at positions 128 and 200.
+cd "$(dirname "$0")/../../.."
+export GRAPE_SOURCE_DIR=$PWD
+C=$PWD/build-carry
+R=$OUT
+nvidia-smi -L
+t0=$(date +%s)
+export GRAPE_COMPILE_WORKER=$C/grape
+GRAPE_CACHE_DIR=/tmp/gd timeout 200 $C/grape_gpu_tests --gtest_color=no --gtest_filter='DecoderPlan.*' > $R/run267-tests.log 2>&1
+echo "tests rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |Failure|relative|plan '" $R/run267-tests.log | head -30
+export GRAPE_TUNE=0 GRAPE_CACHE_DIR=/tmp/gc
+D=$(mktemp -d)
+python3 bench/decode/make_inputs.py $D >/dev/null
+python3 -c "import numpy as np; np.save('$D/p200.npy', np.array(200, dtype=np.int32))"
+A=(examples/gpt2.grp --weights $D/gpt2.safetensors --backend cuda --entry decode_step --input tok=$D/tok.npy)
+trace() { GRAPE_MONO_TRACE=$R/run267-trace-$1.txt timeout 60 $C/grape bench "${A[@]}" --input p=$D/$2 --executor mono --warmup 5 --iters 20 > /dev/null 2>&1; echo "== $1"; grep -E "^(0|1|2|3|24) |total" $R/run267-trace-$1.txt; }
+trace p128 p.npy
+trace p200 p200.npy
+N=$(command -v ncu || ls /usr/local/cuda*/bin/ncu | head -1)
+for P in p.npy p200.npy; do
+  timeout 60 $N --clock-control none --cache-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum -k grape_decoder --launch-skip 5 --launch-count 3 \
+    $C/grape bench "${A[@]}" --input p=$D/$P --executor mono --warmup 2 --iters 8 2>&1 | grep -E "duration|dram|rror" | sed "s/^/ncu $P: /"
+done
+for e in graph mono; do
+  timeout 60 $C/grape bench "${A[@]}" --input p=$D/p.npy --executor $e --warmup 20 --iters 300 2>&1 | grep -E "latency|rror" | sed "s/^/bench p128 $e: /"
+done
+timeout 60 $C/grape bench "${A[@]}" --input p=$D/p200.npy --executor mono --warmup 20 --iters 300 2>&1 | grep -E "latency|rror" | sed "s/^/bench p200 mono: /"
+echo "total $(( $(date +%s) - t0 )) s"
