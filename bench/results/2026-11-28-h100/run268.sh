@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# GPU run 267 (thirty-ninth session): the attention as flash-decoding inside the row's block (each
-# warp its own keys with a running maximum, sum and output; two block barriers instead of five;
-# no shared memory that grows with the cache) and the products' k steps in two accumulator sets.
-# Every decoder test, then traces, ncu and grape bench of decode_step at positions 128 and 200.
+# GPU run 268 (thirty-ninth session): run 267's attention with the warp's 16 values loaded before
+# its keys' scores (run 267 loaded them one after another inside the weighting loop: 10.7 us of
+# attention a layer at position 200). The decoder tests that cover the attention, traces, ncu, and
+# grape bench at positions 128 (graph and mono) and 200 (mono).
 cd "$(dirname "$0")/../../.."
 export GRAPE_SOURCE_DIR=$PWD
 C=$PWD/build-carry
