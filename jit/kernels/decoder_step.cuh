@@ -44,7 +44,8 @@ static_assert(kRows * kFcCols <= kThreads && kRows * kLmCols <= kThreads, "a thr
 // while a stage-A and a stage-B item still fit beside them: up to kKvRing positions. Past that the
 // attention reads them from global memory (put into L2 a step ahead): 14 us a GPT-2 small step
 // slower in scripts/probes/decode_two_stage.cu (run 247), 8 us in this kernel at 128 positions
-// (run 260, GRAPE_DECODER_KV_RING=0; 40-50 us before the values were read 16 bytes a thread).
+// (run 260, GRAPE_DECODER_KV_RING=0; 40-50 us while each thread's value loads went one after
+// another, run 254).
 constexpr int kKvRing =
     (int)((kRingBytes - kDecABytes - decoder_b_layout(kFcCols).bytes) / (2u * kDecHeadDim * 2u));
 
