@@ -24,9 +24,9 @@ using namespace gpu_test;
 
 constexpr int64_t kVocab = 1000, kCache = 64;
 
-std::shared_ptr<Model> small_width_gpt2() {
+std::shared_ptr<Model> small_width_gpt2(int64_t cache = kCache) {
   ModelOptions o;
-  o.defines = {{"L", 2}, {"V", kVocab}, {"P", kCache}, {"T", kCache}, {"N", 8}};
+  o.defines = {{"L", 2}, {"V", kVocab}, {"P", cache}, {"T", cache}, {"N", 8}};
   auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
   m->set_random_weights(7);
   return m;
@@ -112,6 +112,21 @@ TEST(DecoderPlan, PastKeysAndValuesFromGlobalMemory) {
   compare_plans(small_width_gpt2(), "decode_step", calls,
                 {"decoder", "decoder", "decoder", "decoder", "decoder"},
                 "keys and values from global memory");
+}
+
+// A 256-position cache: the attention's warps take several passes of 128 keys (their running
+// maxima rescaled between passes), the keys and values come from the ring up to kKvRing (155 at 5
+// rows) and from L2 past it. Only the positions the calls write are in the cache; the others are
+// zero on both sides.
+TEST(DecoderPlan, ALongCacheOverSeveralPassesOfKeys) {
+  REQUIRE_CLUSTERS();
+  std::vector<Inputs> calls;
+  std::vector<std::string> plans;
+  for (int32_t p : {0, 1, 127, 128, 129, 155, 156, 200, 255}) {
+    calls.push_back(step(5, 50 + static_cast<uint32_t>(p), p));
+    plans.push_back("decoder");
+  }
+  compare_plans(small_width_gpt2(256), "decode_step", calls, plans, "a 256-position cache");
 }
 
 TEST(DecoderPlan, OneAndEightRows) {
