@@ -14,6 +14,7 @@
 #include "jit/kernel_source.h"
 #include "runtime/cuda/autotune.h"
 #include "runtime/cuda/device_program.h"
+#include "runtime/cuda/trace_file.h"
 #include "runtime/cuda/tuning_cache.h"
 #include "scheduler/launch.h"
 
@@ -357,6 +358,10 @@ struct DecoderPlan::Impl {
       return v[v.size() / 2];
     };
     std::ofstream out(file, std::ios::trunc);
+    if (!out) {
+      warn_unwritable_trace(file);
+      return;
+    }
     out << "# step  span_us  wake_us  item_us  rows_us  work_us  work_max_us  last_block  (medians over the "
            "step's blocks; step "
         << steps
@@ -625,13 +630,14 @@ void DecoderPlan::launch() {
   const char* trace = d.trace_file();
   if (trace) params.trace = d.trace_buffer();
   d.launch_with(b, params);
-  if (trace) d.write_trace(trace);
   // The `decode` form advances its position state by one, as the entry's last op does (the kernel
-  // read it when it started; stream order puts this after its end).
+  // read it when it started; stream order puts this after its end). Before the trace, which
+  // synchronises and may fail: the state stays consistent with the caches the kernel wrote.
   if (!d.m.position_state.empty())
     jit::check(jit::driver().cuMemsetD32Async(d.state_address(d.m.position_state),
                                               static_cast<unsigned>(d.position + 1), 1, d.p.stream()),
                "cuMemsetD32Async", d.label() + " (its position state)");
+  if (trace) d.write_trace(trace);
 }
 
 unsigned DecoderPlan::pace() const { return impl_->last_pace; }

@@ -12,6 +12,7 @@
 #include "jit/persistent_source.h"
 #include "runtime/cuda/decoder_plan.h"
 #include "runtime/cuda/device_program.h"
+#include "runtime/cuda/trace_file.h"
 #include "scheduler/launch.h"
 #include "scheduler/prefetch.h"
 
@@ -231,6 +232,10 @@ struct MonoExecutor::Impl {
     trace_buffer.copy_to_host(trace_host.data(), trace_host.size() * sizeof(unsigned long long), p.stream());
     p.synchronize("the mono trace");
     std::ofstream out(file);
+    if (!out) {
+      warn_unwritable_trace(file);
+      return;
+    }
     out << "# phase  us  block0_work_us  steps\n";
     std::vector<std::string> names(1);
     for (const jit::PersistentStep& s : steps) {
