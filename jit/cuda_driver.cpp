@@ -111,13 +111,16 @@ int device_of_pointer(const void* p) {
   if (p == nullptr || !driver_available()) return -1;
   const Driver& d = driver();
   const auto at = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  // The plural query answers CUDA_SUCCESS with zeroed attributes for memory the driver does not
+  // know (a plain host pointer); the singular one answers CUDA_ERROR_INVALID_VALUE, which
+  // compute-sanitizer reports as an API error on every host input a session binds.
   unsigned int type = 0, managed = 0;
   int ordinal = -1;
-  if (d.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, at) != CUDA_SUCCESS) return -1;
-  if (d.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, at) == CUDA_SUCCESS && managed)
-    return -1;
-  if (type != CU_MEMORYTYPE_DEVICE) return -1;
-  if (d.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, at) != CUDA_SUCCESS) return -1;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* values[] = {&type, &managed, &ordinal};
+  if (d.cuPointerGetAttributes(3, attributes, values, at) != CUDA_SUCCESS) return -1;
+  if (managed || type != CU_MEMORYTYPE_DEVICE || ordinal < 0) return -1;
   return ordinal;
 }
 

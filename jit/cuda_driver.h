@@ -46,7 +46,7 @@ namespace grape::jit {
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                                                  \
   X(cuMemsetD8Async, "cuMemsetD8Async")                                                         \
   X(cuMemsetD32Async, "cuMemsetD32Async")                                                       \
-  X(cuPointerGetAttribute, "cuPointerGetAttribute")                                             \
+  X(cuPointerGetAttributes, "cuPointerGetAttributes")                                           \
   X(cuStreamCreate, "cuStreamCreate")                                                           \
   X(cuStreamDestroy, "cuStreamDestroy_v2")                                                      \
   X(cuStreamSynchronize, "cuStreamSynchronize")                                                 \

@@ -85,7 +85,7 @@ func (s *Session) InputDeviceBuffer(name string, dtype DType, shape []int64) (De
 // kernels read in place (an entry that updates the input in place gets a device-to-device copy at
 // the start of each run instead); it may also be C host memory, on both backends (copied to the
 // device at the start of each run on CUDA). The library tells the two apart
-// (cuPointerGetAttribute). Device memory of another GPU, or any device memory on the CPU backend,
+// (cuPointerGetAttributes). Device memory of another GPU, or any device memory on the CPU backend,
 // is CodeInvalidArgument; the dtype, rank and fixed dims must be the declared ones (CodeType
 // otherwise).
 //

@@ -320,7 +320,7 @@ GRAPE_API grp_error* grp_session_input_buffer(grp_session* s, const char* name, 
 /* Binds caller memory as input `name` without copying it on the host. Host memory on both
  * backends (the CUDA executors copy it to the device at the start of each run). On the CUDA
  * backend `data` may also be device memory of the session's GPU (cudaMalloc / cuMemAlloc; told
- * apart with cuPointerGetAttribute): the kernels then read it in place — a new pointer changes
+ * apart with cuPointerGetAttributes): the kernels then read it in place — a new pointer changes
  * only kernel parameters, never a CUDA graph — unless the entry updates that input in place, in
  * which case it is copied device to device at the start of each run. Device memory of another GPU,
  * or on the CPU backend, is GRP_ERR_INVALID_ARGUMENT. The session keeps the pointer: the memory

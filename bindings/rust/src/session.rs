@@ -472,7 +472,7 @@ impl Session {
     /// [`Session::input_device_buffer`]), which the kernels read in place (an entry that updates
     /// the input in place gets a device-to-device copy at the start of each run instead); it may
     /// also be host memory, on both backends, copied to the device at the start of each run on
-    /// CUDA. libgrape tells the two apart (`cuPointerGetAttribute`). Device memory of another GPU,
+    /// CUDA. libgrape tells the two apart (`cuPointerGetAttributes`). Device memory of another GPU,
     /// or any device memory on the CPU backend, is an [`Code::InvalidArgument`] error. The dtype,
     /// rank and fixed dims must be the declared ones ([`Code::Type`] otherwise).
     ///
