@@ -134,13 +134,14 @@ struct DecoderParams {
   int kv_ring;       // a row's past keys and values into the ring where they fit
   int l2_hints;      // weights streamed as L2 evict_first, lm_head's items put into L2 as evict_last
   // Null, or [grid][max_items][kDecTraceStamps] %globaltimer stamps of each block's items (its
-  // thread 0): [0] start, [1] counter seen, [2] item in the ring, [3] rows staged, [4] done; inside
-  // stage A [5] q/k/v product, [6] the row's q/k/v arrived, [7] attention (row blocks), [8] the
-  // head's outputs arrived, [9] attn c_proj issued; inside stage B [5] c_fc product, [6] gelu,
-  // [8] the cluster's gelu outputs arrived, [9] mlp c_proj issued (GRAPE_MONO_TRACE).
+  // thread 0): [0] start, [1] counter seen, [10] rows' loads issued, [2] item in the ring, [3] rows
+  // staged, [4] done; inside stage A [5] q/k/v product, [6] the row's q/k/v arrived, [11] warp 0's
+  // keys, [12] every warp's keys (row blocks), [7] attention (row blocks), [8] the head's outputs
+  // arrived, [9] attn c_proj issued; inside stage B [5] c_fc product, [6] gelu, [8] the cluster's
+  // gelu outputs arrived, [9] mlp c_proj issued (GRAPE_MONO_TRACE).
   unsigned long long* trace;
 };
-constexpr int kDecTraceStamps = 10;
+constexpr int kDecTraceStamps = 13;
 
 #ifndef __CUDACC_RTC__
 }  // namespace grape::jit

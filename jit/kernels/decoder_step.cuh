@@ -228,16 +228,31 @@ __device__ void stage_rows(float (&v)[3][8], const __half* gamma, float eps, __h
     gu[j] = reinterpret_cast<const uint4*>(gamma)[lane + 32 * j];
     bu[j] = reinterpret_cast<const uint4*>(gamma + kD)[lane + 32 * j];
   }
-  float sum = 0.0f;
-  for (int j = 0; j < 3; ++j)
-    for (int e = 0; e < 8; ++e) sum += v[j][e];
-  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  const float mean = sum / kD;
-  float d2 = 0.0f;
-  for (int j = 0; j < 3; ++j)
-    for (int e = 0; e < 8; ++e) d2 = fmaf(v[j][e] - mean, v[j][e] - mean, d2);
-  for (int o = 16; o; o >>= 1) d2 += __shfl_xor_sync(0xffffffffu, d2, o);
-  const float rstd = rsqrtf(d2 / kD + eps);
+  // One pass over the row for both statistics, about a shift: the row's first element (lane 0's),
+  // so that the variance's E[(x - K)^2] - E[x - K]^2 does not cancel when the mean is large beside
+  // the spread. The sums go as trees of the lane's three groups, and both warp reductions are
+  // interleaved: one round of shuffles, not two after one another (the two-pass form put two
+  // 24-long chains of adds and ten dependent shuffles on every step's critical path).
+  const float K = __shfl_sync(0xffffffffu, v[0][0], 0);
+  float s1[3], s2[3];
+#pragma unroll
+  for (int j = 0; j < 3; ++j) {
+    float a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const float x0 = v[j][e] - K, x1 = v[j][e + 1] - K;
+      a += x0, b += x1;
+      c = fmaf(x0, x0, c), d = fmaf(x1, x1, d);
+    }
+    s1[j] = a + b, s2[j] = c + d;
+  }
+  float sum = s1[0] + s1[1] + s1[2], sq = s2[0] + s2[1] + s2[2];
+  for (int o = 16; o; o >>= 1) {
+    sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    sq += __shfl_xor_sync(0xffffffffu, sq, o);
+  }
+  const float shifted_mean = sum * (1.0f / kD), mean = K + shifted_mean;
+  const float rstd = rsqrtf(fmaxf(sq * (1.0f / kD) - shifted_mean * shifted_mean, 0.0f) + eps);
   for (int j = 0; j < 3; ++j) {
     const int k = (lane + 32 * j) * 8;
     const __half* g = reinterpret_cast<const __half*>(&gu[j]);
@@ -380,41 +395,23 @@ __device__ void proj96(const __half* a_rows, int pitch, const unsigned char* wt,
   }
 }
 
-// Row b's attention for head h of this layer (the block of rank b): the new key and value into the
-// caches at position pos, then softmax(q . k / scale) . v over positions 0..pos, where the
-// T - 1 - pos masked positions count in the softmax's sum with the program's fill score (their
-// values, weighted 0 in fp32 unless every score is near the fill, are not read). Each warp takes
-// its own keys (key base + 16 w + lane / 2 of every pass of 128; two lanes a key, 32 dimensions
-// each) with a running maximum, sum and output (lane: dimensions 2 lane, 2 lane + 1), so the warps
-// meet once, with the new key's own term, in the 64 outputs out64 (flash-decoding inside a block:
-// two block barriers instead of five).
-__device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int pos, const unsigned char* it,
-                           const Smem& s, float* out64) {
-  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
-  const long long row = (((long long)layer * kRows + b) * kHeads + h) * kT * kHd;
-  __half* Kc = static_cast<__half*>(p.k_cache) + row;
-  __half* Vc = static_cast<__half*>(p.v_cache) + row;
-  // The past keys and values: in the ring after the item's weights (see kKvRing), or in the caches.
-  const bool in_ring = p.kv_ring && pos <= kKvRing;
-  const __half* Ks = in_ring ? reinterpret_cast<const __half*>(it + kDecABytes) : Kc;
-  const __half* Vs = in_ring ? reinterpret_cast<const __half*>(it + kDecABytes + pos * kHd * 2) : Vc;
-  float* wm = s.part;  // [8] the warps' maxima, [8] their sums, the new key's score, [8][64] outputs
-  float* ws = wm + 8;
-  float* snew = ws + 8;
-  float* pv = snew + 4;
-  const float* q = s.qkv;
-  if (tid < kHd) {
-    Kc[(long long)pos * kHd + tid] = __float2half(q[kHd + tid]);
-    Vc[(long long)pos * kHd + tid] = __float2half(q[2 * kHd + tid]);
-  }
-  if (w == kThreads / 32 - 1) {  // the new key's score (its value is q's last 64)
-    float sn = q[2 * lane] * q[kHd + 2 * lane] + q[2 * lane + 1] * q[kHd + 2 * lane + 1];
-    for (int o = 16; o; o >>= 1) sn += __shfl_xor_sync(0xffffffffu, sn, o);
-    if (lane == 0) *snew = sn * p.scale;
-  }
+// `stamp` (thread 0's, or null): a phase's end at stamp[k] (DecoderParams::trace).
+__device__ __forceinline__ void mark(unsigned long long* stamp, int k) {
+  if (stamp) stamp[k] = globaltimer();
+}
+
+// One warp's share of a row's past keys 0..pos-1 (key base + 16 w + lane / 2 of every pass of
+// 128; two lanes a key, 32 dimensions each) into its running maximum m, sum l and outputs o0, o1
+// (dimensions 2 lane, 2 lane + 1). kRing: Ks and Vs point into the ring (shared memory: a separate
+// instantiation, so that the loads are ld.shared, not generic); else into the caches, read
+// through L2. qr: the lane's query dimensions, chunk j being dimensions 8 c .. 8 c + 7 with
+// c = (lane & 1) * 4 + ((j + key) & 3): the rotation keeps a key's two lanes and their neighbours
+// on different banks, and it is the same at every pass (key & 3 = (lane / 2) & 3).
+template <bool kRing>
+__device__ __forceinline__ void attend_keys(const __half* Ks, const __half* Vs, const float (&qr)[4][8], int pos,
+                                            float scale, float& m, float& l, float& o0, float& o1) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, hk = lane & 1;
   const float kNegInf = -__int_as_float(0x7f800000);
-  const int hk = lane & 1;
-  float m = kNegInf, l = 0.0f, o0 = 0.0f, o1 = 0.0f;
   for (int base = 0; base < pos; base += kThreads / 2) {
     const int first = base + 16 * w, key = first + (lane >> 1);
     if (first >= pos) break;  // warp-uniform: this warp has no key left
@@ -423,23 +420,26 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
     unsigned vu[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      const __half* vrow = Vs + (long long)min(first + j, pos - 1) * kHd + 2 * lane;
-      vu[j] = in_ring ? *reinterpret_cast<const unsigned*>(vrow) : __ldcg(reinterpret_cast<const unsigned*>(vrow));
+      const unsigned* vrow = reinterpret_cast<const unsigned*>(Vs + (long long)min(first + j, pos - 1) * kHd + 2 * lane);
+      vu[j] = kRing ? *vrow : __ldcg(vrow);
     }
-    float sc = 0.0f;
+    // The lane's 32 dimensions in four independent chains of 8 (one 32-long chain of dependent
+    // fma was on every pass's critical path).
+    float sc4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (key < pos) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int c = hk * 4 + ((j + key) & 3);
-        const uint4 u = in_ring ? *reinterpret_cast<const uint4*>(Ks + key * kHd + c * 8)
-                                : __ldcg(reinterpret_cast<const uint4*>(Ks + (long long)key * kHd + c * 8));
+        const uint4* kp = reinterpret_cast<const uint4*>(Ks + (long long)key * kHd + c * 8);
+        const uint4 u = kRing ? *kp : __ldcg(kp);
         const __half* e = reinterpret_cast<const __half*>(&u);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) sc = fmaf(q[c * 8 + i], __half2float(e[i]), sc);
+        for (int i = 0; i < 8; ++i) sc4[j] = fmaf(qr[j][i], __half2float(e[i]), sc4[j]);
       }
     }
+    float sc = (sc4[0] + sc4[1]) + (sc4[2] + sc4[3]);
     sc += __shfl_xor_sync(0xffffffffu, sc, 1);
-    sc = key < pos ? sc * p.scale : kNegInf;
+    sc = key < pos ? sc * scale : kNegInf;
     float mp = sc;
     for (int o = 16; o; o >>= 1) mp = fmaxf(mp, __shfl_xor_sync(0xffffffffu, mp, o));
     const float mn = fmaxf(m, mp), keep = __expf(m - mn);  // m = -inf at first: keep 0
@@ -457,10 +457,60 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
       o1 = fmaf(ej, v.y, o1);
     }
   }
+}
+
+// Row b's attention for head h of this layer (the block of rank b): the new key and value into the
+// caches at position pos, then softmax(q . k / scale) . v over positions 0..pos, where the
+// T - 1 - pos masked positions count in the softmax's sum with the program's fill score (their
+// values, weighted 0 in fp32 unless every score is near the fill, are not read). Each warp takes
+// its own keys (key base + 16 w + lane / 2 of every pass of 128; two lanes a key, 32 dimensions
+// each) with a running maximum, sum and output (lane: dimensions 2 lane, 2 lane + 1), so the warps
+// meet once, with the new key's own term, in the 64 outputs out64 (flash-decoding inside a block:
+// two block barriers instead of five).
+__device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int pos, const unsigned char* it,
+                           const Smem& s, float* out64, unsigned long long* stamp) {
+  const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const long long row = (((long long)layer * kRows + b) * kHeads + h) * kT * kHd;
+  __half* Kc = static_cast<__half*>(p.k_cache) + row;
+  __half* Vc = static_cast<__half*>(p.v_cache) + row;
+  // The past keys and values: in the ring after the item's weights (see kKvRing), or in the caches.
+  const bool in_ring = p.kv_ring && pos <= kKvRing;
+  float* wm = s.part;  // [8] the warps' maxima, [8] their sums, the new key's score, [8][64] outputs
+  float* ws = wm + 8;
+  float* snew = ws + 8;
+  float* pv = snew + 4;
+  const float* q = s.qkv;
+  if (tid < kHd) {
+    Kc[(long long)pos * kHd + tid] = __float2half(q[kHd + tid]);
+    Vc[(long long)pos * kHd + tid] = __float2half(q[2 * kHd + tid]);
+  }
+  if (w == kThreads / 32 - 1) {  // the new key's score (its value is q's last 64)
+    float sn = q[2 * lane] * q[kHd + 2 * lane] + q[2 * lane + 1] * q[kHd + 2 * lane + 1];
+    for (int o = 16; o; o >>= 1) sn += __shfl_xor_sync(0xffffffffu, sn, o);
+    if (lane == 0) *snew = sn * p.scale;
+  }
+  const float kNegInf = -__int_as_float(0x7f800000);
+  // The lane's 32 query dimensions, in the order its key chunks are read (see attend_keys).
+  float qr[4][8];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int c = (lane & 1) * 4 + ((j + (lane >> 1)) & 3);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) qr[j][i] = q[c * 8 + i];
+  }
+  float m = kNegInf, l = 0.0f, o0 = 0.0f, o1 = 0.0f;
+  if (in_ring)
+    attend_keys<true>(reinterpret_cast<const __half*>(it + kDecABytes),
+                      reinterpret_cast<const __half*>(it + kDecABytes + pos * kHd * 2), qr, pos, p.scale, m, l,
+                      o0, o1);
+  else
+    attend_keys<false>(Kc, Vc, qr, pos, p.scale, m, l, o0, o1);
   if (lane == 0) wm[w] = m, ws[w] = l;
   pv[w * 64 + 2 * lane] = o0;
   pv[w * 64 + 2 * lane + 1] = o1;
+  mark(stamp, 11);
   csync();
+  mark(stamp, 12);
   if (tid < kHd) {
     const int masked = kT - 1 - pos;
     const float sn = *snew;
@@ -469,23 +519,21 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
     for (int i = 0; i < kThreads / 32; ++i) mx = fmaxf(mx, wm[i]);
     const float en = __expf(sn - mx);
     float total = en + (masked > 0 ? (float)masked * __expf(p.masked - mx) : 0.0f), out = en * q[2 * kHd + tid];
+    // No branch on a warp without keys: its maximum is -inf, so its factor is 0 (mx is finite: at
+    // least the new key's score), and its sum and outputs are 0. Branch-free, the warps' loads and
+    // exponentials go in parallel (a branch each serialised them: 8 dependent rounds).
 #pragma unroll
-    for (int i = 0; i < kThreads / 32; ++i)
-      if (ws[i] > 0.0f) {  // a warp with keys (else its maximum is -inf)
-        const float f = __expf(wm[i] - mx);
-        total = fmaf(ws[i], f, total);
-        out = fmaf(pv[i * 64 + tid], f, out);
-      }
-    out64[tid] = out / total;
+    for (int i = 0; i < kThreads / 32; ++i) {
+      const float f = __expf(wm[i] - mx);
+      total = fmaf(ws[i], f, total);
+      out = fmaf(pv[i * 64 + tid], f, out);
+    }
+    out64[tid] = __fdividef(out, total);
   }
   csync();
 }
 
 // Stage A for head h, this block's rank in its cluster.
-// `stamp` (thread 0's, or null): the inner phases' ends at [5] .. [9] (DecoderParams::trace).
-__device__ __forceinline__ void mark(unsigned long long* stamp, int k) {
-  if (stamp) stamp[k] = globaltimer();
-}
 
 __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank, int pos,
                         const unsigned char* it, const Smem& s, float* delta, unsigned long long* stamp) {
@@ -512,7 +560,7 @@ __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank,
     mbar_wait(s.xbar, parity);
     mark(stamp, 6);
     float* out64 = s.red;  // the gemv's sums are consumed (the csync above)
-    attend_row(p, layer, h, (int)rank, pos, it, s, out64);
+    attend_row(p, layer, h, (int)rank, pos, it, s, out64, stamp);
     mark(stamp, 7);
     // Every block of the cluster gets the row's 64 outputs.
     if (tid < kCluster * kHd / 4) {
@@ -707,12 +755,17 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   const int share = (kRows * kD + p.step_blocks - 1) / p.step_blocks;
   csync();
   int last_step = -1;
+  // Each item's step and index are read one item ahead, and its layer norm's epsilon before the
+  // step's wait: a global load on a step's path costs an L2 round trip (the counter's acquire
+  // loads invalidate L1), and the epsilon's sat between the rows and their statistics.
+  int next_step = nitems > 0 ? items[0].step : 0, next_index = nitems > 0 ? items[0].index : 0;
   for (int n = 0; n < nitems; ++n) {
-    const DecoderItem& I = items[n];
+    const int step = next_step, index = next_index;
+    if (n + 1 < nitems) next_step = items[n + 1].step, next_index = items[n + 1].index;
+    const float eps = p.eps[step];
     unsigned long long* stamp = p.trace && tid == 0 ? p.trace + ((long long)g * p.max_items + n) * kDecTraceStamps
                                                     : nullptr;
     if (stamp) stamp[0] = globaltimer();
-    const int step = I.step;
     const float* R = step == 0 ? nullptr : Y + (long long)(step - 1) * kRows * kD;
     float* Yout = step < kSteps ? Y + (long long)step * kRows * kD : nullptr;
     const bool first = step != last_step;
@@ -733,13 +786,14 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     // overlaps the item's last bytes, which at step 0 are the kernel's first.
     float v[3][8];
     if (first && active) load_rows(p, pos, R, v);
+    if (stamp) stamp[10] = globaltimer();
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
     if (stamp) stamp[2] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
     const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
     if (first && active) {
       const unsigned gam = step == kSteps ? kDecLmG : is_a ? kDecAG : decoder_b_layout(kFcCols).g;
-      stage_rows(v, reinterpret_cast<const __half*>(it + gam), p.eps[step], s.As, Yout, lo, hi);
+      stage_rows(v, reinterpret_cast<const __half*>(it + gam), eps, s.As, Yout, lo, hi);
       csync();
     } else if (first && tid < hi - lo) {
       // An idle block's share of the rows into the sum.
@@ -747,7 +801,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     }
     if (stamp) stamp[3] = globaltimer();
     if (step == kSteps)
-      lm_item(p, I.index, it, s);
+      lm_item(p, index, it, s);
     else if (active && is_a)
       stage_a(p, step / 2, cluster, rank, pos, it, s, Yout, stamp);
     else if (active)

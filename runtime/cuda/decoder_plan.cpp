@@ -366,7 +366,7 @@ struct DecoderPlan::Impl {
            "step's blocks; step "
         << steps
         << " is lm_head) | A: product qkv_wait attend out_wait proj rest | B: product gelu in_wait proj "
-           "rest\n";
+           "rest | item: rows_issue wait | A's attend: keys meet combine\n";
     auto us = [](unsigned long long from, unsigned long long to) {
       return from && to > from ? (to - from) / 1e3 : 0.0;
     };
@@ -376,7 +376,7 @@ struct DecoderPlan::Impl {
     start = begin;
     for (int st = 0; st <= steps; ++st) {
       std::vector<double> wake, item, rows, work;
-      std::vector<std::vector<double>> inner(6);
+      std::vector<std::vector<double>> inner(6), issue(2), attend(3);
       unsigned long long end = 0;
       int last = -1;
       double last_work = 0, work_max = 0;
@@ -390,6 +390,13 @@ struct DecoderPlan::Impl {
         if (!a[0] || !done) continue;  // not stamped (the launch failed)
         wake.push_back(a[1] > begin ? (a[1] - begin) / 1e3 : 0.0);
         item.push_back((a[2] - a[1]) / 1e3);
+        issue[0].push_back(us(a[1], a[10]));
+        issue[1].push_back(us(a[10], a[2]));
+        if (st < steps && st % 2 == 0 && a[6] && a[11] && a[12] && a[7]) {  // a row block's attention
+          attend[0].push_back(us(a[6], a[11]));
+          attend[1].push_back(us(a[11], a[12]));
+          attend[2].push_back(us(a[12], a[7]));
+        }
         rows.push_back((a[3] - a[2]) / 1e3);
         const double w = (done - a[3]) / 1e3;
         work.push_back(w);
@@ -416,6 +423,9 @@ struct DecoderPlan::Impl {
         for (int k = 0; k < 6; ++k)
           if (st % 2 == 0 || k != 3) out << " " << median(inner[k]);
       }
+      out << " | item " << median(issue[0]) << " " << median(issue[1]);
+      if (!attend[0].empty())
+        out << " | attend " << median(attend[0]) << " " << median(attend[1]) << " " << median(attend[2]);
       out << "\n";
       begin = end;
     }
