@@ -178,6 +178,11 @@ TEST(DeviceInputsOnTheCpu, AreRefused) {
   EXPECT_EQ(jit::device_of_pointer(dx.raw()), 0);
   Tensor host = sample(DType::F32, {4}, 1);
   EXPECT_EQ(jit::device_of_pointer(host.raw()), -1);
+  // Page-locked host memory is host memory too (the driver knows it, as CU_MEMORYTYPE_HOST).
+  void* pinned = nullptr;
+  ASSERT_EQ(jit::driver().cuMemAllocHost(&pinned, 256), CUDA_SUCCESS);
+  EXPECT_EQ(jit::device_of_pointer(pinned), -1);
+  EXPECT_EQ(jit::driver().cuMemFreeHost(pinned), CUDA_SUCCESS);
 }
 
 }  // namespace
