@@ -42,9 +42,10 @@ grp_model* load(const char* src = kTestModel, bool weights = true) {
   return m;
 }
 
-grp_session* open(grp_model* m, const char* entry = nullptr) {
+grp_session* open(grp_model* m, const char* entry = nullptr, const char* backend = nullptr) {
   grp_session_options o = grp_session_default_options();
   o.entry = entry;
+  if (backend) o.backend = backend;
   grp_session* s = nullptr;
   Err e(grp_session_create(m, &o, &s));
   EXPECT_TRUE(e.ok()) << e.msg();
@@ -645,7 +646,11 @@ TEST_F(Fixture, BoundOutput) {
 }
 
 // Device buffers are the CUDA backend's: a CPU session says so, and checks its arguments first.
+// (The fixture's session has the default backend, CUDA on a machine with a GPU: this one is CPU.)
 TEST_F(Fixture, DeviceInputBufferOnTheCpu) {
+  grp_session_destroy(s);
+  s = open(m, nullptr, "cpu");
+  ASSERT_NE(s, nullptr);
   void* buf = nullptr;
   size_t nbytes = 0;
   EXPECT_ERR(grp_session_input_device_buffer(s, "x", GRP_F32, shape23, 2, nullptr, &nbytes),
@@ -664,7 +669,11 @@ TEST_F(Fixture, DeviceInputBufferOnTheCpu) {
   EXPECT_OK(grp_session_run(s));
 }
 
-TEST_F(Fixture, Stream) {
+// A CPU session takes only the null stream.
+TEST_F(Fixture, StreamOnTheCpu) {
+  grp_session_destroy(s);
+  s = open(m, nullptr, "cpu");
+  ASSERT_NE(s, nullptr);
   EXPECT_OK(grp_session_set_stream(s, nullptr));
   int fake_stream = 0;
   EXPECT_ERR(grp_session_set_stream(s, &fake_stream), GRP_ERR_UNSUPPORTED, "no streams");

@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "runtime/model.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -240,6 +242,79 @@ TEST(DecoderPlan, AutoTakesItWhereItApplies) {
   compare_plans(small_width_gpt2(), "decode_step",
                 {step(5, 1, 0), step(5, 2, 1), step(5, 3, kCache + 1), step(5, 4, 2)},
                 {"decoder", "decoder", "", "decoder"}, "auto", "auto");
+}
+
+// GRAPE_MONO_TRACE=FILE under the decoder plan: after a run FILE holds one line a step (the 2 L
+// layer steps, then lm_head) in order, each with its span and the medians of its phases, the
+// stage's inner phases (A with the attention's split, B), the item's split, and a total that is
+// the spans' sum; the logits match the CPU's as without it. An unwritable FILE is reported once on
+// stderr and the run goes on.
+TEST(DecoderPlan, TheTraceWritesAStepALine) {
+  REQUIRE_CLUSTERS();
+  char tmpl[] = "/tmp/grape-decoder-trace-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string file = std::string(tmpl) + "/trace.txt";
+  struct EnvGuard {
+    explicit EnvGuard(const std::string& f) { setenv("GRAPE_MONO_TRACE", f.c_str(), 1); }
+    ~EnvGuard() { unsetenv("GRAPE_MONO_TRACE"); }
+  };
+  auto m = small_width_gpt2();
+  Session cpu(m, SessionOptions{"decode_step", "cpu", "auto", 0});
+  Session gpu(m, SessionOptions{"decode_step", "cuda", "mono", 0});
+  {
+    EnvGuard guard(file);
+    const Inputs in = step(5, 3, 20);
+    auto a = cpu.run(in);
+    auto b = gpu.run(in);
+    ASSERT_EQ(gpu.last_run_stats().plan.rfind("decoder", 0), 0u) << gpu.last_run_stats().plan;
+    expect_close(a.at(0), b.at(0), "traced run");
+  }
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << file << " was not written";
+  std::string line;
+  int next_step = 0;
+  double spans = 0, total = -1;
+  while (std::getline(in, line)) {
+    if (line.rfind("# total ", 0) == 0) {
+      total = std::stod(line.substr(8));
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    int st = -1;
+    double span = -1, wake = -1, item = -1, rows = -1, work = -1, work_max = -1;
+    f >> st >> span >> wake >> item >> rows >> work >> work_max;
+    ASSERT_FALSE(f.fail()) << line;
+    EXPECT_EQ(st, next_step++) << line;
+    EXPECT_GT(span, 0.0) << line;
+    EXPECT_GE(wake, 0.0) << line;
+    EXPECT_GE(item, 0.0) << line;
+    EXPECT_GE(rows, 0.0) << line;
+    EXPECT_GE(work_max, work) << line;
+    EXPECT_NE(line.find("| item "), std::string::npos) << line;
+    const bool lm_head = st == 4, stage_a = st % 2 == 0 && !lm_head;
+    EXPECT_EQ(line.find("| A ") != std::string::npos, stage_a) << line;
+    EXPECT_EQ(line.find("| attend ") != std::string::npos, stage_a) << line;
+    EXPECT_EQ(line.find("| B ") != std::string::npos, !stage_a && !lm_head) << line;
+    spans += span;
+  }
+  EXPECT_EQ(next_step, 5) << "2 layers: 4 layer steps and lm_head";
+  EXPECT_GT(total, 0.0);
+  EXPECT_NEAR(total, spans, 0.01 * total + 0.01);
+
+  const std::string unwritable = std::string(tmpl) + "/no-such-directory/trace.txt";
+  {
+    EnvGuard guard(unwritable);
+    testing::internal::CaptureStderr();
+    const Inputs in = step(5, 4, 21);
+    auto a = cpu.run(in);
+    auto b = gpu.run(in);
+    const std::string err = testing::internal::GetCapturedStderr();
+    expect_close(a.at(0), b.at(0), "a run with an unwritable trace");
+    EXPECT_NE(err.find("GRAPE_MONO_TRACE: cannot write '" + unwritable + "'"), std::string::npos) << err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(unwritable));
+  std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace
