@@ -536,7 +536,6 @@ __device__ void attend_row(const DecoderParams& p, int layer, int h, int b, int 
 }
 
 // Stage A for head h, this block's rank in its cluster.
-
 __device__ void stage_a(const DecoderParams& p, int layer, int h, unsigned rank, int pos,
                         const unsigned char* it, const Smem& s, float* delta, unsigned long long* stamp) {
   const int tid = threadIdx.x;

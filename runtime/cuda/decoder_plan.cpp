@@ -345,7 +345,9 @@ struct DecoderPlan::Impl {
   // block that finished last; then the work's inner phases (medians over the blocks that have
   // them): stage A's q/k/v product, waiting for the row's q/k/v, the attention, waiting for the
   // head's outputs, attn c_proj, the rest to done; stage B's c_fc product, gelu, waiting for the
-  // cluster's gelu outputs, mlp c_proj, the rest.
+  // cluster's gelu outputs, mlp c_proj, the rest; then the item's time split into issuing the
+  // rows' loads (their L2 latency shows there) and waiting for the item; then, at a stage-A step,
+  // a row block's attention split into its keys, the warps' meeting and the combine.
   void write_trace(const char* file) const {
     constexpr int S = jit::kDecTraceStamps;
     std::vector<unsigned long long> t(item_steps.size() * S);
