@@ -273,53 +273,75 @@ __device__ void stage_rows(float (&v)[3][8], const __half* gamma, float eps, __h
   }
 }
 
-// As [kRows][kD] times a tile [kD][8 NB] on the tensor cores (mma.m16n8k16, rows past kRows zero,
-// the warps taking the k steps in turn, each warp's in two accumulator sets so that its chain of
-// dependent mma is half as long); the warps' partial sums are left in red [8][kRows][8 NB] for
-// gemv_sum after a csync.
+// The tensor cores' m16n8k16 with the weights as the 16-row operand A (16 output columns) and the
+// rows as the 8-column operand B (rows past kRows zero): at up to 8 rows, half the mma of putting
+// the rows in A's 16 (11 of 16 were zero at 5 rows; the products' mma rate showed in the steps).
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void ldsm_x4_trans(unsigned (&a)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(addr));
+}
+
+// As [kRows][kD] times a tile [kD][8 NB] (tensor cores, weights as A: mma_16816), the warps
+// taking the k steps in turn, each warp's in two accumulator sets so that its chain of dependent
+// mma is half as long; the warps' partial sums are left in red [8][kRows][8 NB] for gemv_sum
+// after a csync. A's fragments by ldmatrix.trans of the tile's rows: x4 for 16 columns (lanes
+// 0-7: k 0-7 of the m tile's first 8 columns, 8-15: k 0-7 of its second, 16-31: k 8-15 of
+// both), x2 for an odd last 8 (lanes 0-15: k 0-15).
 template <int NB>
 __device__ void gemv(const __half* As, const unsigned char* tile, float* red) {
-  constexpr int C = 8 * NB, W = kThreads / 32;
+  constexpr int C = 8 * NB, W = kThreads / 32, MT = (NB + 1) / 2;
   static_assert(kD / 16 % (2 * W) == 0, "every warp takes the same number of k-step pairs");
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-  float acc[2][NB][4];
+  float acc[2][MT][4];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int j = 0; j < NB; ++j) acc[h][j][0] = acc[h][j][1] = acc[h][j][2] = acc[h][j][3] = 0.0f;
-  const __half* arow = As + g * kLda + 2 * c;
-  const int rr = (lane & 7) + 8 * ((lane >> 3) & 1), sw = NB == 4 ? (rr >> 1) & 3 : 0;
-  const unsigned wbase = smem_addr(tile) + rr * C * 2;
+    for (int t = 0; t < MT; ++t) acc[h][t][0] = acc[h][t][1] = acc[h][t][2] = acc[h][t][3] = 0.0f;
+  const __half* xrow = As + g * kLda + 2 * c;
+  // The tile's 8-column chunks are swizzled at 32 columns (decoder_tile_at): chunk j of row k is
+  // at j ^ ((k >> 1) & 3).
+  const int k4 = 8 * (lane >> 4) + (lane & 7), k2 = lane & 15, half = (lane >> 3) & 1;
+  const int sw4 = NB == 4 ? (k4 >> 1) & 3 : 0, sw2 = NB == 4 ? (k2 >> 1) & 3 : 0;
+  const unsigned base4 = smem_addr(tile) + k4 * C * 2, base2 = smem_addr(tile) + k2 * C * 2;
 #pragma unroll
   for (int k = 0; k < kD / 16 / (2 * W); ++k)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int s = w + W * (2 * k + h);
-      unsigned a[4] = {0u, 0u, 0u, 0u};
+      unsigned b0 = 0u, b1 = 0u;
       if (g < kRows) {
-        a[0] = *reinterpret_cast<const unsigned*>(arow + 16 * s);
-        a[2] = *reinterpret_cast<const unsigned*>(arow + 16 * s + 8);
+        b0 = *reinterpret_cast<const unsigned*>(xrow + 16 * s);
+        b1 = *reinterpret_cast<const unsigned*>(xrow + 16 * s + 8);
       }
-      unsigned b[2 * NB];
-      const unsigned addr = wbase + s * 16 * C * 2;
 #pragma unroll
-      for (int j = 0; j < NB; ++j)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                     : "=r"(b[2 * j]), "=r"(b[2 * j + 1])
-                     : "r"(addr + 16 * (j ^ sw)));
-#pragma unroll
-      for (int j = 0; j < NB; ++j)
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(acc[h][j][0]), "+f"(acc[h][j][1]), "+f"(acc[h][j][2]), "+f"(acc[h][j][3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * j]), "r"(b[2 * j + 1]));
+      for (int t = 0; t < MT; ++t) {
+        unsigned a[4];
+        if (2 * t + 1 < NB) {
+          ldsm_x4_trans(a, base4 + s * 16 * C * 2 + 16 * ((2 * t + half) ^ sw4));
+        } else {
+          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                       : "=r"(a[0]), "=r"(a[2])
+                       : "r"(base2 + s * 16 * C * 2 + 16 * ((2 * t) ^ sw2)));
+          a[1] = a[3] = 0u;
+        }
+        mma_16816(acc[h][t], a, b0, b1);
+      }
     }
-  if (g < kRows)
+  // acc[.][t]: columns 16 t + g (0, 1) and + 8 (2, 3) of rows 2 c (0, 2) and 2 c + 1 (1, 3).
 #pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      red[(w * kRows + g) * C + 8 * j + 2 * c] = acc[0][j][0] + acc[1][j][0];
-      red[(w * kRows + g) * C + 8 * j + 2 * c + 1] = acc[0][j][1] + acc[1][j][1];
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = 2 * c + (e & 1), col = 16 * t + g + 8 * (e >> 1);
+      if (r < kRows && col < C) red[(w * kRows + r) * C + col] = acc[0][t][e] + acc[1][t][e];
     }
 }
 __device__ __forceinline__ float gemv_sum(const float* red, int C, int r, int j) {
@@ -343,44 +365,43 @@ struct Smem {
 };
 
 // Rows a [kRows][K] (halves, row pitch `pitch`; rows past kRows zero) times an item's [12][K][8]
-// weight for this block's 96 output columns, on the tensor cores, added (with `bias`, if not
-// null) into `delta` by vector reductions. The k steps go in 4 quarters and the 12 n-blocks in 2
-// halves: warp w takes quarter w & 3 of half w >> 2; the quarters' partial sums meet in kp
-// [4][kRows][96].
+// weight for this block's 96 output columns, on the tensor cores (weights as A: mma_16816),
+// added (with `bias`, if not null) into `delta` by vector reductions. The k steps go in 4 quarters
+// and the 6 m tiles (two 8-column n-blocks each) in 2 halves: warp w takes quarter w & 3 of half
+// w >> 2; the quarters' partial sums meet in kp [4][kRows][96].
 template <int K>
 __device__ void proj96(const __half* a_rows, int pitch, const unsigned char* wt, float* kp,
                        const __half* bias, float* delta, unsigned rank) {
   constexpr int KQ = K / 16 / 4;
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g8 = lane >> 2, c = lane & 3, kq = w & 3,
             nh = w >> 2;
-  const unsigned wb = smem_addr(wt) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 16;
-  float acc[6][4] = {};
+  // ldmatrix.x4.trans rows: lanes 0-7 k 0-7 of the m tile's first n-block, 8-15 of its second,
+  // 16-31 k 8-15 of both.
+  const unsigned wb = smem_addr(wt) + (((lane >> 3) & 1) * K + 8 * (lane >> 4) + (lane & 7)) * 16;
+  float acc[3][4] = {};
 #pragma unroll
   for (int q = 0; q < KQ; ++q) {
     const int ks = kq * KQ + q;
-    unsigned a[4] = {0u, 0u, 0u, 0u};
+    unsigned b0 = 0u, b1 = 0u;
     if (g8 < kRows) {
-      a[0] = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 2 * c);
-      a[2] = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 8 + 2 * c);
+      b0 = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 2 * c);
+      b1 = *reinterpret_cast<const unsigned*>(a_rows + g8 * pitch + 16 * ks + 8 + 2 * c);
     }
 #pragma unroll
-    for (int i = 0; i < 6; ++i) {
-      unsigned b0, b1;
-      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                   : "=r"(b0), "=r"(b1)
-                   : "r"(wb + ((nh * 6 + i) * K + 16 * ks) * 16));
-      asm volatile(
-          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-          "{%8, %9}, {%0, %1, %2, %3};"
-          : "+f"(acc[i][0]), "+f"(acc[i][1]), "+f"(acc[i][2]), "+f"(acc[i][3])
-          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    for (int t = 0; t < 3; ++t) {
+      unsigned a[4];
+      ldsm_x4_trans(a, wb + ((nh * 6 + 2 * t) * K + 16 * ks) * 16);
+      mma_16816(acc[t], a, b0, b1);
     }
   }
-  if (g8 < kRows)
+  // acc[t]: columns 48 nh + 16 t + g8 (0, 1) and + 8 (2, 3) of rows 2 c (0, 2) and 2 c + 1 (1, 3).
 #pragma unroll
-    for (int i = 0; i < 6; ++i)
-      *reinterpret_cast<float2*>(kp + (kq * kRows + g8) * kProjCols + (nh * 6 + i) * 8 + 2 * c) =
-          make_float2(acc[i][0], acc[i][1]);
+  for (int t = 0; t < 3; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = 2 * c + (e & 1);
+      if (r < kRows) kp[(kq * kRows + r) * kProjCols + nh * 48 + 16 * t + g8 + 8 * (e >> 1)] = acc[t][e];
+    }
   csync();
   // rows x 48 column pairs: more than the 256 threads from 6 rows on.
   for (int e = tid; e < kRows * kProjCols / 2; e += kThreads) {

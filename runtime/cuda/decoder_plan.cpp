@@ -432,6 +432,29 @@ struct DecoderPlan::Impl {
       begin = end;
     }
     out << "# total " << (begin - start) / 1e3 << " us from the first block's start to the last step's end\n";
+    if (const char* raw = std::getenv("GRAPE_MONO_TRACE_STAMPS"); raw && *raw) write_stamps(raw, t, start);
+  }
+  // GRAPE_MONO_TRACE_STAMPS=FILE (with GRAPE_MONO_TRACE): every item's stamps as they are, in ns
+  // from the launch's first block's start (0: not stamped), one line an item, for questions the
+  // medians cannot answer (which block was last and why).
+  void write_stamps(const char* file, const std::vector<unsigned long long>& t,
+                    unsigned long long start) const {
+    constexpr int S = jit::kDecTraceStamps;
+    std::ofstream out(file, std::ios::trunc);
+    if (!out) {
+      warn_unwritable_trace(file, "GRAPE_MONO_TRACE_STAMPS");
+      return;
+    }
+    out << "# block item step  stamps 0.." << S - 1 << " (ns from the first block's start; 0: not stamped)\n";
+    for (int g = 0; g < grid; ++g)
+      for (int n = 0; n < max_items; ++n) {
+        const size_t i = size_t(g) * max_items + n;
+        if (item_steps[i] < 0) continue;
+        out << g << " " << n << " " << item_steps[i];
+        for (int k = 0; k < S; ++k)
+          out << " " << (t[i * S + k] >= start ? static_cast<long long>(t[i * S + k] - start) : 0);
+        out << "\n";
+      }
   }
 
   void launch_with(const Built& b, jit::DecoderParams params) {

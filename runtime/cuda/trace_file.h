@@ -3,14 +3,15 @@
 // must not fail the computation it measures).
 #pragma once
 #include <iostream>
+#include <set>
+#include <string>
 
 namespace grape::cuda {
 
-inline void warn_unwritable_trace(const char* file) {
-  static bool warned = false;
-  if (warned) return;
-  warned = true;
-  std::cerr << "grape: warning: GRAPE_MONO_TRACE: cannot write '" << file << "'; no trace is written\n";
+inline void warn_unwritable_trace(const char* file, const char* knob = "GRAPE_MONO_TRACE") {
+  static std::set<std::string> warned;  // once a knob
+  if (!warned.insert(knob).second) return;
+  std::cerr << "grape: warning: " << knob << ": cannot write '" << file << "'; no trace is written\n";
 }
 
 }  // namespace grape::cuda

@@ -253,16 +253,19 @@ TEST(DecoderPlan, TheTraceWritesAStepALine) {
   REQUIRE_CLUSTERS();
   char tmpl[] = "/tmp/grape-decoder-trace-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string file = std::string(tmpl) + "/trace.txt";
+  const std::string file = std::string(tmpl) + "/trace.txt", stamps_file = std::string(tmpl) + "/stamps.txt";
   struct EnvGuard {
-    explicit EnvGuard(const std::string& f) { setenv("GRAPE_MONO_TRACE", f.c_str(), 1); }
-    ~EnvGuard() { unsetenv("GRAPE_MONO_TRACE"); }
+    explicit EnvGuard(const std::string& f, const std::string& stamps = "") {
+      setenv("GRAPE_MONO_TRACE", f.c_str(), 1);
+      if (!stamps.empty()) setenv("GRAPE_MONO_TRACE_STAMPS", stamps.c_str(), 1);
+    }
+    ~EnvGuard() { unsetenv("GRAPE_MONO_TRACE"), unsetenv("GRAPE_MONO_TRACE_STAMPS"); }
   };
   auto m = small_width_gpt2();
   Session cpu(m, SessionOptions{"decode_step", "cpu", "auto", 0});
   Session gpu(m, SessionOptions{"decode_step", "cuda", "mono", 0});
   {
-    EnvGuard guard(file);
+    EnvGuard guard(file, stamps_file);
     const Inputs in = step(5, 3, 20);
     auto a = cpu.run(in);
     auto b = gpu.run(in);
@@ -301,6 +304,34 @@ TEST(DecoderPlan, TheTraceWritesAStepALine) {
   EXPECT_EQ(next_step, 5) << "2 layers: 4 layer steps and lm_head";
   EXPECT_GT(total, 0.0);
   EXPECT_NEAR(total, spans, 0.01 * total + 0.01);
+
+  // GRAPE_MONO_TRACE_STAMPS: a line an item, its block, index and step, then its 13 stamps; every
+  // item starts and ends, its end after its start, and the latest end of lm_head's items is the
+  // trace's total.
+  std::ifstream raw(stamps_file);
+  ASSERT_TRUE(raw) << stamps_file << " was not written";
+  int items = 0;
+  long long last_end = 0;
+  while (std::getline(raw, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    int block = -1, index = -1, st = -1;
+    long long s[13];
+    f >> block >> index >> st;
+    for (long long& v : s) f >> v;
+    ASSERT_FALSE(f.fail()) << line;
+    std::string extra;
+    EXPECT_FALSE(f >> extra) << "more than 13 stamps: " << line;
+    EXPECT_GE(block, 0) << line;
+    EXPECT_GE(index, 0) << line;
+    EXPECT_TRUE(st >= 0 && st <= 4) << line;
+    EXPECT_GT(s[4], 0) << line;
+    EXPECT_GE(s[4], s[0]) << line;
+    if (st == 4) last_end = std::max(last_end, s[4]);
+    ++items;
+  }
+  EXPECT_GT(items, 4 * 8 * 12) << "every block of the 12 attention clusters has 4 layer items";
+  EXPECT_NEAR(last_end / 1e3, total, 0.01 * total + 0.01);
 
   const std::string unwritable = std::string(tmpl) + "/no-such-directory/trace.txt";
   {
