@@ -133,6 +133,7 @@ struct DecoderParams {
   int lm_l2;         // lm_head items put into L2 during the last lm_l2 layer steps
   int kv_ring;       // a row's past keys and values into the ring where they fit
   int l2_hints;      // weights streamed as L2 evict_first, lm_head's items put into L2 as evict_last
+  int rows_multicast;  // a layer step's rows: one L2 read a cluster, multicast (else every block's own)
   // Null, or [grid][max_items][kDecTraceStamps] %globaltimer stamps of each block's items (its
   // thread 0): [0] start, [1] counter seen, [10] rows' loads issued, [2] item in the ring, [3] rows
   // staged, [4] done; inside stage A [5] q/k/v product, [6] the row's q/k/v arrived, [11] warp 0's

@@ -53,6 +53,9 @@ std::string rows_variant_source(const std::string& source, long long rows);
 // rows, `layers` layers, a cache of `cache_len` positions, a vocabulary of `vocab`, `fc_cols` c_fc
 // columns a block (24 or 32) and a ring of `ring_bytes` (jit::decoder_ring_bytes).
 constexpr const char* kDecoderSymbol = "grape_decoder";
+// Its target: the plan runs only on compute capability 9.0, and its rows' multicast copies are
+// sm_90a's (ptxas advises against them for plain sm_90).
+constexpr const char* kDecoderArch = "sm_90a";
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
                                   unsigned ring_bytes);
 

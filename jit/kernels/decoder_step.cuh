@@ -96,6 +96,16 @@ __device__ __forceinline__ void bulk_load_hint(void* dst, const void* src, unsig
       "l"(src), "r"(bytes), "r"(smem_addr(b)), "l"(policy)
       : "memory");
 }
+// `bytes` from global `src` into the shared memory at `dst` of every block of the cluster, counted
+// on each one's mbarrier at `b`'s offset (one L2 read for the cluster's 8 blocks).
+__device__ __forceinline__ void bulk_load_multicast(void* dst, const void* src, unsigned bytes,
+                                                    unsigned long long* b) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], "
+      "%4;" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(b)), "h"((unsigned short)((1u << kCluster) - 1u))
+      : "memory");
+}
 __device__ __forceinline__ void prefetch_l2_hint(const void* p, unsigned bytes, unsigned long long policy) {
   asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes), "l"(policy)
                : "memory");
@@ -214,6 +224,20 @@ __device__ __forceinline__ void load_rows(const DecoderParams& p, int pos, const
       for (int e = 0; e < 8; ++e) v[j][e] = __half2float(__hadd(ah[e], bh[e]));  // an f16 add, as the program's
     }
   }
+}
+
+// The step's input rows from the cluster's copy in shared memory (R: [kRows][kD] fp32), as
+// load_rows leaves them.
+__device__ __forceinline__ void load_rows_shared(const float* R, float (&v)[3][8]) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  if (w >= kRows) return;
+#pragma unroll
+  for (int j = 0; j < 3; ++j)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const float4 x = *reinterpret_cast<const float4*>(R + w * kD + (lane + 32 * j) * 8 + 4 * i);
+      v[j][4 * i] = x.x, v[j][4 * i + 1] = x.y, v[j][4 * i + 2] = x.z, v[j][4 * i + 3] = x.w;
+    }
 }
 
 // The loaded rows through a layer norm (two-pass statistics) with scale and shift from the item's
@@ -743,7 +767,8 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   s.part = reinterpret_cast<float*>(smem + kShared.part);
   s.fs = reinterpret_cast<float*>(smem + kShared.fs);
   unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + kShared.bars);
-  unsigned long long* cbar = bars + kInFlight;  // the closing cluster barrier ([1] unused)
+  unsigned long long* cbar = bars + kInFlight;  // the closing cluster barrier; [1] the rows' copies
+  unsigned long long* rbar = cbar + 1;
   s.xbar = cbar + 2;
   unsigned long long* ends = s.xbar + 3;
   unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
@@ -757,6 +782,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   if (tid == 0) {
     for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j, 1);
     mbar_init(cbar, kCluster);
+    mbar_init(rbar, 1);
     for (int j = 0; j < 3; ++j) mbar_init(s.xbar + j, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     *consumed = 0;
@@ -777,6 +803,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   const int share = (kRows * kD + p.step_blocks - 1) / p.step_blocks;
   csync();
   int last_step = -1;
+  unsigned rows_phase = 0;  // the rows' copies waited for (rbar's phases)
   // Each item's step and index are read one item ahead, and its layer norm's epsilon before the
   // step's wait: a global load on a step's path costs an L2 round trip (the counter's acquire
   // loads invalidate L1), and the epsilon's sat between the rows and their statistics.
@@ -791,6 +818,13 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     const float* R = step == 0 ? nullptr : Y + (long long)(step - 1) * kRows * kD;
     float* Yout = step < kSteps ? Y + (long long)step * kRows * kD : nullptr;
     const bool first = step != last_step;
+    const bool is_a = step < kSteps && step % 2 == 0,
+               active = step == kSteps || cluster < (is_a ? kHeads : p.b_clusters);
+    // A layer step's rows come as one copy a cluster: each block reads an eighth from L2 and
+    // multicasts it into every block's `part` (120 blocks reading the same 15 KB at once made
+    // the rows' loads take 0.6 to 1.5 us, run 286). A cluster is active or idle as a whole, and
+    // each of its blocks has an item of every layer step (not so at lm_head: its rows are loaded).
+    const bool shared_rows = first && active && p.rows_multicast && step > 0 && step < kSteps;
     if (first) {
       if (step > 0 && tid == 0) {
         const unsigned target = (unsigned)p.step_blocks * p.epoch;
@@ -798,22 +832,34 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
         // about 1 us more a step (run 263: the fence costs more than the acquire loads).
         while (ld_acquire(p.counters + step - 1) < target) {
         }
+        if (shared_rows) {
+          // The sums were written by the other blocks' reductions (generic proxy); the copy reads
+          // them through the async proxy.
+          asm volatile("fence.proxy.async.global;" ::: "memory");
+          constexpr unsigned kShare = kRows * kD * 4 / kCluster;
+          mbar_expect(rbar, kRows * kD * 4);
+          bulk_load_multicast(reinterpret_cast<unsigned char*>(s.part) + rank * kShare,
+                              reinterpret_cast<const unsigned char*>(R) + rank * kShare, kShare, rbar);
+        }
       }
       csync();
     }
     if (stamp) stamp[1] = globaltimer();
-    const bool is_a = step < kSteps && step % 2 == 0,
-               active = step == kSteps || cluster < (is_a ? kHeads : p.b_clusters);
     // The step's rows are loaded before waiting for the item (its scale and shift): their latency
     // overlaps the item's last bytes, which at step 0 are the kernel's first.
     float v[3][8];
-    if (first && active) load_rows(p, pos, R, v);
+    if (first && active && !shared_rows) load_rows(p, pos, R, v);
     if (stamp) stamp[10] = globaltimer();
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
     if (stamp) stamp[2] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
     const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);
     if (first && active) {
+      if (shared_rows) {
+        if (tid < kRows * 32) mbar_wait(rbar, rows_phase & 1u);
+        load_rows_shared(s.part, v);
+        ++rows_phase;
+      }
       const unsigned gam = step == kSteps ? kDecLmG : is_a ? kDecAG : decoder_b_layout(kFcCols).g;
       stage_rows(v, reinterpret_cast<const __half*>(it + gam), eps, s.As, Yout, lo, hi);
       csync();

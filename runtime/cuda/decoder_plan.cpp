@@ -102,7 +102,7 @@ struct DecoderPlan::Impl {
     b.module =
         p.build_module(jit::decoder_kernel_source(static_cast<int>(r), static_cast<int>(m.layers.size()), T,
                                                   m.vocab, fc_cols, ring),
-                       label());
+                       label(), jit::kDecoderArch);
     b.function = b.module.function(jit::kDecoderSymbol);
     b.ring = ring;
     b.shared = jit::decoder_shared(static_cast<int>(r), ring).total;
@@ -325,6 +325,8 @@ struct DecoderPlan::Impl {
     params.l2_hints = scheduler::env_knob("GRAPE_DECODER_L2_HINTS", 0, 1, 1);
     // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.
     params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
+    // GRAPE_DECODER_MULTICAST=0: every block reads a layer step's rows from L2 itself.
+    params.rows_multicast = scheduler::env_knob("GRAPE_DECODER_MULTICAST", 0, 1, 1);
     return params;
   }
   // GRAPE_MONO_TRACE=FILE: the launch's stamps (jit::DecoderParams::trace), summarised per step into

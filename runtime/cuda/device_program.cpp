@@ -74,10 +74,12 @@ const void* DeviceProgram::image_of(const jit::CompileOutcome& built) {
   return r.cubin.empty() ? static_cast<const void*>(r.ptx.c_str()) : r.cubin.data();
 }
 
-jit::Module DeviceProgram::build_module(const std::string& source, const std::string& label) {
+jit::Module DeviceProgram::build_module(const std::string& source, const std::string& label,
+                                        const std::string& arch) {
   const auto t0 = std::chrono::steady_clock::now();
   jit::KernelCache cache = jit::KernelCache::open_default();
-  std::vector<jit::CompileOutcome> built = jit::compile_parallel({{source, label}}, dev_.arch(), &cache);
+  std::vector<jit::CompileOutcome> built =
+      jit::compile_parallel({{source, label}}, arch.empty() ? dev_.arch() : arch, &cache);
   jit::Module m(dev_, image_of(built.at(0)), label);
   compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return m;

@@ -78,8 +78,9 @@ class DeviceProgram {
   // The parameter blocks in device memory (slot k: kernel k), as the last bind uploaded them.
   CUdeviceptr device_blocks() const { return blocks_dev_.ptr(); }
   // Compiles one more source of this program (through the kernel cache) and loads it; `label`
-  // names it in errors. Counts in kernels_compiled / kernels_from_cache and compile_ms.
-  jit::Module build_module(const std::string& source, const std::string& label);
+  // names it in errors; `arch` overrides the device's target (the decoder plan's sm_90a). Counts
+  // in kernels_compiled / kernels_from_cache and compile_ms.
+  jit::Module build_module(const std::string& source, const std::string& label, const std::string& arch = "");
   // The host parameter blocks as bound now (what a graph's kernel nodes were built with).
   const std::vector<unsigned char>& host_blocks() const { return blocks_host_; }
 

@@ -116,6 +116,20 @@ TEST(DecoderPlan, PastKeysAndValuesFromGlobalMemory) {
                 "keys and values from global memory");
 }
 
+// A layer step's rows come to a cluster's blocks as one multicast copy; GRAPE_DECODER_MULTICAST=0
+// makes every block load them from L2 itself (the path lm_head's rows always take).
+TEST(DecoderPlan, RowsLoadedByEveryBlockItself) {
+  REQUIRE_CLUSTERS();
+  struct EnvGuard {
+    EnvGuard() { setenv("GRAPE_DECODER_MULTICAST", "0", 1); }
+    ~EnvGuard() { unsetenv("GRAPE_DECODER_MULTICAST"); }
+  } guard;
+  std::vector<Inputs> calls;
+  for (int32_t p : {0, 1, 40}) calls.push_back(step(5, 90 + static_cast<uint32_t>(p), p));
+  compare_plans(small_width_gpt2(), "decode_step", calls, {"decoder", "decoder", "decoder"},
+                "rows loaded by every block");
+}
+
 // A 256-position cache: the attention's warps take several passes of 128 keys (their running
 // maxima rescaled between passes), the keys and values come from the ring up to kKvRing (155 at 5
 // rows) and from L2 past it. Only the positions the calls write are in the cache; the others are

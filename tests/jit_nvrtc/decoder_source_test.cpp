@@ -1,5 +1,5 @@
 // The decoder plan's kernel (jit/kernels/decoder_step.cuh through jit::decoder_kernel_source),
-// compiled with NVRTC for sm_90 at the row counts and stage-B partitions the plan builds (label
+// compiled with NVRTC for its target (sm_90a) at the row counts and stage-B partitions the plan builds (label
 // nvrtc: CI compiles it without a GPU); tests/gpu/decoder_plan_test.cpp runs it.
 #include <gtest/gtest.h>
 
@@ -22,7 +22,8 @@ TEST(DecoderSource, CompilesWithoutWarningsForEveryRowCountAndPartition) {
     const unsigned ring = jit::decoder_ring_bytes(s.rows, s.fc_cols);
     ASSERT_GT(ring, 0u) << s.rows << " rows";
     const std::string src = jit::decoder_kernel_source(s.rows, 12, s.cache_len, 50257, s.fc_cols, ring);
-    const jit::CompileResult r = jit::compile_cuda(src, "decoder_" + std::to_string(s.rows), "sm_90");
+    const jit::CompileResult r =
+        jit::compile_cuda(src, "decoder_" + std::to_string(s.rows), jit::kDecoderArch);
     EXPECT_FALSE(r.cubin.empty()) << s.rows << " rows";
     EXPECT_FALSE(r.has_warnings()) << r.log;
   }
