@@ -63,8 +63,9 @@ GRAPE_DEC_HD constexpr unsigned long long decoder_tile_at(int k, int j, int cols
 
 // A block's dynamic shared memory, byte offsets: the ring, the staged rows As (f16 [rows][776]),
 // the products' per-warp sums red (f32 [8][rows][32]), the row's q/k/v (f32 [192]), the head's
-// attention outputs att (f32 [rows][64]), a scratch area part (stage B's gelu outputs and partial
-// sums, or the attention's per-warp maxima, sums and outputs), fs (stage B's own gelu outputs, f16
+// attention outputs att (f32 [rows][64]), a scratch area part (a layer step's input rows, f32
+// [rows][768], as the cluster's multicast copy brings them; then stage B's gelu outputs and
+// partial sums, or the attention's per-warp maxima, sums and outputs), fs (stage B's own gelu outputs, f16
 // [rows][40]), then the mbarriers and the producer's bookkeeping. Nothing depends on the cache's
 // length: the attention keeps its scores in registers.
 struct DecoderShared {

@@ -15,7 +15,8 @@
 //   The residual stays in fp32: step s's sum Y[s] starts at zero (zeroed one launch ahead, two
 //   sets); every block adds its share of the step's input rows and the products add their
 //   outputs, so Y[s] is step s + 1's input. A step waits for one counter that every block of the
-//   previous step adds 1 to with a release.
+//   previous step adds 1 to with a release; a layer step's rows then come to a cluster as one
+//   copy, an eighth read by each block and multicast to all 8.
 //   A producer warp streams the block's next items (weights in a per-block layout made when the
 //   plan is bound) into a shared-memory ring by bulk copies, paced so that the blocks' copies do
 //   not reach DRAM as one burst at every step's start, when the step's rows are read.
