@@ -38,6 +38,23 @@ Inputs step(int64_t rows, uint32_t seed, int32_t p) {
   return {{"tok", sample(DType::I32, {rows}, seed, kVocab)}, {"p", Tensor::scalar_i32(p)}};
 }
 
+// Sets an environment variable for its lifetime, then restores what was there (or its absence).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* v = std::getenv(name)) old_ = v, had_ = true;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
 // Runs `calls` of `entry` on the CPU and on `executor` (mono or auto); each CUDA run's plan must
 // start with the matching `plans` entry ("decoder", "general (9 rows"; "" for auto's eager and
 // graph runs, which auto must use exactly where the plan is not "decoder"). Outputs must be finite
@@ -105,10 +122,7 @@ TEST(DecoderPlan, FiveRowsOverTheWholeCache) {
 // long caches, many rows) rather than from the ring: GRAPE_DECODER_KV_RING=0 forces that path.
 TEST(DecoderPlan, PastKeysAndValuesFromGlobalMemory) {
   REQUIRE_CLUSTERS();
-  struct EnvGuard {
-    EnvGuard() { setenv("GRAPE_DECODER_KV_RING", "0", 1); }
-    ~EnvGuard() { unsetenv("GRAPE_DECODER_KV_RING"); }
-  } guard;
+  ScopedEnv kv_ring("GRAPE_DECODER_KV_RING", "0");
   std::vector<Inputs> calls;
   for (int32_t p : {0, 1, 2, 40, 63}) calls.push_back(step(5, 30 + static_cast<uint32_t>(p), p));
   compare_plans(small_width_gpt2(), "decode_step", calls,
@@ -120,10 +134,7 @@ TEST(DecoderPlan, PastKeysAndValuesFromGlobalMemory) {
 // makes every block load them from L2 itself (the path lm_head's rows always take).
 TEST(DecoderPlan, RowsLoadedByEveryBlockItself) {
   REQUIRE_CLUSTERS();
-  struct EnvGuard {
-    EnvGuard() { setenv("GRAPE_DECODER_MULTICAST", "0", 1); }
-    ~EnvGuard() { unsetenv("GRAPE_DECODER_MULTICAST"); }
-  } guard;
+  ScopedEnv multicast("GRAPE_DECODER_MULTICAST", "0");
   std::vector<Inputs> calls;
   for (int32_t p : {0, 1, 40}) calls.push_back(step(5, 90 + static_cast<uint32_t>(p), p));
   compare_plans(small_width_gpt2(), "decode_step", calls, {"decoder", "decoder", "decoder"},
@@ -207,18 +218,9 @@ TEST(DecoderPlan, OtherWidthsTakeTheGeneralKernel) {
 // choice is one of the candidates, and a second session reads it from the tuning cache.
 TEST(DecoderPlan, ThePaceIsTunedWithoutTouchingTheRun) {
   REQUIRE_CLUSTERS();
-  struct CacheDirGuard {
-    std::string old;
-    bool had = false;
-    explicit CacheDirGuard(const std::string& dir) {
-      if (const char* v = std::getenv("GRAPE_CACHE_DIR")) old = v, had = true;
-      setenv("GRAPE_CACHE_DIR", dir.c_str(), 1);
-    }
-    ~CacheDirGuard() { had ? setenv("GRAPE_CACHE_DIR", old.c_str(), 1) : unsetenv("GRAPE_CACHE_DIR"); }
-  };
   char tmpl[] = "/tmp/grape-decoder-pace-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
-  CacheDirGuard guard(tmpl);
+  ScopedEnv cache_dir("GRAPE_CACHE_DIR", tmpl);
   auto m = small_width_gpt2();
   std::string first;
   for (int session = 0; session < 2; ++session) {
@@ -242,10 +244,7 @@ TEST(DecoderPlan, ThePaceIsTunedWithoutTouchingTheRun) {
 // GRAPE_DECODER_PACE sets the pace without tuning.
 TEST(DecoderPlan, APaceFromTheEnvironment) {
   REQUIRE_CLUSTERS();
-  struct EnvGuard {
-    EnvGuard() { setenv("GRAPE_DECODER_PACE", "333", 1); }
-    ~EnvGuard() { unsetenv("GRAPE_DECODER_PACE"); }
-  } guard;
+  ScopedEnv pace("GRAPE_DECODER_PACE", "333");
   compare_plans(small_width_gpt2(), "decode_step", {step(5, 1, 0), step(5, 2, 1)},
                 {"decoder (pace 333 ns)", "decoder (pace 333 ns)"}, "pace 333");
 }
@@ -268,18 +267,11 @@ TEST(DecoderPlan, TheTraceWritesAStepALine) {
   char tmpl[] = "/tmp/grape-decoder-trace-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string file = std::string(tmpl) + "/trace.txt", stamps_file = std::string(tmpl) + "/stamps.txt";
-  struct EnvGuard {
-    explicit EnvGuard(const std::string& f, const std::string& stamps = "") {
-      setenv("GRAPE_MONO_TRACE", f.c_str(), 1);
-      if (!stamps.empty()) setenv("GRAPE_MONO_TRACE_STAMPS", stamps.c_str(), 1);
-    }
-    ~EnvGuard() { unsetenv("GRAPE_MONO_TRACE"), unsetenv("GRAPE_MONO_TRACE_STAMPS"); }
-  };
   auto m = small_width_gpt2();
   Session cpu(m, SessionOptions{"decode_step", "cpu", "auto", 0});
   Session gpu(m, SessionOptions{"decode_step", "cuda", "mono", 0});
   {
-    EnvGuard guard(file, stamps_file);
+    ScopedEnv trace("GRAPE_MONO_TRACE", file), stamps("GRAPE_MONO_TRACE_STAMPS", stamps_file);
     const Inputs in = step(5, 3, 20);
     auto a = cpu.run(in);
     auto b = gpu.run(in);
@@ -349,7 +341,7 @@ TEST(DecoderPlan, TheTraceWritesAStepALine) {
 
   const std::string unwritable = std::string(tmpl) + "/no-such-directory/trace.txt";
   {
-    EnvGuard guard(unwritable);
+    ScopedEnv trace("GRAPE_MONO_TRACE", unwritable);
     testing::internal::CaptureStderr();
     const Inputs in = step(5, 4, 21);
     auto a = cpu.run(in);
