@@ -136,8 +136,9 @@ struct DecoderParams {
   int l2_hints;      // weights streamed as L2 evict_first, lm_head's items put into L2 as evict_last
   int rows_multicast;  // a layer step's rows: one L2 read a cluster, multicast (else every block's own)
   // Null, or [grid][max_items][kDecTraceStamps] %globaltimer stamps of each block's items (its
-  // thread 0): [0] start, [1] counter seen, [10] rows' loads issued, [2] item in the ring, [3] rows
-  // staged, [4] done; inside stage A [5] q/k/v product, [6] the row's q/k/v arrived, [11] warp 0's
+  // thread 0): [0] start, [1] counter seen, [10] rows' loads issued (none at layer steps under
+  // rows_multicast: the copy is waited for before [3]), [2] item in the ring, [3] rows staged,
+  // [4] done; inside stage A [5] q/k/v product, [6] the row's q/k/v arrived, [11] warp 0's
   // keys, [12] every warp's keys (row blocks), [7] attention (row blocks), [8] the head's outputs
   // arrived, [9] attn c_proj issued; inside stage B [5] c_fc product, [6] gelu, [8] the cluster's
   // gelu outputs arrived, [9] mlp c_proj issued (GRAPE_MONO_TRACE).

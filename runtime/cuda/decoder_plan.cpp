@@ -348,7 +348,8 @@ struct DecoderPlan::Impl {
   // them): stage A's q/k/v product, waiting for the row's q/k/v, the attention, waiting for the
   // head's outputs, attn c_proj, the rest to done; stage B's c_fc product, gelu, waiting for the
   // cluster's gelu outputs, mlp c_proj, the rest; then the item's time split into issuing the
-  // rows' loads (their L2 latency shows there) and waiting for the item; then, at a stage-A step,
+  // rows' loads (their L2 latency shows there; under the rows' multicast, at layer steps, nothing
+  // is loaded there and the copy's wait is in `rows`) and waiting for the item; then, at a stage-A step,
   // a row block's attention split into its keys, the warps' meeting and the combine.
   void write_trace(const char* file) const {
     constexpr int S = jit::kDecTraceStamps;
