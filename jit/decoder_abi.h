@@ -117,8 +117,10 @@ struct DecoderParams {
   // Two sets [2][2 L][rows][768] of fp32 sums: step s adds its input rows and its products' outputs
   // into Y[s], step s + 1's input; the set a launch does not use is zeroed for the next.
   float* Y;
-  const int* tokens;           // [rows]
-  const int* position;         // the cache position p (0 <= p < T: the host checks)
+  // The token ids and the cache position p (0 <= p < T) by value: the host checks them before the
+  // launch, and step 0's rows (and the first item's size) then wait for no global load of them.
+  int tokens[kDecMaxRows];
+  int position;
   const void* token_table;     // f16 [V][768] (wte)
   const void* position_table;  // f16 [P][768] (wpe)
   void* k_cache;               // f16 [L][rows][12][T][64]

@@ -779,7 +779,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   const int cluster = g / kCluster;
   const DecoderItem* items = p.items + (long long)g * p.max_items;
   const int nitems = p.nitems[g];
-  const int pos = *p.position;
+  const int pos = p.position;
   if (tid == 0) {
     for (int j = 0; j < kInFlight; ++j) mbar_init(bars + j, 1);
     mbar_init(cbar, kCluster);
@@ -788,13 +788,18 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     *consumed = 0;
   }
-  // Every block's barriers exist before any block arrives on them (all threads, once).
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
-                   : "memory");
+  // The block's own barriers exist before its producer copies into them.
+  __syncthreads();
+  // Every block's barriers exist before any block arrives on them (all threads arrive once). The
+  // producer does not wait for the cluster: its copies arrive on its own block's barriers only,
+  // and step 0's item (from DRAM, the kernel's first bytes) starts before the cluster has met.
   if (tid >= kThreads) {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
     if (tid == kThreads) produce(p, items, nitems, pos, s, bars, ends, starts, consumed);
     return;
   }
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
   // The other set of sums, zeroed for the next launch (this launch's set was zeroed by the last).
   {
     float* other = p.Y + (long long)((p.epoch + 1) & 1u) * kSteps * kRows * kD;

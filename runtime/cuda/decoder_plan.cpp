@@ -68,6 +68,7 @@ struct DecoderPlan::Impl {
   std::map<int64_t, Built> built;     // by rows
   int64_t rows = 0;                   // of the last accepted run
   int32_t position = 0;               // of the last accepted run
+  int32_t tokens[jit::kDecMaxRows]{};  // of the last accepted run
   std::map<int64_t, unsigned> paces;  // the tuned pace by rows
   unsigned last_pace = 0;             // of the last launch
 
@@ -305,8 +306,8 @@ struct DecoderPlan::Impl {
     params.max_items = max_items;
     params.counters = reinterpret_cast<unsigned*>(counters.ptr());
     params.Y = reinterpret_cast<float*>(sums.ptr());
-    params.tokens = reinterpret_cast<const int*>(value_address(m.tokens));
-    params.position = reinterpret_cast<const int*>(value_address(m.position));
+    std::copy(std::begin(tokens), std::end(tokens), std::begin(params.tokens));
+    params.position = position;
     params.token_table = reinterpret_cast<const void*>(value_address(m.token_table));
     params.position_table = reinterpret_cast<const void*>(value_address(m.position_table));
     params.k_cache = reinterpret_cast<void*>(state_address(m.k_cache));
@@ -469,8 +470,8 @@ struct DecoderPlan::Impl {
   }
 
   // The pace for `r` rows: from the tuning cache, or measured now (each candidate after a warm-up
-  // launch, the best of 3 rounds of 5 launches), with the caches, logits and position pointing at
-  // zeroed scratch memory (position kTunePosition), so measuring changes nothing a run reads.
+  // launch, the best of 3 rounds of 5 launches), with the caches and logits pointing at zeroed
+  // scratch memory and the position kTunePosition, so measuring changes nothing a run reads.
   unsigned tuned_pace(int64_t r) {
     if (auto it = paces.find(r); it != paces.end()) return it->second;
     const Built& b = kernel_for(r);
@@ -512,12 +513,10 @@ struct DecoderPlan::Impl {
         size_t(m.layers.size()) * size_t(r) * jit::kDecHeads * size_t(m.cache_len) * jit::kDecHeadDim * 2;
     jit::DeviceBuffer kc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
         vc(p.device(), cache_bytes, "the decoder plan's tuning caches"),
-        logits(p.device(), size_t(r) * size_t(m.vocab) * 2, "the decoder plan's tuning logits"),
-        position(p.device(), sizeof(int), "the decoder plan's tuning position");
+        logits(p.device(), size_t(r) * size_t(m.vocab) * 2, "the decoder plan's tuning logits");
     kc.fill_bytes(0, p.stream());
     vc.fill_bytes(0, p.stream());
     const int at = static_cast<int>(std::min({kTunePosition, m.cache_len - 1, positions - 1}));
-    position.copy_from_host(&at, sizeof at, p.stream());
     std::vector<double> us(std::size(kPaceCandidates), 1e30);
     jit::Event start(p.device()), stop(p.device());
     for (int round = -1; round < kTuneRounds; ++round)
@@ -526,7 +525,7 @@ struct DecoderPlan::Impl {
         params.k_cache = reinterpret_cast<void*>(kc.ptr());
         params.v_cache = reinterpret_cast<void*>(vc.ptr());
         params.logits = reinterpret_cast<void*>(logits.ptr());
-        params.position = reinterpret_cast<const int*>(position.ptr());
+        params.position = at;
         const int launches = round < 0 ? 1 : kTuneLaunches;  // round -1: warm-up
         start.record(p.stream());
         for (int n = 0; n < launches; ++n) launch_with(b, params);
@@ -626,12 +625,14 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) {
           ")";
     return false;
   }
+  int32_t ids[jit::kDecMaxRows]{};
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t id = tok.get_int(i);
     if (id < 0 || id >= d.m.vocab) {
       why = "token id " + std::to_string(id) + " is outside the vocabulary";
       return false;
     }
+    ids[i] = static_cast<int32_t>(id);
   }
   // The `decode` form's position is a state: read back (4 bytes; the stream is idle between runs).
   const int64_t at = pos_param ? inputs[static_cast<size_t>(d.position_input)].get_int(0) : d.read_position();
@@ -653,6 +654,7 @@ bool DecoderPlan::accepts(const std::vector<Tensor>& inputs, std::string& why) {
   }
   d.rows = rows;
   d.position = static_cast<int32_t>(at);
+  std::copy(std::begin(ids), std::end(ids), std::begin(d.tokens));
   return true;
 }
 
