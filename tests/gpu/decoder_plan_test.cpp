@@ -145,6 +145,25 @@ TEST(DecoderPlan, RowsLoadedByEveryBlockItself) {
 // maxima rescaled between passes), the keys and values come from the ring up to kKvRing (155 at 5
 // rows) and from L2 past it. Only the positions the calls write are in the cache; the others are
 // zero on both sides.
+// Caches full of distinct keys and values (every position, every row and head), so that a key
+// weighted as another, or a value read from the wrong position or dimension, shows (the other
+// tests' caches hold only what their calls wrote): positions that fill the warps' 16-key slices,
+// leave the last ragged, take a second pass of 128 keys, fill the ring (155 at 5 rows) and go past
+// it (L2), and all from L2 (GRAPE_DECODER_KV_RING=0).
+TEST(DecoderPlan, CachesFullOfDistinctKeys) {
+  REQUIRE_CLUSTERS();
+  auto m = small_width_gpt2(256);
+  const std::map<std::string, Tensor> caches = {{"kc", sample(DType::F16, {2, 5, 12, 256, 64}, 501)},
+                                                {"vc", sample(DType::F16, {2, 5, 12, 256, 64}, 502)}};
+  for (const char* kv_ring : {"1", "0"}) {
+    ScopedEnv ring("GRAPE_DECODER_KV_RING", kv_ring);
+    for (int32_t p : {16, 17, 100, 129, 155, 156}) {
+      compare_plans(m, "decode_step", {step(5, 40 + static_cast<uint32_t>(p), p)}, {"decoder"},
+                    "full caches, position " + std::to_string(p) + ", kv_ring " + kv_ring, "mono", caches);
+    }
+  }
+}
+
 TEST(DecoderPlan, ALongCacheOverSeveralPassesOfKeys) {
   REQUIRE_CLUSTERS();
   std::vector<Inputs> calls;
