@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # NOT RUN (the session's device time was spent): the run prepared for attention_mma_v2_not_run.patch
-# (apply it to 98584e2+, build grape and grape_gpu_tests into build-carry/, 98584e2's grape as
+# (it applies to 037543e and changes only jit/kernels/decoder_step.cuh; the test it needs,
+# CachesFullOfDistinctKeys, is in main)
+# (apply it, build grape and grape_gpu_tests into build-carry/, 98584e2's grape as
 # build-carry/grape_prev). Its outputs would be run295-*.
 # GPU run 295 (forty-second session): run 294's tensor-core attention with (a) no proxy fence after
 # the rotation (it waited for the previous step's reductions: A steps' wake 1.12 against 0.86-0.93
