@@ -45,11 +45,8 @@ def main():
         def rel(v):
             return (v - begin) / 1e3 if v else float("nan")
 
-        cols = {"wake": 1, "rows": 3, "product": 5, "exch": 8}
-        stats = []
-        for name, k in cols.items():
-            vals = [rel(s[k]) for s in first.values() if s[k]]
-            stats.append(vals)
+        cols = (1, 3, 5, 8)  # stamps of the counter seen, rows staged, product done, exchange arrived
+        stats = [[rel(s[k]) for s in first.values() if s[k]] for k in cols]
         stats.append([rel(v) for v in done.values()])
         last = max(done, key=lambda b: done[b])
         ls = first[last]
@@ -60,7 +57,7 @@ def main():
                 "%.2f/%.2f/%.2f" % (min(v), statistics.median(v), max(v)) if v else "-" for v in stats)
             print("%3d %4s %6.2f | %s | block %d: %s, cluster product %.2f, wake - median %.2f" % (
                 st, kind, (end - begin) / 1e3, q, last,
-                " ".join("%.2f" % rel(ls[k]) for k in (1, 3, 5, 8)) + " %.2f" % rel(done[last]), cl_product,
+                " ".join("%.2f" % rel(ls[k]) for k in cols) + " %.2f" % rel(done[last]), cl_product,
                 rel(ls[1]) - statistics.median(stats[0]) if stats[0] else float("nan")))
         begin = end
     return 0

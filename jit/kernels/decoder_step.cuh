@@ -241,9 +241,9 @@ __device__ __forceinline__ void load_rows_shared(const float* R, float (&v)[3][8
     }
 }
 
-// The loaded rows through a layer norm (two-pass statistics) with scale and shift from the item's
-// bytes, into As (f16 [kRows][kLda]), one warp a row; the rows' elements [lo, hi) (this block's
-// share, flattened) are also added into Y, the sum the next step reads.
+// The loaded rows through a layer norm (one-pass statistics about a shift, below) with scale and
+// shift from the item's bytes, into As (f16 [kRows][kLda]), one warp a row; the rows' elements
+// [lo, hi) (this block's share, flattened) are also added into Y, the sum the next step reads.
 __device__ void stage_rows(float (&v)[3][8], const __half* gamma, float eps, __half* As, float* Y, int lo,
                            int hi) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
