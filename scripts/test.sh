@@ -50,6 +50,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
 
 START=$(date +%s)
 SUMMARY=()
+DETAILS=()   # lines printed after the summary: what a failed phase found (the end of a CI log is what is kept)
 LAUNCHER=()  # the compiler launcher for CMake (ccache), set after setup
 FAILED=0
 
@@ -81,6 +82,10 @@ finish() {
     printf '  ccache: %s\n' "$(ccache --print-stats 2>/dev/null | awk -F'\t' '$1 ~ /^(direct_cache_hit|preprocessed_cache_hit|cache_miss)$/ {printf "%s %s  ", $1, $2}')"
   fi
   printf '  %-34s %6ss\n' "total" "$(($(date +%s) - START))"
+  if ((${#DETAILS[@]})); then
+    banner "what failed"
+    printf '%s\n' "${DETAILS[@]}"
+  fi
   if ((FAILED)); then
     echo "TESTS FAILED"
     exit 1
@@ -204,6 +209,7 @@ run_fuzzer() {
   art="build-fuzz/artifacts/$name"
   log="build-fuzz/$name.log"
   mkdir -p "$art"
+  : >"$art/.started"  # what is newer than this, this run found
   if [[ -d $seeds ]]; then cp -r "$seeds"/. "$corpus"/; else echo "note: no seed corpus $seeds"; fi
   [[ $name == fuzz_program ]] && program_seeds "$corpus"
   local flags=()  # tests/fuzz/<name>.flags: the fuzzer's own libFuzzer flags (later flags win)
@@ -223,6 +229,21 @@ run_fuzzer() {
   return $rc
 }
 
+# fuzz_finding_details NAME: the finding of fuzzer NAME for the end of the log: the sanitizer's or
+# libFuzzer's report lines and each crash input in base64, so that a CI log alone reproduces it
+# (base64 -d >crash; build-fuzz/tests/fuzz/NAME crash).
+fuzz_finding_details() {
+  local name=$1 f
+  DETAILS+=("$name:")
+  while IFS= read -r f; do DETAILS+=("  $f"); done < <(grep -E 'ERROR:|SUMMARY:|runtime error:|==[0-9]+==' \
+    "build-fuzz/$name.log" | head -n 8)
+  local art="build-fuzz/artifacts/$name"
+  for f in $(find "$art" -maxdepth 1 -type f ! -name '.*' -newer "$art/.started" | sort); do
+    DETAILS+=("  input $(basename "$f") ($(stat -c %s "$f") bytes), base64:")
+    DETAILS+=("$(head -c 16384 "$f" | base64 -w 100 | sed 's/^/    /')")
+  done
+}
+
 # Every fuzzer, JOBS at a time (each uses one core); their reports in order once all have ended.
 run_fuzzers() {
   local bins=() bin i rc=0 out
@@ -240,7 +261,10 @@ run_fuzzers() {
     r=$(cat "$out/$i.rc" 2>/dev/null || echo 1)
     echo "--- $(basename "${bins[$i]}"): $( ((r == 0)) && echo ok || echo "FAILED (exit $r)")"
     cat "$out/$i.log"
-    ((r == 0)) || rc=1
+    if ((r != 0)); then
+      rc=1
+      fuzz_finding_details "$(basename "${bins[$i]}")"
+    fi
   done
   rm -rf "$out"
   return $rc
