@@ -134,6 +134,7 @@ struct DecoderParams {
   unsigned epoch;    // launches so far, this one included (the counters' targets)
   unsigned pace_ns;  // one weight copy of at most 8 KB every pace_ns (0: unpaced)
   int lm_l2;         // lm_head items put into L2 during the last lm_l2 layer steps
+  int lm_l2_spread;  // ... each a piece after every weight copy of the next item (else at once)
   int kv_ring;       // a row's past keys and values into the ring where they fit
   int l2_hints;      // weights streamed as L2 evict_first, lm_head's items put into L2 as evict_last
   int rows_multicast;  // a layer step's rows: one L2 read a cluster, multicast (else every block's own)

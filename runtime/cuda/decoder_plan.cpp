@@ -13,6 +13,7 @@
 #include "jit/hash.h"
 #include "jit/kernel_source.h"
 #include "runtime/cuda/autotune.h"
+#include "runtime/cuda/decoder_items.h"
 #include "runtime/cuda/device_program.h"
 #include "runtime/cuda/trace_file.h"
 #include "runtime/cuda/tuning_cache.h"
@@ -236,7 +237,14 @@ struct DecoderPlan::Impl {
     const int L = static_cast<int>(m.layers.size()), steps = 2 * L, CL = jit::kDecCluster;
     const int lm_items = static_cast<int>((m.vocab + jit::kDecLmCols - 1) / jit::kDecLmCols);
     const jit::DecoderBLayout BL = jit::decoder_b_layout(fc_cols);
-    max_items = steps + (lm_items + grid - 1) / grid;
+    // GRAPE_DECODER_LM_EXTRA=N (read when the items are laid out): the lm_head-only blocks take N
+    // more lm_head items than the layer blocks, and the remainder first (decoder_items.h); -1,
+    // the default, splits them evenly over all blocks, the remainder to blocks 0, 1, ...
+    const std::vector<std::vector<int>> lm = decoder_lm_items(
+        lm_items, grid, step_blocks, scheduler::env_knob("GRAPE_DECODER_LM_EXTRA", -1, 16, -1));
+    size_t most_lm = 0;
+    for (const std::vector<int>& l : lm) most_lm = std::max(most_lm, l.size());
+    max_items = steps + static_cast<int>(most_lm);
     std::vector<jit::DecoderItem> table(size_t(grid) * max_items);
     std::vector<int> count(grid, 0);
     for (int g = 0; g < grid; ++g) {
@@ -263,7 +271,7 @@ struct DecoderPlan::Impl {
         add(b);
       }
       bool first = true;
-      for (int i = g; i < lm_items; i += grid) {
+      for (int i : lm[g]) {
         jit::DecoderItem it{};
         it.step = steps;
         it.index = i;
@@ -322,6 +330,10 @@ struct DecoderPlan::Impl {
     params.pace_ns = pace;
     // GRAPE_DECODER_LM_L2=N: lm_head items each block puts into L2 during the last N layer steps.
     params.lm_l2 = scheduler::env_knob("GRAPE_DECODER_LM_L2", 0, 24, kLmItemsInL2);
+    // GRAPE_DECODER_LM_SPREAD=1: each such item goes into L2 a piece after every weight copy of the
+    // producer's next item, not as one prefetch (the traces' A-step wakes grew by 0.3-1.1 us
+    // during those steps, run 290).
+    params.lm_l2_spread = scheduler::env_knob("GRAPE_DECODER_LM_SPREAD", 0, 1, 0);
     // GRAPE_DECODER_L2_HINTS=0: no L2 cache policies on the weight copies and lm_head's prefetches.
     params.l2_hints = scheduler::env_knob("GRAPE_DECODER_L2_HINTS", 0, 1, 1);
     // GRAPE_DECODER_KV_RING=0: the attention always reads the past keys and values from L2.

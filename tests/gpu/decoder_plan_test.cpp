@@ -26,9 +26,9 @@ using namespace gpu_test;
 
 constexpr int64_t kVocab = 1000, kCache = 64;
 
-std::shared_ptr<Model> small_width_gpt2(int64_t cache = kCache) {
+std::shared_ptr<Model> small_width_gpt2(int64_t cache = kCache, int64_t vocab = kVocab) {
   ModelOptions o;
-  o.defines = {{"L", 2}, {"V", kVocab}, {"P", cache}, {"T", cache}, {"N", 8}};
+  o.defines = {{"L", 2}, {"V", vocab}, {"P", cache}, {"T", cache}, {"N", 8}};
   auto m = Model::load_file(source_dir() + "/examples/gpt2.grp", o);
   m->set_random_weights(7);
   return m;
@@ -141,10 +141,6 @@ TEST(DecoderPlan, RowsLoadedByEveryBlockItself) {
                 "rows loaded by every block");
 }
 
-// A 256-position cache: the attention's warps take several passes of 128 keys (their running
-// maxima rescaled between passes), the keys and values come from the ring up to kKvRing (155 at 5
-// rows) and from L2 past it. Only the positions the calls write are in the cache; the others are
-// zero on both sides.
 // Caches full of distinct keys and values (every position, every row and head), so that a key
 // weighted as another, or a value read from the wrong position or dimension, shows (the other
 // tests' caches hold only what their calls wrote): positions that fill the warps' 16-key slices,
@@ -164,6 +160,10 @@ TEST(DecoderPlan, CachesFullOfDistinctKeys) {
   }
 }
 
+// A 256-position cache: the attention's warps take several passes of 128 keys (their running
+// maxima rescaled between passes), the keys and values come from the ring up to kKvRing (155 at 5
+// rows) and from L2 past it. Only the positions the calls write are in the cache; the others are
+// zero on both sides.
 TEST(DecoderPlan, ALongCacheOverSeveralPassesOfKeys) {
   REQUIRE_CLUSTERS();
   std::vector<Inputs> calls;
@@ -173,6 +173,22 @@ TEST(DecoderPlan, ALongCacheOverSeveralPassesOfKeys) {
     plans.push_back("decoder");
   }
   compare_plans(small_width_gpt2(256), "decode_step", calls, plans, "a 256-position cache");
+}
+
+// lm_head's items split with the lm_head-only blocks taking more (GRAPE_DECODER_LM_EXTRA; at 157
+// items over the grid, most blocks take one or none, so blocks with no lm_head item, or with
+// only lm_head items, occur), and lm_head's items put into L2 a piece at a time
+// (GRAPE_DECODER_LM_SPREAD): the same logits as the CPU's.
+TEST(DecoderPlan, LmHeadSplitsAndPiecewisePrefetches) {
+  REQUIRE_CLUSTERS();
+  auto m = small_width_gpt2(kCache, 5000);
+  for (const char* extra : {"-1", "0", "3"})
+    for (const char* spread : {"0", "1"}) {
+      ScopedEnv e("GRAPE_DECODER_LM_EXTRA", extra), sp("GRAPE_DECODER_LM_SPREAD", spread);
+      compare_plans(m, "decode_step", {step(5, 70, 0), step(5, 71, 1), step(5, 72, 40)},
+                    {"decoder", "decoder", "decoder"},
+                    std::string("lm_head extra ") + extra + ", spread " + spread);
+    }
 }
 
 TEST(DecoderPlan, OneAndEightRows) {
