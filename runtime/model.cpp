@@ -172,7 +172,10 @@ std::vector<TensorSignature> Model::weight_signatures() const {
     TensorSignature s;
     s.name = w.name;
     s.dtype = w.dtype;
-    for (int64_t d : w.shape) s.dims.push_back(std::to_string(d));
+    for (int64_t d : w.shape) {
+      s.dims.push_back(std::to_string(d));
+      s.fixed.push_back(d);  // a weight's dims are all constants
+    }
     out.push_back(s);
   }
   return out;

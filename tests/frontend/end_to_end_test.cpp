@@ -387,6 +387,29 @@ fn main(x: f32[N]) -> f32[] { return sum(x * cast(N, f32)) }
   EXPECT_THROW(s.run({{"x", f32s({1, 2})}}), Error);
 }
 
+// Weights' signatures give every dim as text and as its size (TensorSignature's `fixed`); they gave
+// only the text, so fuzz_program's size guard read every weight as one element and ran programs
+// with millions of weights on the CPU under the sanitizers, near libFuzzer's per-input timeout.
+TEST(EndToEnd, WeightSignaturesGiveEveryDimsSize) {
+  auto m = load(R"(
+const H = 6
+weights {
+  fc.weight: f16[H, 4]
+  fc.bias: f16[H]
+}
+fn main(x: f16[B, 4]) -> f16[B, H] { return linear(x, fc.weight, fc.bias) }
+)");
+  const std::vector<TensorSignature> w = m->weight_signatures();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].name, "fc.weight");
+  EXPECT_EQ(w[0].dtype, DType::F16);
+  EXPECT_EQ(w[0].dims, (std::vector<std::string>{"6", "4"}));
+  EXPECT_EQ(w[0].fixed, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(w[1].name, "fc.bias");
+  EXPECT_EQ(w[1].fixed, (std::vector<int64_t>{6}));
+  EXPECT_EQ(w[1].to_string(), "f16[6]");
+}
+
 TEST(EndToEnd, InlinedCallsWithIntParameters) {
   // layer(x, l) = x * h[l].w + l; main: layer(layer(x, 0), 1) with x = [1, 2], h.0.w = [2, 3],
   // h.1.w = [10, 100]: layer 0 -> [2, 6]; layer 1 -> [21, 601].
