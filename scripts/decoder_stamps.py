@@ -8,7 +8,9 @@ last block done, as in GRAPE_MONO_TRACE's lines). It prints, over the step's blo
 median and maximum of: the counter seen (wake), the rows staged, the product done, the exchange's
 data arrived (stage A: the head's outputs; stage B: the cluster's gelu outputs) and done; then the
 last block's own values, its cluster's latest product end, and how far its wake was from the
-median (skew the step's span inherits). Stamp indices: jit/decoder_abi.h, DecoderParams::trace.
+median (skew the step's span inherits). After lm_head's line: its blocks grouped by kind (layer
+blocks, lm_head-only blocks) and item count with when they ended, and its items' compute and the
+time from one item's end to the next one's arrival in the ring. Stamp indices: jit/decoder_abi.h, DecoderParams::trace.
 """
 import statistics
 import sys
@@ -24,8 +26,8 @@ def main():
         if line.startswith("#") or not line.strip():
             continue
         f = line.split()
-        block, step, stamps = int(f[0]), int(f[2]), [int(x) for x in f[3:]]
-        items[step].append((block, stamps))
+        block, item, step, stamps = int(f[0]), int(f[1]), int(f[2]), [int(x) for x in f[3:]]
+        items[step].append((block, stamps, item))
     wanted = {int(s) for s in sys.argv[2:]}
     begin = 0
     steps = sorted(items)
@@ -35,7 +37,7 @@ def main():
     for st in steps:
         first = {}
         done = {}
-        for block, s in items[st]:
+        for block, s, _ in items[st]:
             if block not in first:
                 first[block] = s
             done[block] = max(done.get(block, 0), s[4])
@@ -59,8 +61,39 @@ def main():
                 st, kind, (end - begin) / 1e3, q, last,
                 " ".join("%.2f" % rel(ls[k]) for k in cols) + " %.2f" % rel(done[last]), cl_product,
                 rel(ls[1]) - statistics.median(stats[0]) if stats[0] else float("nan")))
+        if st == lm and (not wanted or st in wanted):
+            lm_head_blocks(items, lm, begin)
         begin = end
     return 0
+
+
+def lm_head_blocks(items, lm, begin):
+    """lm_head's blocks grouped by kind (layer blocks, lm_head-only blocks) and item count: when
+    they ended; and its items' compute and the time between one item's end and the next one's
+    arrival in the ring (us)."""
+    layer_blocks = {b for st in items if st != lm for b, _, _ in items[st]}
+    per_block = defaultdict(list)
+    for block, s, item in items[lm]:
+        per_block[block].append((item, s))
+    groups = defaultdict(list)
+    compute, between = [], []
+    for block, its in per_block.items():
+        its.sort()
+        kind = "layer blocks" if block in layer_blocks else "lm_head-only blocks"
+        groups[(kind, len(its))].append((max(s[4] for _, s in its) - begin) / 1e3)
+        for n, (_, s) in enumerate(its):
+            if s[3] and s[4]:
+                compute.append((s[4] - s[3]) / 1e3)
+            if n and s[2] and its[n - 1][1][4]:
+                between.append((s[2] - its[n - 1][1][4]) / 1e3)
+    print("lm_head's blocks by kind and item count: blocks, their ends min/median/max (us from the step's begin)")
+    for (kind, count), ends in sorted(groups.items()):
+        print("  %s, %d items: %d blocks, %.2f/%.2f/%.2f" % (
+            kind, count, len(ends), min(ends), statistics.median(ends), max(ends)))
+    if compute:
+        print("lm_head's items: compute (rows staged to done) median %.2f us; from an item's end to the next"
+              " one in the ring median %s us" % (
+                  statistics.median(compute), "%.2f" % statistics.median(between) if between else "-"))
 
 
 if __name__ == "__main__":
