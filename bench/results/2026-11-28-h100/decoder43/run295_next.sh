@@ -16,7 +16,8 @@
 #     and on v2 (the tensor-core attention of decoder42/attention_mma_v2_not_run.patch);
 #  2. ncu gpu__time_duration of grape_decoder (10 launches after 5), twice each, interleaved:
 #     head; head GRAPE_DECODER_LM_EXTRA=0, =2; head GRAPE_DECODER_LM_SPREAD=1; v2;
-#  3. the trace (GRAPE_MONO_TRACE) of each, for the lm_head span and the A steps' wakes.
+#  3. the trace (GRAPE_MONO_TRACE) of each, for the lm_head span and the A steps' wakes, and its
+#     stamps (GRAPE_MONO_TRACE_STAMPS) through scripts/decoder_stamps.py for lm_head's blocks.
 cd "$(dirname "$0")/../../.."
 export GRAPE_SOURCE_DIR=$PWD
 C=$PWD/build-carry
@@ -63,7 +64,10 @@ for v in head extra2 spread v2; do
     v2) bin=$C/grape_v2 e=() ;;
   esac
   env "${e[@]}" GRAPE_CACHE_DIR=/tmp/gc-$v GRAPE_MONO_TRACE=$R/run295-trace-$v.txt \
+    GRAPE_MONO_TRACE_STAMPS=$R/run295-stamps-$v.txt \
     timeout 60 $bin bench "${A[@]}" --executor mono --warmup 5 --iters 20 > /dev/null 2>&1
   echo "trace $v: $(grep -E '^(18|20|22|24) ' $R/run295-trace-$v.txt | awk '{printf "step %s span %s wake %s; ", $1, $2, $3}') $(grep total $R/run295-trace-$v.txt)"
+  python3 scripts/decoder_stamps.py $R/run295-stamps-$v.txt 24 | tail -n +2
+  gzip -f $R/run295-stamps-$v.txt
 done
 echo "total $(( $(date +%s) - t0 )) s"
