@@ -18,7 +18,7 @@
 #     head; head GRAPE_DECODER_LM_EXTRA=0, =2; head GRAPE_DECODER_LM_SPREAD=1; v2;
 #  3. the trace (GRAPE_MONO_TRACE) of each, for the lm_head span and the A steps' wakes, and its
 #     stamps (GRAPE_MONO_TRACE_STAMPS) through scripts/decoder_stamps.py for lm_head's blocks.
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 export GRAPE_SOURCE_DIR=$PWD
 C=$PWD/build-carry
 R=$OUT
