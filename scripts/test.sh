@@ -235,7 +235,7 @@ run_fuzzer() {
 fuzz_finding_details() {
   local name=$1 f
   DETAILS+=("$name:")
-  while IFS= read -r f; do DETAILS+=("  $f"); done < <(grep -E 'ERROR:|SUMMARY:|runtime error:|==[0-9]+==' \
+  while IFS= read -r f; do DETAILS+=("  $f"); done < <(grep -E 'ERROR:|SUMMARY:|runtime error:|==[0-9]+==| finding: ' \
     "build-fuzz/$name.log" | head -n 8)
   local art="build-fuzz/artifacts/$name"
   for f in $(find "$art" -maxdepth 1 -type f ! -name '.*' -newer "$art/.started" | sort); do
