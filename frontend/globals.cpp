@@ -101,16 +101,21 @@ std::optional<int64_t> eval_const_int(const ast::Expr& e, const std::map<std::st
 }
 
 std::optional<ir::Dim> combine_dims(ast::BinaryOp op, const ir::Dim& a, const ir::Dim& b, std::string* err) {
-  switch (op) {
-    case ast::BinaryOp::Add: return a + b;
-    case ast::BinaryOp::Sub: return a - b;
-    case ast::BinaryOp::Mul: return a * b;
-    case ast::BinaryOp::Div: {
-      auto q = ir::Dim::div(a, b);
-      if (!q) *err = "dimension " + a.str() + " is not divisible by " + b.str();
-      return q;
+  try {
+    switch (op) {
+      case ast::BinaryOp::Add: return a + b;
+      case ast::BinaryOp::Sub: return a - b;
+      case ast::BinaryOp::Mul: return a * b;
+      case ast::BinaryOp::Div: {
+        auto q = ir::Dim::div(a, b);
+        if (!q) *err = "dimension " + a.str() + " is not divisible by " + b.str();
+        return q;
+      }
+      default: return std::nullopt;
     }
-    default: return std::nullopt;
+  } catch (const ir::DimOverflow& e) {
+    *err = e.what();
+    return std::nullopt;
   }
 }
 

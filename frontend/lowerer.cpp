@@ -264,6 +264,10 @@ bool Lowerer::lower_entry(const ast::FnDecl& fn, ir::Function& out) {
     std::vector<ValueId> results = check_results(fn, ret, out.result_types);
     if (results.size() == out.result_types.size()) out.body.yields = results;
   } catch (const AbortEntry&) {
+  } catch (const ir::DimOverflow& e) {
+    // Shape arithmetic past int64 (a reshape to (9223372036854775807, 3), say): the program's
+    // error, at the expression being lowered.
+    error(expr_span_, e.what());
   }
   in_body_ = false;
   for (const auto& [name, slot] : state_slots_) {

@@ -31,15 +31,32 @@ void Dim::normalize() {
   }
 }
 
+// "dimension A op B overflows int64".
+static DimOverflow overflow(const Dim& a, const char* op, const Dim& b) {
+  return DimOverflow("dimension " + a.str() + " " + op + " " + b.str() + " overflows int64");
+}
+
 Dim operator+(const Dim& a, const Dim& b) {
   Dim r = a;
-  for (const auto& [m, c] : b.terms_) r.terms_[m] += c;
+  for (const auto& [m, c] : b.terms_) {
+    int64_t& t = r.terms_[m];
+    if (__builtin_add_overflow(t, c, &t)) throw overflow(a, "+", b);
+  }
   r.atoms_.insert(b.atoms_.begin(), b.atoms_.end());
   r.normalize();
   return r;
 }
 
-Dim operator-(const Dim& a, const Dim& b) { return a + b * Dim(-1); }
+Dim operator-(const Dim& a, const Dim& b) {
+  Dim r = a;
+  for (const auto& [m, c] : b.terms_) {
+    int64_t& t = r.terms_[m];
+    if (__builtin_sub_overflow(t, c, &t)) throw overflow(a, "-", b);
+  }
+  r.atoms_.insert(b.atoms_.begin(), b.atoms_.end());
+  r.normalize();
+  return r;
+}
 
 Dim operator*(const Dim& a, const Dim& b) {
   Dim r;
@@ -48,7 +65,10 @@ Dim operator*(const Dim& a, const Dim& b) {
       Dim::Monomial m = ma;
       m.insert(m.end(), mb.begin(), mb.end());
       std::sort(m.begin(), m.end());
-      r.terms_[m] += ca * cb;
+      int64_t product;
+      int64_t& t = r.terms_[m];
+      if (__builtin_mul_overflow(ca, cb, &product) || __builtin_add_overflow(t, product, &t))
+        throw overflow(a, "*", b);
     }
   r.atoms_ = a.atoms_;
   r.atoms_.insert(b.atoms_.begin(), b.atoms_.end());
@@ -71,6 +91,9 @@ std::optional<Dim> Dim::div(const Dim& a, const Dim& b) {
   if (b.terms_.size() == 1) {
     // Division by a single term c*m: exact when every term of a contains m and c divides it.
     const auto& [mb, cb] = *b.terms_.begin();
+    if (cb == -1)
+      for (const auto& [ma, ca] : a.terms_)
+        if (ca == std::numeric_limits<int64_t>::min()) throw overflow(a, "/", b);
     Dim r;
     bool exact = true;
     for (const auto& [ma, ca] : a.terms_) {

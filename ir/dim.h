@@ -8,10 +8,19 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace grape::ir {
+
+// Thrown by Dim's +, -, * and div when a coefficient does not fit in int64 (a program can write
+// dims such as 9223372036854775807 * 3; no tensor has that many elements, and wrapping would be
+// undefined behaviour). The front end reports it at the expression it was lowering.
+class DimOverflow : public std::overflow_error {
+ public:
+  using std::overflow_error::overflow_error;
+};
 
 class Dim {
  public:
@@ -23,11 +32,13 @@ class Dim {
   int64_t const_value() const;  // requires is_const()
   bool is_const(int64_t v) const { return is_const() && const_value() == v; }
 
+  // Throw DimOverflow when a coefficient of the result does not fit in int64.
   friend Dim operator+(const Dim& a, const Dim& b);
   friend Dim operator-(const Dim& a, const Dim& b);
   friend Dim operator*(const Dim& a, const Dim& b);
   // Exact division; symbolic non-exact division yields an atom. Returns nullopt for division by a
-  // constant that does not divide a constant numerator, or by zero.
+  // constant that does not divide a constant numerator, or by zero; DimOverflow for
+  // INT64_MIN / -1.
   static std::optional<Dim> div(const Dim& a, const Dim& b);
   friend bool operator==(const Dim& a, const Dim& b) { return a.terms_ == b.terms_; }
   friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }

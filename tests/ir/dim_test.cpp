@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -222,6 +223,26 @@ TEST(DimStr, Formatting) {
   EXPECT_EQ((E * E).str(), "E*E");
   EXPECT_EQ(dims_to_string({B, Dim(768), S + 1}), "B, 768, S + 1");
   EXPECT_EQ(dims_to_string({}), "");
+}
+
+// Coefficients past int64 throw DimOverflow (before: signed overflow, undefined behaviour, found by
+// fuzz_program under UBSan with reshape(x, (9223372036854775807, 3))).
+TEST(DimArithmetic, OverflowThrowsInsteadOfWrapping) {
+  const int64_t max = std::numeric_limits<int64_t>::max(), min = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(thrown([&] { (void)(Dim(max) * Dim(3)); }), "dimension 9223372036854775807 * 3 overflows int64");
+  EXPECT_THROW((void)(Dim(max) + Dim(1)), DimOverflow);
+  EXPECT_THROW((void)(Dim(min) - Dim(1)), DimOverflow);
+  EXPECT_THROW((void)(Dim(0) - Dim(min)), DimOverflow);
+  // A symbolic term's coefficient, and two products that meet in one term.
+  EXPECT_THROW((void)(B * Dim(max / 2 + 1) * Dim(2)), DimOverflow);
+  EXPECT_THROW((void)((B + Dim(1)) * (B + Dim(max))), DimOverflow);
+  EXPECT_THROW((void)Dim::div(Dim(min), Dim(-1)), DimOverflow);
+  EXPECT_THROW((void)Dim::div(B * Dim(min), Dim(-1)), DimOverflow);
+  // The largest values that fit still work.
+  EXPECT_EQ((Dim(max - 1) + Dim(1)).const_value(), max);
+  EXPECT_EQ((Dim(min + 1) - Dim(1)).const_value(), min);
+  EXPECT_EQ((Dim(max / 3) * Dim(3)).const_value(), max - max % 3);
+  EXPECT_EQ((B * Dim(min / 2) * Dim(2)).str(), (B * Dim(min)).str());
 }
 
 TEST(DimCollect, Symbols) {
