@@ -173,7 +173,8 @@ std::string Dim::str() const {
   // Symbolic terms first (in canonical order), the constant last: "S + 1", "3*E".
   auto emit = [&](const Monomial& m, int64_t c) {
     bool neg = c < 0;
-    int64_t mag = neg ? -c : c;
+    // The magnitude as unsigned: -INT64_MIN does not fit in int64.
+    uint64_t mag = neg ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
     if (out.empty()) {
       if (neg) out += "-";
     } else {

@@ -243,6 +243,11 @@ TEST(DimArithmetic, OverflowThrowsInsteadOfWrapping) {
   EXPECT_EQ((Dim(min + 1) - Dim(1)).const_value(), min);
   EXPECT_EQ((Dim(max / 3) * Dim(3)).const_value(), max - max % 3);
   EXPECT_EQ((B * Dim(min / 2) * Dim(2)).str(), (B * Dim(min)).str());
+  // Printing the most negative coefficient (its magnitude does not fit in int64), as the
+  // overflow messages do.
+  EXPECT_EQ((B * Dim(min)).str(), "-9223372036854775808*B");
+  EXPECT_EQ(Dim(min).str(), "-9223372036854775808");
+  EXPECT_EQ(thrown([&] { (void)(Dim(min) - Dim(1)); }), "dimension -9223372036854775808 - 1 overflows int64");
 }
 
 TEST(DimCollect, Symbols) {
