@@ -36,27 +36,21 @@ static DimOverflow overflow(const Dim& a, const char* op, const Dim& b) {
   return DimOverflow("dimension " + a.str() + " " + op + " " + b.str() + " overflows int64");
 }
 
-Dim operator+(const Dim& a, const Dim& b) {
+Dim Dim::sum(const Dim& a, const Dim& b, bool subtract) {
   Dim r = a;
   for (const auto& [m, c] : b.terms_) {
     int64_t& t = r.terms_[m];
-    if (__builtin_add_overflow(t, c, &t)) throw overflow(a, "+", b);
+    if (subtract ? __builtin_sub_overflow(t, c, &t) : __builtin_add_overflow(t, c, &t))
+      throw overflow(a, subtract ? "-" : "+", b);
   }
   r.atoms_.insert(b.atoms_.begin(), b.atoms_.end());
   r.normalize();
   return r;
 }
 
-Dim operator-(const Dim& a, const Dim& b) {
-  Dim r = a;
-  for (const auto& [m, c] : b.terms_) {
-    int64_t& t = r.terms_[m];
-    if (__builtin_sub_overflow(t, c, &t)) throw overflow(a, "-", b);
-  }
-  r.atoms_.insert(b.atoms_.begin(), b.atoms_.end());
-  r.normalize();
-  return r;
-}
+Dim operator+(const Dim& a, const Dim& b) { return Dim::sum(a, b, false); }
+
+Dim operator-(const Dim& a, const Dim& b) { return Dim::sum(a, b, true); }
 
 Dim operator*(const Dim& a, const Dim& b) {
   Dim r;

@@ -57,6 +57,8 @@ class Dim {
   // Division atoms referenced by terms_, by their printed name.
   std::map<std::string, std::shared_ptr<const std::pair<Dim, Dim>>> atoms_;
   void normalize();
+  // a + b, or a - b: DimOverflow when a coefficient leaves int64.
+  static Dim sum(const Dim& a, const Dim& b, bool subtract);
 };
 
 std::string dims_to_string(const std::vector<Dim>& dims);  // "B, 768"
