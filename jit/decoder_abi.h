@@ -84,8 +84,9 @@ GRAPE_DEC_HD constexpr DecoderShared decoder_shared(int rows, unsigned ring_byte
   s.fs = s.part + part_floats * 4;
   s.bars = s.fs + (unsigned)rows * 40 * 2;
   s.bars = (s.bars + 15u) & ~15u;
-  // 8 + 2 + 3 + 8 mbarriers and ring ends (8 bytes each), 8 ring starts, two flags.
-  s.total = s.bars + (kDecInFlight + 2 + 3 + kDecInFlight) * 8 + kDecInFlight * 4 + 8;
+  // 8 + 2 + 3 + 8 mbarriers and ring ends (8 bytes each), 8 ring starts, two flags, the 8 slots'
+  // claimed lm_head items, the producer's descriptor of a claimed item (a DecoderItem, 48 bytes).
+  s.total = s.bars + (kDecInFlight + 2 + 3 + kDecInFlight) * 8 + kDecInFlight * 4 + 8 + kDecInFlight * 4 + 48;
   return s;
 }
 
@@ -108,6 +109,8 @@ struct DecoderItem {
   const void* src[2];
   unsigned len[2], off[2];
 };
+
+static_assert(sizeof(DecoderItem) == 48, "decoder_shared keeps 48 bytes for one");
 
 struct DecoderParams {
   const DecoderItem* items;  // [grid][max_items]
@@ -138,6 +141,15 @@ struct DecoderParams {
   int kv_ring;       // a row's past keys and values into the ring where they fit
   int l2_hints;      // weights streamed as L2 evict_first, lm_head's items put into L2 as evict_last
   int rows_multicast;  // a layer step's rows: one L2 read a cluster, multicast (else every block's own)
+  // lm_head items claimed at run time (GRAPE_DECODER_LM_CLAIM): items lm_claim_from..lm_items - 1
+  // are in no block's list; a block's producer takes the next one from lm_claims[epoch & 1] each
+  // time its ring has room, after its own list (so blocks that stream faster take more). Set when
+  // the kernel is built with them (GRAPE_DEC_LM_CLAIM), else null: every item is in a list. A
+  // launch zeroes lm_claims[(epoch + 1) & 1] for the next.
+  unsigned* lm_claims;
+  int lm_claim_from, lm_items;
+  const void* lm_tiles;  // lm_head's tiles, kDecLmG bytes an item
+  const void* lnf;       // ln_f's scale and shift (f16 [2][768]), after a block's first lm_head tile
   // Null, or [grid][max_items][kDecTraceStamps] %globaltimer stamps of each block's items (its
   // thread 0): [0] start, [1] counter seen, [10] rows' loads issued (none at layer steps under
   // rows_multicast: the copy is waited for before [3]), [2] item in the ring, [3] rows staged,

@@ -30,6 +30,10 @@ namespace grape_dec {
 
 constexpr int kRows = GRAPE_DEC_ROWS, kLayers = GRAPE_DEC_LAYERS, kT = GRAPE_DEC_T, kVocab = GRAPE_DEC_VOCAB;
 constexpr int kFcCols = GRAPE_DEC_FC_COLS;
+// lm_head's items past the blocks' lists claimed at run time (DecoderParams::lm_claims, which is
+// then set). A compile-time switch: the same code with a run-time test measured 2.6 us slower
+// with the claims off than the kernel without it (run 297).
+constexpr bool kLmClaim = GRAPE_DEC_LM_CLAIM != 0;
 constexpr unsigned kRingBytes = GRAPE_DEC_RING;
 constexpr int kD = kDecEmbed, kHeads = kDecHeads, kHd = kDecHeadDim, kCluster = kDecCluster,
               kThreads = kDecThreads, kInFlight = kDecInFlight, kQkvCols = kDecQkvCols,
@@ -677,11 +681,20 @@ __device__ void lm_item(const DecoderParams& p, int index, const unsigned char* 
 }
 
 // The producer warp's lane 0: items in order into the ring, at most kInFlight ahead, wrapping at
-// the end; the ring's space comes back as the consumers finish items.
+// the end; the ring's space comes back as the consumers finish items. After the block's list, with
+// kLmClaim, lm_head items claimed one at a time (claimed[slot]: the item, -1 when none is left).
 __device__ void produce(const DecoderParams& p, const DecoderItem* items, int nitems, int pos, const Smem& s,
                         unsigned long long* bars, unsigned long long* ends, unsigned* starts,
-                        int* consumed) {
+                        int* consumed, int* claimed, DecoderItem* own) {
   unsigned long long head = 0, tail = 0, next_t = 0;
+  // The next claimed item, asked for one item ahead so that the atomic's round trip is not on the
+  // copy's path; whether the block's first lm_head tile (which brings ln_f) has gone.
+  int claim = -1;
+  bool lm_started = false;
+  auto take = [&]() {
+    return (int)atomicAdd(p.lm_claims + (p.epoch & 1u), 1u) + p.lm_claim_from;
+  };
+  if (kLmClaim && nitems == 0) claim = take();
   const unsigned long long stream_policy = policy_evict_first(), keep_policy = policy_evict_last();
   int seen = 0, lm_pref = 0;
   // lm_l2_spread: the lm_head item being put into L2 one 8 KB piece after each weight copy.
@@ -694,8 +707,30 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
       prefetch_l2(src, bytes);
   };
   const bool kv_in_ring = p.kv_ring && pos <= kKvRing;
-  for (int n = 0; n < nitems; ++n) {
-    const DecoderItem& I = items[n];
+  for (int n = 0; kLmClaim || n < nitems; ++n) {
+    // A listed item's descriptor from global memory; a claimed one's made in `own` (shared memory,
+    // so that the pieces' loop indexes it as it does a listed one's: a local copy took 6 KB more
+    // code, or local memory).
+    const DecoderItem* desc = items + n;
+    if (kLmClaim && n >= nitems) {
+      *own = DecoderItem{};
+      own->step = kSteps;
+      own->index = claim;
+      if (claim < p.lm_items) {
+        own->src[0] = static_cast<const unsigned char*>(p.lm_tiles) + (long long)claim * kDecLmG;
+        own->len[0] = own->bytes = kDecLmG;
+        own->pieces = 1;
+        if (!lm_started) {  // ln_f's scale and shift after the block's first tile, as the lists have it
+          own->src[1] = p.lnf;
+          own->len[1] = 2 * kD * 2;
+          own->off[1] = kDecLmG;
+          own->pieces = 2;
+          own->bytes += own->len[1];
+        }
+      }
+      desc = own;
+    }
+    const DecoderItem& I = *desc;
     // A stage-A item of a row's block: where that row's past keys and values are.
     const bool kv_row = I.step < kSteps && I.step % 2 == 0 && I.index >= 0 && pos > 0;
     const long long kv_at =
@@ -708,6 +743,14 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
       if (ring_pos + bytes > kRingBytes) at += kRingBytes - ring_pos;
       if (n - seen < kInFlight && at + bytes - tail <= kRingBytes) {
         const int j = n % kInFlight;
+        if (kLmClaim && n >= nitems) {
+          // Seen by the consumer after the slot's barrier completes (the arrive releases it).
+          claimed[j] = I.index < p.lm_items ? I.index : -1;
+          if (I.index >= p.lm_items) {  // none left: the slot completes with no bytes, and ends the block
+            mbar_expect(bars + j, 0);
+            return;
+          }
+        }
         starts[j] = (unsigned)(at % kRingBytes);
         ends[j] = at + bytes;
         unsigned char* dst = s.ring + starts[j];
@@ -763,6 +806,11 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
           prefetch_l2(static_cast<const __half*>(p.v_cache) + kv_at, kv_bytes);
         }
         head = at + bytes;
+        if (kLmClaim) {
+          if (I.step == kSteps) lm_started = true;
+          // The item after this one, if it will be a claimed one.
+          if (n + 1 >= nitems) claim = take();
+        }
         break;
       }
       const int c = ld_acquire_cta(consumed);
@@ -795,6 +843,8 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   unsigned long long* ends = s.xbar + 3;
   unsigned* starts = reinterpret_cast<unsigned*>(ends + kInFlight);
   int* consumed = reinterpret_cast<int*>(starts + kInFlight);
+  int* claimed = consumed + 2;
+  DecoderItem* own = reinterpret_cast<DecoderItem*>(claimed + kInFlight);
   const int tid = threadIdx.x, g = blockIdx.x, grid = gridDim.x;
   const unsigned rank = (unsigned)(g % kCluster);
   const int cluster = g / kCluster;
@@ -816,7 +866,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   // and step 0's item (from DRAM, the kernel's first bytes) starts before the cluster has met.
   if (tid >= kThreads) {
     asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-    if (tid == kThreads) produce(p, items, nitems, pos, s, bars, ends, starts, consumed);
+    if (tid == kThreads) produce(p, items, nitems, pos, s, bars, ends, starts, consumed, claimed, own);
     return;
   }
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
@@ -825,6 +875,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   {
     float* other = p.Y + (long long)((p.epoch + 1) & 1u) * kSteps * kRows * kD;
     for (int t = g * kThreads + tid; t < kSteps * kRows * kD; t += grid * kThreads) other[t] = 0.0f;
+    if (kLmClaim && g == 0 && tid == 0) p.lm_claims[(p.epoch + 1) & 1u] = 0u;
   }
   float* Y = p.Y + (long long)(p.epoch & 1u) * kSteps * kRows * kD;
   const int share = (kRows * kD + p.step_blocks - 1) / p.step_blocks;
@@ -835,12 +886,17 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
   // step's wait: a global load on a step's path costs an L2 round trip (the counter's acquire
   // loads invalidate L1), and the epsilon's sat between the rows and their statistics.
   int next_step = nitems > 0 ? items[0].step : 0, next_index = nitems > 0 ? items[0].index : 0;
-  for (int n = 0; n < nitems; ++n) {
-    const int step = next_step, index = next_index;
+  // Past the block's list, with kLmClaim: lm_head items the producer claimed (claimed[slot]), until
+  // it finds none left.
+  for (int n = 0; kLmClaim || n < nitems; ++n) {
+    const bool listed = !kLmClaim || n < nitems;
+    const int step = listed ? next_step : kSteps;
+    int index = next_index;
     if (n + 1 < nitems) next_step = items[n + 1].step, next_index = items[n + 1].index;
     const float eps = p.eps[step];
-    unsigned long long* stamp = p.trace && tid == 0 ? p.trace + ((long long)g * p.max_items + n) * kDecTraceStamps
-                                                    : nullptr;
+    unsigned long long* stamp = p.trace && tid == 0 && (!kLmClaim || n < p.max_items)
+                                    ? p.trace + ((long long)g * p.max_items + n) * kDecTraceStamps
+                                    : nullptr;
     if (stamp) stamp[0] = globaltimer();
     const float* R = step == 0 ? nullptr : Y + (long long)(step - 1) * kRows * kD;
     float* Yout = step < kSteps ? Y + (long long)step * kRows * kD : nullptr;
@@ -878,6 +934,10 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     if (first && active && !shared_rows) load_rows(p, pos, R, v);
     if (stamp) stamp[10] = globaltimer();
     mbar_wait(bars + n % kInFlight, (unsigned)(n / kInFlight) & 1u);
+    if (!listed) {
+      index = claimed[n % kInFlight];
+      if (index < 0) break;  // every thread reads the same slot: the whole block leaves the loop
+    }
     if (stamp) stamp[2] = globaltimer();
     const unsigned char* it = s.ring + starts[n % kInFlight];
     const int lo = min(g * share, kRows * kD), hi = min(lo + share, kRows * kD);

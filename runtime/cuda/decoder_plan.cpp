@@ -34,6 +34,11 @@ constexpr int kMaxClusters = 16;
 // candidates below, the default first; autotune.h's rules and tuning cache);
 // GRAPE_DECODER_PACE=NS sets it instead (0: unpaced).
 constexpr int kDefaultPaceNs = 250, kLmItemsInL2 = 4;
+// lm_head's items each block lists, in rounds over the grid (those its ring and L2 take during the
+// last layers; lm_l2 prefetches at most the listed ones); the rest are claimed at run time
+// (GRAPE_DECODER_LM_CLAIM). 3 rounds measured 1.1-1.4 us faster than 4 and no slower than 2 or 6
+// (runs 299-300, H200s); claims after 4 rounds 1.2 us faster than none (run 298).
+constexpr int kLmListedRounds = 3;
 constexpr unsigned kPaceCandidates[] = {kDefaultPaceNs, 0, 150, 400};
 // The position the pace is measured at: a mid-length context (the issue-7 benchmark's).
 constexpr int64_t kTunePosition = 128;
@@ -57,8 +62,20 @@ struct DecoderPlan::Impl {
   int b_clusters = 0, fc_cols = 0, grid = 0, step_blocks = 0, max_items = 0;
   std::vector<jit::DeviceBuffer> blobs;  // per layer: A, B; then lm_head's, ln_f's
   jit::DeviceBuffer eps, counters, sums, items, nitems;
+  // lm_head items claimed at run time (GRAPE_DECODER_LM_CLAIM; jit::DecoderParams::lm_claims): the
+  // two claim counters, and the first item in no block's list (-1: every item is in a list).
+  // GRAPE_DECODER_LM_CLAIM=F (read once, at the first run: it decides the kernel's source): each
+  // block's list holds lm_head's first F rounds of items (the ones its ring and L2 take during the
+  // last layers); the rest go to the blocks whose producers claim them first (-1: every item in a
+  // list).
+  int lm_claim_rounds = -1;
+  jit::DeviceBuffer lm_claims;
+  int lm_claim_from = -1;
   int items_rows = 0;
-  std::vector<int> item_steps;  // [grid][max_items]: each item's step, -1 past a block's items
+  // [grid][max_items]: each item's step, -1 past a block's items; with claimed items, the slots
+  // past a block's list are lm_head's (stamped only where the block took one).
+  std::vector<int> item_steps;
+  std::vector<int> listed;      // [grid]: the items in each block's list
   jit::DeviceBuffer trace;      // GRAPE_MONO_TRACE: the kernel's stamps
   unsigned epoch = 0;
   struct Built {
@@ -103,7 +120,7 @@ struct DecoderPlan::Impl {
     Built b;
     b.module =
         p.build_module(jit::decoder_kernel_source(static_cast<int>(r), static_cast<int>(m.layers.size()), T,
-                                                  m.vocab, fc_cols, ring),
+                                                  m.vocab, fc_cols, ring, lm_claim_rounds >= 0),
                        label(), jit::kDecoderArch);
     b.function = b.module.function(jit::kDecoderSymbol);
     b.ring = ring;
@@ -227,6 +244,8 @@ struct DecoderPlan::Impl {
     const size_t steps = 2 * m.layers.size();
     counters = jit::DeviceBuffer(p.device(), steps * sizeof(unsigned), "the decoder plan's counters");
     counters.fill_bytes(0, p.stream());
+    lm_claims = jit::DeviceBuffer(p.device(), 2 * sizeof(unsigned), "the decoder plan's lm_head claims");
+    lm_claims.fill_bytes(0, p.stream());
     epoch = 0;
     p.synchronize(label());
     laid_out = true;
@@ -240,11 +259,17 @@ struct DecoderPlan::Impl {
     // GRAPE_DECODER_LM_EXTRA=N (read when the items are laid out): the lm_head-only blocks take N
     // more lm_head items than the layer blocks, and the remainder first (decoder_items.h); -1,
     // the default, splits them evenly over all blocks, the remainder to blocks 0, 1, ...
+    const int claim_rounds = lm_claim_rounds;
+    const int listed_lm = claim_rounds < 0 ? lm_items : std::min(lm_items, claim_rounds * grid);
+    lm_claim_from = claim_rounds < 0 ? -1 : listed_lm;
     const std::vector<std::vector<int>> lm = decoder_lm_items(
-        lm_items, grid, step_blocks, scheduler::env_knob("GRAPE_DECODER_LM_EXTRA", -1, 16, -1));
+        listed_lm, grid, step_blocks, scheduler::env_knob("GRAPE_DECODER_LM_EXTRA", -1, 16, -1));
     size_t most_lm = 0;
     for (const std::vector<int>& l : lm) most_lm = std::max(most_lm, l.size());
-    max_items = steps + static_cast<int>(most_lm);
+    // Room in the trace for a block's claimed items: twice an even share, and 8 more (a block that
+    // takes more has its later items unstamped).
+    const int claim_slots = claim_rounds < 0 ? 0 : 2 * ((lm_items - listed_lm + grid - 1) / grid) + 8;
+    max_items = steps + static_cast<int>(most_lm) + claim_slots;
     std::vector<jit::DecoderItem> table(size_t(grid) * max_items);
     std::vector<int> count(grid, 0);
     for (int g = 0; g < grid; ++g) {
@@ -294,8 +319,11 @@ struct DecoderPlan::Impl {
     items.copy_from_host(table.data(), table.size() * sizeof(jit::DecoderItem), p.stream());
     item_steps.assign(table.size(), -1);
     for (int g = 0; g < grid; ++g)
-      for (int n = 0; n < count[g]; ++n)
-        item_steps[size_t(g) * max_items + n] = table[size_t(g) * max_items + n].step;
+      for (int n = 0; n < max_items; ++n)
+        item_steps[size_t(g) * max_items + n] = n < count[g]       ? table[size_t(g) * max_items + n].step
+                                                : claim_rounds < 0 ? -1
+                                                                   : steps;
+    listed = count;
     nitems = jit::DeviceBuffer(p.device(), count.size() * sizeof(int), "the decoder plan's item counts");
     nitems.copy_from_host(count.data(), count.size() * sizeof(int), p.stream());
     // Two sets of the steps' sums, zero (each launch zeroes the other set for the next).
@@ -340,6 +368,14 @@ struct DecoderPlan::Impl {
     params.kv_ring = scheduler::env_knob("GRAPE_DECODER_KV_RING", 0, 1, 1);
     // GRAPE_DECODER_MULTICAST=0: every block reads a layer step's rows from L2 itself.
     params.rows_multicast = scheduler::env_knob("GRAPE_DECODER_MULTICAST", 0, 1, 1);
+    if (lm_claim_from >= 0) {
+      const int L = static_cast<int>(m.layers.size());
+      params.lm_claims = reinterpret_cast<unsigned*>(lm_claims.ptr());
+      params.lm_claim_from = lm_claim_from;
+      params.lm_items = static_cast<int>((m.vocab + jit::kDecLmCols - 1) / jit::kDecLmCols);
+      params.lm_tiles = reinterpret_cast<const void*>(blobs[2 * L].ptr());
+      params.lnf = reinterpret_cast<const void*>(blobs[2 * L + 1].ptr());
+    }
     return params;
   }
   // GRAPE_MONO_TRACE=FILE: the launch's stamps (jit::DecoderParams::trace), summarised per step into
@@ -364,6 +400,11 @@ struct DecoderPlan::Impl {
   // rows' loads (their L2 latency shows there; under the rows' multicast, at layer steps, nothing
   // is loaded there and the copy's wait is in `rows`) and waiting for the item; then, at a stage-A step,
   // a row block's attention split into its keys, the warps' meeting and the combine.
+  // Whether block g had item n: every listed item; a claimed slot only if the block took an item
+  // there (its done stamp is set).
+  bool taken(const std::vector<unsigned long long>& t, int g, int n) const {
+    return n < listed[size_t(g)] || t[(size_t(g) * max_items + n) * jit::kDecTraceStamps + 4] != 0;
+  }
   void write_trace(const char* file) const {
     constexpr int S = jit::kDecTraceStamps;
     std::vector<unsigned long long> t(item_steps.size() * S);
@@ -401,7 +442,8 @@ struct DecoderPlan::Impl {
       for (int g = 0; g < grid; ++g) {
         int first = -1, final_n = -1;
         for (int n = 0; n < max_items; ++n)
-          if (item_steps[size_t(g) * max_items + n] == st) final_n = n, first = first < 0 ? n : first;
+          if (item_steps[size_t(g) * max_items + n] == st && taken(t, g, n))
+            final_n = n, first = first < 0 ? n : first;
         if (first < 0) continue;
         const unsigned long long* a = &t[(size_t(g) * max_items + first) * S];
         const unsigned long long done = t[(size_t(g) * max_items + final_n) * S + 4];
@@ -465,7 +507,7 @@ struct DecoderPlan::Impl {
     for (int g = 0; g < grid; ++g)
       for (int n = 0; n < max_items; ++n) {
         const size_t i = size_t(g) * max_items + n;
-        if (item_steps[i] < 0) continue;
+        if (item_steps[i] < 0 || !taken(t, g, n)) continue;
         out << g << " " << n << " " << item_steps[i];
         for (int k = 0; k < S; ++k)
           out << " " << (t[i * S + k] >= start ? static_cast<long long>(t[i * S + k] - start) : 0);
@@ -489,8 +531,9 @@ struct DecoderPlan::Impl {
     const Built& b = kernel_for(r);
     std::vector<scheduler::LaunchCandidate> names;
     for (unsigned pace : kPaceCandidates) names.push_back({"pace" + std::to_string(pace), {}});
-    const std::string source = jit::decoder_kernel_source(
-        static_cast<int>(r), static_cast<int>(m.layers.size()), m.cache_len, m.vocab, fc_cols, b.ring);
+    const std::string source =
+        jit::decoder_kernel_source(static_cast<int>(r), static_cast<int>(m.layers.size()), m.cache_len,
+                                   m.vocab, fc_cols, b.ring, lm_claim_rounds >= 0);
     const jit::Hash128 key =
         tuning_key(jit::xxh3_128(source.data(), source.size()).hex(), names, {r, m.cache_len, grid},
                    p.device().name(), p.device().arch(), p.device().sm_count());
@@ -551,6 +594,7 @@ struct DecoderPlan::Impl {
   // The first run of each row count: the kernel, and at the very first the layout.
   void prepare(int64_t r) {
     if (!laid_out) {
+      lm_claim_rounds = scheduler::env_knob("GRAPE_DECODER_LM_CLAIM", -1, 64, kLmListedRounds);
       fc_cols = 32;  // for the occupancy query; decided below
       const int fit = clusters_that_fit(kernel_for(r));
       if (fit < jit::kDecHeads) {
@@ -614,7 +658,8 @@ DecoderPlan::~DecoderPlan() = default;
 
 size_t DecoderPlan::device_bytes() const {
   const Impl& d = *impl_;
-  size_t n = d.eps.size() + d.counters.size() + d.sums.size() + d.items.size() + d.nitems.size();
+  size_t n = d.eps.size() + d.counters.size() + d.sums.size() + d.items.size() + d.nitems.size() +
+             d.lm_claims.size();
   for (const jit::DeviceBuffer& b : d.blobs) n += b.size();
   return n;
 }

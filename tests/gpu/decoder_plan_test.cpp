@@ -34,8 +34,8 @@ std::shared_ptr<Model> small_width_gpt2(int64_t cache = kCache, int64_t vocab = 
   return m;
 }
 
-Inputs step(int64_t rows, uint32_t seed, int32_t p) {
-  return {{"tok", sample(DType::I32, {rows}, seed, kVocab)}, {"p", Tensor::scalar_i32(p)}};
+Inputs step(int64_t rows, uint32_t seed, int32_t p, int64_t vocab = kVocab) {
+  return {{"tok", sample(DType::I32, {rows}, seed, vocab)}, {"p", Tensor::scalar_i32(p)}};
 }
 
 // Sets an environment variable for its lifetime, then restores what was there (or its absence).
@@ -189,6 +189,27 @@ TEST(DecoderPlan, LmHeadSplitsAndPiecewisePrefetches) {
                     {"decoder", "decoder", "decoder"},
                     std::string("lm_head extra ") + extra + ", spread " + spread);
     }
+}
+
+// lm_head's items past each block's first F rounds claimed at run time (GRAPE_DECODER_LM_CLAIM):
+// at 157 items over the grid, F = 0 leaves every item to the claims (lm_head-only blocks then
+// start with an empty list, and their first claimed tile brings ln_f), F = 1 lists the first round
+// and claims the rest, F = 2 lists them all (no item left to claim), -1 claims none (the kernel
+// without the claims' code); a vocabulary of 40 (2 items) leaves most blocks none. The same logits as the
+// CPU's, and the plan's next run starts from the other claim counter (each launch zeroes it).
+TEST(DecoderPlan, LmHeadItemsClaimedAtRunTime) {
+  REQUIRE_CLUSTERS();
+  for (int64_t vocab : {5000, 40}) {
+    auto m = small_width_gpt2(kCache, vocab);
+    for (const char* rounds : {"-1", "0", "1", "2"}) {
+      ScopedEnv e("GRAPE_DECODER_LM_CLAIM", rounds);
+      compare_plans(
+          m, "decode_step",
+          {step(5, 70, 0, vocab), step(5, 71, 1, vocab), step(5, 72, 40, vocab), step(5, 73, 41, vocab)},
+          {"decoder", "decoder", "decoder", "decoder"},
+          "lm_head claimed past " + std::string(rounds) + " rounds, vocabulary " + std::to_string(vocab));
+    }
+  }
 }
 
 TEST(DecoderPlan, OneAndEightRows) {

@@ -17,16 +17,19 @@ TEST(DecoderSource, CompilesWithoutWarningsForEveryRowCountAndPartition) {
     int rows, fc_cols;
     long long cache_len;
   };
-  // GPT-2 small's 12 layers and vocabulary; 1, 5 and 8 rows; 16 and 12 clusters in stage B.
-  for (const Shape s : {Shape{1, 32, 256}, Shape{5, 32, 256}, Shape{8, 24, 1024}}) {
-    const unsigned ring = jit::decoder_ring_bytes(s.rows, s.fc_cols);
-    ASSERT_GT(ring, 0u) << s.rows << " rows";
-    const std::string src = jit::decoder_kernel_source(s.rows, 12, s.cache_len, 50257, s.fc_cols, ring);
-    const jit::CompileResult r =
-        jit::compile_cuda(src, "decoder_" + std::to_string(s.rows), jit::kDecoderArch);
-    EXPECT_FALSE(r.cubin.empty()) << s.rows << " rows";
-    EXPECT_FALSE(r.has_warnings()) << r.log;
-  }
+  // GPT-2 small's 12 layers and vocabulary; 1, 5 and 8 rows; 16 and 12 clusters in stage B; with
+  // and without lm_head's claimed items.
+  for (const Shape s : {Shape{1, 32, 256}, Shape{5, 32, 256}, Shape{8, 24, 1024}})
+    for (bool claim : {true, false}) {
+      const unsigned ring = jit::decoder_ring_bytes(s.rows, s.fc_cols);
+      ASSERT_GT(ring, 0u) << s.rows << " rows";
+      const std::string src =
+          jit::decoder_kernel_source(s.rows, 12, s.cache_len, 50257, s.fc_cols, ring, claim);
+      const jit::CompileResult r =
+          jit::compile_cuda(src, "decoder_" + std::to_string(s.rows), jit::kDecoderArch);
+      EXPECT_FALSE(r.cubin.empty()) << s.rows << " rows, claims " << claim;
+      EXPECT_FALSE(r.has_warnings()) << r.log;
+    }
 }
 
 // The shared memory a block takes stays within the 227 KB a block may have, with the ring it gets,
