@@ -39,13 +39,14 @@ std::string rows_variant_source(const std::string& source, long long rows) {
 }
 
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
-                                  unsigned ring_bytes, bool lm_claim) {
+                                  unsigned ring_bytes, DecoderSwitches switches) {
   const std::string defines =
       "#define GRAPE_DEC_ROWS " + std::to_string(rows) + "\n#define GRAPE_DEC_LAYERS " +
       std::to_string(layers) + "\n#define GRAPE_DEC_T " + std::to_string(cache_len) +
       "\n#define GRAPE_DEC_VOCAB " + std::to_string(vocab) + "\n#define GRAPE_DEC_FC_COLS " +
       std::to_string(fc_cols) + "\n#define GRAPE_DEC_RING " + std::to_string(ring_bytes) +
-      "\n#define GRAPE_DEC_LM_CLAIM " + (lm_claim ? "1" : "0") + "\n";
+      "\n#define GRAPE_DEC_LM_CLAIM " + (switches.lm_claim ? "1" : "0") +
+      "\n#define GRAPE_DEC_PREFETCH_NEXT " + (switches.prefetch_next ? "1" : "0") + "\n";
   return assemble_kernel_source({"decoder_abi.h", "decoder_step.cuh"}, "", defines);
 }
 

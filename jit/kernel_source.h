@@ -51,15 +51,22 @@ std::string rows_variant_source(const std::string& source, long long rows);
 
 // The decoder plan's kernel (jit/kernels/decoder_step.cuh, entry point kDecoderSymbol) for `rows`
 // rows, `layers` layers, a cache of `cache_len` positions, a vocabulary of `vocab`, `fc_cols` c_fc
-// columns a block (24 or 32) and a ring of `ring_bytes` (jit::decoder_ring_bytes); `lm_claim`:
-// lm_head's items past the blocks' lists are claimed at run time (DecoderParams::lm_claims; without
-// it the kernel has none of that code).
+// columns a block (24 or 32) and a ring of `ring_bytes` (jit::decoder_ring_bytes), with `switches`
+// (each one's code is absent from the kernel without it: the same code behind a run-time test
+// measured slower, bench/RESULTS.md run 297).
 constexpr const char* kDecoderSymbol = "grape_decoder";
 // Its target: the plan runs only on compute capability 9.0, and its rows' multicast copies are
 // sm_90a's (ptxas advises against them for plain sm_90).
 constexpr const char* kDecoderArch = "sm_90a";
+struct DecoderSwitches {
+  // lm_head's items past the blocks' lists claimed at run time (DecoderParams::lm_claims).
+  bool lm_claim = false;
+  // At its end, each block puts the next launch's first item (its step-0 weights and the row's
+  // past keys and values) into L2, so that step 0 does not wait for DRAM.
+  bool prefetch_next = false;
+};
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
-                                  unsigned ring_bytes, bool lm_claim = false);
+                                  unsigned ring_bytes, DecoderSwitches switches = {});
 
 // A complete NVRTC source: the CUDA headers, kernel_abi.h, prelude.cuh, then each named template
 // (in order, each once, with #line markers so NVRTC's messages name the template file and line),

@@ -69,6 +69,14 @@ struct DecoderPlan::Impl {
   // last layers); the rest go to the blocks whose producers claim them first (-1: every item in a
   // list).
   int lm_claim_rounds = -1;
+  // GRAPE_DECODER_PREFETCH_NEXT=1 (read at the first run): jit::DecoderSwitches::prefetch_next.
+  bool prefetch_next = false;
+  jit::DecoderSwitches switches() const {
+    jit::DecoderSwitches s;
+    s.lm_claim = lm_claim_rounds >= 0;
+    s.prefetch_next = prefetch_next;
+    return s;
+  }
   jit::DeviceBuffer lm_claims;
   int lm_claim_from = -1;
   int items_rows = 0;
@@ -120,7 +128,7 @@ struct DecoderPlan::Impl {
     Built b;
     b.module =
         p.build_module(jit::decoder_kernel_source(static_cast<int>(r), static_cast<int>(m.layers.size()), T,
-                                                  m.vocab, fc_cols, ring, lm_claim_rounds >= 0),
+                                                  m.vocab, fc_cols, ring, switches()),
                        label(), jit::kDecoderArch);
     b.function = b.module.function(jit::kDecoderSymbol);
     b.ring = ring;
@@ -533,7 +541,7 @@ struct DecoderPlan::Impl {
     for (unsigned pace : kPaceCandidates) names.push_back({"pace" + std::to_string(pace), {}});
     const std::string source =
         jit::decoder_kernel_source(static_cast<int>(r), static_cast<int>(m.layers.size()), m.cache_len,
-                                   m.vocab, fc_cols, b.ring, lm_claim_rounds >= 0);
+                                   m.vocab, fc_cols, b.ring, switches());
     const jit::Hash128 key =
         tuning_key(jit::xxh3_128(source.data(), source.size()).hex(), names, {r, m.cache_len, grid},
                    p.device().name(), p.device().arch(), p.device().sm_count());
@@ -595,6 +603,7 @@ struct DecoderPlan::Impl {
   void prepare(int64_t r) {
     if (!laid_out) {
       lm_claim_rounds = scheduler::env_knob("GRAPE_DECODER_LM_CLAIM", -1, 64, kLmListedRounds);
+      prefetch_next = scheduler::env_knob("GRAPE_DECODER_PREFETCH_NEXT", 0, 1, 0) != 0;
       fc_cols = 32;  // for the occupancy query; decided below
       const int fit = clusters_that_fit(kernel_for(r));
       if (fit < jit::kDecHeads) {

@@ -212,6 +212,17 @@ TEST(DecoderPlan, LmHeadItemsClaimedAtRunTime) {
   }
 }
 
+// Each block putting the next launch's step-0 item (and its row's past keys and values one position
+// on) into L2 at its end (GRAPE_DECODER_PREFETCH_NEXT): nothing it reads changes, and the
+// prefetches stay inside the weights and the caches (at the cache's last position too).
+TEST(DecoderPlan, NextLaunchsFirstItemPrefetched) {
+  REQUIRE_CLUSTERS();
+  ScopedEnv e("GRAPE_DECODER_PREFETCH_NEXT", "1");
+  compare_plans(small_width_gpt2(), "decode_step",
+                {step(5, 80, 0), step(5, 81, 1), step(5, 82, 2), step(5, 83, kCache - 1)},
+                {"decoder", "decoder", "decoder", "decoder"}, "next launch prefetched");
+}
+
 TEST(DecoderPlan, OneAndEightRows) {
   REQUIRE_CLUSTERS();
   for (int64_t rows : {1, 8}) {
