@@ -64,6 +64,10 @@ struct DecoderSwitches {
   // At its end, each block puts the next launch's first item (its step-0 weights and the row's
   // past keys and values) into L2, so that step 0 does not wait for DRAM.
   bool prefetch_next = false;
+  // A layer step's counter polled by each cluster's rank 0 only, which copies the whole rows into
+  // all 8 blocks (one multicast); the others wait for the copy alone (120 pollers of one counter
+  // become 15, and a cluster's rows no longer wait for the latest of its 8 polls).
+  bool one_poller = false;
 };
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
                                   unsigned ring_bytes, DecoderSwitches switches = {});

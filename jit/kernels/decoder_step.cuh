@@ -36,6 +36,9 @@ constexpr int kFcCols = GRAPE_DEC_FC_COLS;
 constexpr bool kLmClaim = GRAPE_DEC_LM_CLAIM != 0;
 // The next launch's step-0 item put into L2 at the end (jit::DecoderSwitches::prefetch_next).
 constexpr bool kPrefetchNext = GRAPE_DEC_PREFETCH_NEXT != 0;
+// A layer step's counter polled by each cluster's rank 0 only, which then copies all of the rows
+// (jit::DecoderSwitches::one_poller).
+constexpr bool kOnePoller = GRAPE_DEC_ONE_POLLER != 0;
 constexpr unsigned kRingBytes = GRAPE_DEC_RING;
 constexpr int kD = kDecEmbed, kHeads = kDecHeads, kHd = kDecHeadDim, kCluster = kDecCluster,
               kThreads = kDecThreads, kInFlight = kDecInFlight, kQkvCols = kDecQkvCols,
@@ -910,14 +913,25 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     // the rows' loads take 0.6 to 1.5 us, run 286). A cluster is active or idle as a whole, and
     // each of its blocks has an item of every layer step (not so at lm_head: its rows are loaded).
     const bool shared_rows = first && active && p.rows_multicast && step > 0 && step < kSteps;
+    // kOnePoller: rank 0 alone polls and copies the whole rows to the cluster; the other blocks
+    // only wait for the copy (their rows' barrier counts its bytes), which rank 0 issues after
+    // seeing every block's release of the previous step, as each rank does for its eighth below.
+    const bool by_rank0 = kOnePoller && shared_rows;
     if (first) {
       if (step > 0 && tid == 0) {
         const unsigned target = (unsigned)p.step_blocks * p.epoch;
         // Acquire loads: relaxed polls and one fence.acq_rel.gpu once the count is reached took
         // about 1 us more a step (run 263: the fence costs more than the acquire loads).
-        while (ld_acquire(p.counters + step - 1) < target) {
-        }
-        if (shared_rows) {
+        if (!by_rank0 || rank == 0)
+          while (ld_acquire(p.counters + step - 1) < target) {
+          }
+        if (by_rank0) {
+          mbar_expect(rbar, kRows * kD * 4);
+          if (rank == 0) {
+            asm volatile("fence.proxy.async.global;" ::: "memory");
+            bulk_load_multicast(s.part, R, kRows * kD * 4, rbar);
+          }
+        } else if (shared_rows) {
           // The sums were written by the other blocks' reductions (generic proxy); the copy reads
           // them through the async proxy.
           asm volatile("fence.proxy.async.global;" ::: "memory");

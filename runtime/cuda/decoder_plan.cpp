@@ -71,10 +71,13 @@ struct DecoderPlan::Impl {
   int lm_claim_rounds = -1;
   // GRAPE_DECODER_PREFETCH_NEXT=1 (read at the first run): jit::DecoderSwitches::prefetch_next.
   bool prefetch_next = false;
+  // GRAPE_DECODER_ONE_POLLER=1 (read at the first run): jit::DecoderSwitches::one_poller.
+  bool one_poller = false;
   jit::DecoderSwitches switches() const {
     jit::DecoderSwitches s;
     s.lm_claim = lm_claim_rounds >= 0;
     s.prefetch_next = prefetch_next;
+    s.one_poller = one_poller;
     return s;
   }
   jit::DeviceBuffer lm_claims;
@@ -604,6 +607,7 @@ struct DecoderPlan::Impl {
     if (!laid_out) {
       lm_claim_rounds = scheduler::env_knob("GRAPE_DECODER_LM_CLAIM", -1, 64, kLmListedRounds);
       prefetch_next = scheduler::env_knob("GRAPE_DECODER_PREFETCH_NEXT", 0, 1, 0) != 0;
+      one_poller = scheduler::env_knob("GRAPE_DECODER_ONE_POLLER", 0, 1, 0) != 0;
       fc_cols = 32;  // for the occupancy query; decided below
       const int fit = clusters_that_fit(kernel_for(r));
       if (fit < jit::kDecHeads) {

@@ -223,6 +223,21 @@ TEST(DecoderPlan, NextLaunchsFirstItemPrefetched) {
                 {"decoder", "decoder", "decoder", "decoder"}, "next launch prefetched");
 }
 
+// A layer step's counter polled by each cluster's rank 0 alone, which copies the whole rows to the
+// cluster (GRAPE_DECODER_ONE_POLLER), at 1, 5 and 8 rows (the copy's size) and with the rows loaded
+// per block (multicast off: the switch then changes nothing).
+TEST(DecoderPlan, OnePollerACluster) {
+  REQUIRE_CLUSTERS();
+  ScopedEnv e("GRAPE_DECODER_ONE_POLLER", "1");
+  for (int64_t rows : {1, 5, 8})
+    compare_plans(small_width_gpt2(), "decode_step",
+                  {step(rows, 90, 0), step(rows, 91, 1), step(rows, 92, 40)},
+                  {"decoder", "decoder", "decoder"}, "one poller, " + std::to_string(rows) + " rows");
+  ScopedEnv m("GRAPE_DECODER_MULTICAST", "0");
+  compare_plans(small_width_gpt2(), "decode_step", {step(5, 93, 3), step(5, 94, 4)}, {"decoder", "decoder"},
+                "one poller, multicast off");
+}
+
 TEST(DecoderPlan, OneAndEightRows) {
   REQUIRE_CLUSTERS();
   for (int64_t rows : {1, 8}) {
