@@ -62,8 +62,6 @@ struct DecoderPlan::Impl {
   int b_clusters = 0, fc_cols = 0, grid = 0, step_blocks = 0, max_items = 0;
   std::vector<jit::DeviceBuffer> blobs;  // per layer: A, B; then lm_head's, ln_f's
   jit::DeviceBuffer eps, counters, sums, items, nitems;
-  // lm_head items claimed at run time (GRAPE_DECODER_LM_CLAIM; jit::DecoderParams::lm_claims): the
-  // two claim counters, and the first item in no block's list (-1: every item is in a list).
   // GRAPE_DECODER_LM_CLAIM=F (read once, at the first run: it decides the kernel's source): each
   // block's list holds lm_head's first F rounds of items (the ones its ring and L2 take during the
   // last layers); the rest go to the blocks whose producers claim them first (-1: every item in a
@@ -80,6 +78,8 @@ struct DecoderPlan::Impl {
     s.one_poller = one_poller;
     return s;
   }
+  // The two claim counters (jit::DecoderParams::lm_claims) and the first item in no block's list
+  // (-1: every item is in a list).
   jit::DeviceBuffer lm_claims;
   int lm_claim_from = -1;
   int items_rows = 0;
