@@ -68,6 +68,9 @@ struct DecoderSwitches {
   // all 8 blocks (one multicast); the others wait for the copy alone (120 pollers of one counter
   // become 15, and a cluster's rows no longer wait for the latest of its 8 polls).
   bool one_poller = false;
+  // The past keys and values copied into the ring with the weights' L2 evict_first policy (they
+  // are read once a launch), leaving L2 to the lm_head items kept there across launches.
+  bool kv_evict_first = false;
 };
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
                                   unsigned ring_bytes, DecoderSwitches switches = {});

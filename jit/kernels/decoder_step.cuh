@@ -39,6 +39,9 @@ constexpr bool kPrefetchNext = GRAPE_DEC_PREFETCH_NEXT != 0;
 // A layer step's counter polled by each cluster's rank 0 only, which then copies all of the rows
 // (jit::DecoderSwitches::one_poller).
 constexpr bool kOnePoller = GRAPE_DEC_ONE_POLLER != 0;
+// The past keys and values read with the weights' L2 evict_first policy
+// (jit::DecoderSwitches::kv_evict_first).
+constexpr bool kKvEvictFirst = GRAPE_DEC_KV_EVICT_FIRST != 0;
 constexpr unsigned kRingBytes = GRAPE_DEC_RING;
 constexpr int kD = kDecEmbed, kHeads = kDecHeads, kHd = kDecHeadDim, kCluster = kDecCluster,
               kThreads = kDecThreads, kInFlight = kDecInFlight, kQkvCols = kDecQkvCols,
@@ -802,13 +805,19 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
         }
         // The row's past keys and values after the weights (unpaced: they are the step's own
         // data, and the layer's only), or into L2 for the attention to read a step later.
+        const __half* k_rows = static_cast<const __half*>(p.k_cache) + kv_at;
+        const __half* v_rows = static_cast<const __half*>(p.v_cache) + kv_at;
         if (kv_row && kv_in_ring) {
-          bulk_load(dst + kDecABytes, static_cast<const __half*>(p.k_cache) + kv_at, kv_bytes, bars + j);
-          bulk_load(dst + kDecABytes + kv_bytes, static_cast<const __half*>(p.v_cache) + kv_at, kv_bytes,
-                    bars + j);
+          if (kKvEvictFirst && p.l2_hints) {
+            bulk_load_hint(dst + kDecABytes, k_rows, kv_bytes, bars + j, stream_policy);
+            bulk_load_hint(dst + kDecABytes + kv_bytes, v_rows, kv_bytes, bars + j, stream_policy);
+          } else {
+            bulk_load(dst + kDecABytes, k_rows, kv_bytes, bars + j);
+            bulk_load(dst + kDecABytes + kv_bytes, v_rows, kv_bytes, bars + j);
+          }
         } else if (kv_row) {
-          prefetch_l2(static_cast<const __half*>(p.k_cache) + kv_at, kv_bytes);
-          prefetch_l2(static_cast<const __half*>(p.v_cache) + kv_at, kv_bytes);
+          prefetch_l2(k_rows, kv_bytes);
+          prefetch_l2(v_rows, kv_bytes);
         }
         head = at + bytes;
         if (kLmClaim) {

@@ -71,11 +71,14 @@ struct DecoderPlan::Impl {
   bool prefetch_next = false;
   // GRAPE_DECODER_ONE_POLLER=1 (read at the first run): jit::DecoderSwitches::one_poller.
   bool one_poller = false;
+  // GRAPE_DECODER_KV_EVICT_FIRST=1 (read at the first run): jit::DecoderSwitches::kv_evict_first.
+  bool kv_evict_first = false;
   jit::DecoderSwitches switches() const {
     jit::DecoderSwitches s;
     s.lm_claim = lm_claim_rounds >= 0;
     s.prefetch_next = prefetch_next;
     s.one_poller = one_poller;
+    s.kv_evict_first = kv_evict_first;
     return s;
   }
   // The two claim counters (jit::DecoderParams::lm_claims) and the first item in no block's list
@@ -608,6 +611,7 @@ struct DecoderPlan::Impl {
       lm_claim_rounds = scheduler::env_knob("GRAPE_DECODER_LM_CLAIM", -1, 64, kLmListedRounds);
       prefetch_next = scheduler::env_knob("GRAPE_DECODER_PREFETCH_NEXT", 0, 1, 0) != 0;
       one_poller = scheduler::env_knob("GRAPE_DECODER_ONE_POLLER", 0, 1, 0) != 0;
+      kv_evict_first = scheduler::env_knob("GRAPE_DECODER_KV_EVICT_FIRST", 0, 1, 0) != 0;
       fc_cols = 32;  // for the occupancy query; decided below
       const int fit = clusters_that_fit(kernel_for(r));
       if (fit < jit::kDecHeads) {

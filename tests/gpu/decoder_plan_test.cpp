@@ -238,6 +238,15 @@ TEST(DecoderPlan, OnePollerACluster) {
                 "one poller, multicast off");
 }
 
+// The past keys and values copied into the ring with the L2 evict_first policy
+// (GRAPE_DECODER_KV_EVICT_FIRST): the same results, the caches read as they are.
+TEST(DecoderPlan, PastKeysAndValuesEvictedFirst) {
+  REQUIRE_CLUSTERS();
+  ScopedEnv e("GRAPE_DECODER_KV_EVICT_FIRST", "1");
+  compare_plans(small_width_gpt2(), "decode_step", {step(5, 95, 0), step(5, 96, 1), step(5, 97, 30)},
+                {"decoder", "decoder", "decoder"}, "keys and values evicted first");
+}
+
 TEST(DecoderPlan, OneAndEightRows) {
   REQUIRE_CLUSTERS();
   for (int64_t rows : {1, 8}) {

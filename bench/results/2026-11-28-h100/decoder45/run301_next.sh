@@ -16,9 +16,15 @@
 #   spread      GRAPE_DECODER_LM_SPREAD=1 (with claims: run 295 measured it without them);
 #   both        prefetch and spread;
 #   onepoll     GRAPE_DECODER_ONE_POLLER=1: a layer step's counter polled by each cluster's rank 0
-#               alone, which copies the whole rows to the cluster (15 pollers instead of 120).
+#               alone, which copies the whole rows to the cluster (15 pollers instead of 120);
+#   kvfirst     GRAPE_DECODER_KV_EVICT_FIRST=1: the past keys and values into the ring as L2
+#               evict_first (read once a launch), leaving L2 to lm_head's kept items;
+#   kvfirst5    the same with 5 listed lm_head rounds, so 4 items a block kept in L2
+#               (GRAPE_DECODER_LM_L2=4 puts at most the listed ones there).
+# ncu's DRAM read per launch is printed too (the kept lm_head items show there).
 #  1. every DecoderPlan and MonoExecutor test (the new NextLaunchsFirstItemPrefetched included);
-#  2. ncu gpu__time_duration of grape_decoder (10 launches after 5), three rounds interleaved;
+#  2. ncu gpu__time_duration and dram__bytes_read of grape_decoder (10 launches after 5), two
+#     rounds interleaved (about 210 s; a third round would pass the call's 600 s);
 #  3. the traces of claims3, prefetch and onepoll (step 0's item wait and span; the wakes and rows).
 cd "$(dirname "$0")/../../../.."
 export GRAPE_SOURCE_DIR=$PWD
@@ -42,18 +48,21 @@ variant() {
   local name=$1
   shift 1
   env "$@" GRAPE_CACHE_DIR=/tmp/gc-$name timeout 40 $N --clock-control none \
-    --cache-control none --metrics gpu__time_duration.sum -k grape_decoder --launch-skip 5 --launch-count 10 \
-    $C/grape bench "${A[@]}" --executor mono --warmup 2 --iters 15 2>&1 | grep -E "duration|rror" | awk '{print $NF}' |
-    tr '\n' ' ' | sed "s/^/ncu $name: /"
-  echo
+    --cache-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum -k grape_decoder --launch-skip 5 \
+    --launch-count 10 $C/grape bench "${A[@]}" --executor mono --warmup 2 --iters 15 > /tmp/ncu-$name.txt 2>&1
+  echo "ncu $name: $(grep -E 'duration' /tmp/ncu-$name.txt | awk '{print $NF}' | tr '\n' ' ')"
+  echo "dram $name: $(grep -E 'dram__bytes_read' /tmp/ncu-$name.txt | awk '{print $NF $(NF-1)}' | tr '\n' ' ')"
+  grep -m3 -E 'rror' /tmp/ncu-$name.txt
 }
-for round in 1 2 3; do
+for round in 1 2; do
   variant claims3
   variant noclaims GRAPE_DECODER_LM_CLAIM=-1
   variant prefetch GRAPE_DECODER_PREFETCH_NEXT=1
   variant spread GRAPE_DECODER_LM_SPREAD=1
   variant both GRAPE_DECODER_PREFETCH_NEXT=1 GRAPE_DECODER_LM_SPREAD=1
   variant onepoll GRAPE_DECODER_ONE_POLLER=1
+  variant kvfirst GRAPE_DECODER_KV_EVICT_FIRST=1
+  variant kvfirst5 GRAPE_DECODER_KV_EVICT_FIRST=1 GRAPE_DECODER_LM_CLAIM=5
 done | tee $R/run301-ncu.txt
 for v in claims3 prefetch onepoll; do
   case $v in
