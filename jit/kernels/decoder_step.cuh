@@ -688,6 +688,12 @@ __device__ void lm_item(const DecoderParams& p, int index, const unsigned char* 
   }
 }
 
+// Where row `row`'s keys (or values) of layer `layer` and head `head` start in the caches
+// (f16 [L][rows][12][T][64]).
+__device__ __forceinline__ long long kv_rows_at(int layer, int row, int head) {
+  return (((long long)layer * kRows + row) * kHeads + head) * kT * kHd;
+}
+
 // The producer warp's lane 0: items in order into the ring, at most kInFlight ahead, wrapping at
 // the end; the ring's space comes back as the consumers finish items. After the block's list, with
 // kLmClaim, lm_head items claimed one at a time (claimed[slot]: the item, -1 when none is left).
@@ -741,8 +747,7 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
     const DecoderItem& I = *desc;
     // A stage-A item of a row's block: where that row's past keys and values are.
     const bool kv_row = I.step < kSteps && I.step % 2 == 0 && I.index >= 0 && pos > 0;
-    const long long kv_at =
-        (((long long)(I.step / 2) * kRows + I.index) * kHeads + (blockIdx.x / kCluster)) * kT * kHd;
+    const long long kv_at = kv_rows_at(I.step / 2, I.index, blockIdx.x / kCluster);
     const unsigned kv_bytes = (unsigned)pos * kHd * 2,
                    bytes = I.bytes + (kv_row && kv_in_ring ? 2 * kv_bytes : 0);
     for (;;) {
@@ -1002,7 +1007,7 @@ extern "C" __global__ void __cluster_dims__(grape_dec::kCluster, 1, 1) __launch_
     for (int q = 0; q < I.pieces; ++q) prefetch_l2(I.src[q], I.len[q]);
     const int next = min(pos + 1, kT);
     if (I.index >= 0) {
-      const long long kv_at = ((long long)I.index * kHeads + cluster) * kT * kHd;  // layer 0
+      const long long kv_at = kv_rows_at(0, I.index, cluster);
       prefetch_l2(static_cast<const __half*>(p.k_cache) + kv_at, (unsigned)next * kHd * 2);
       prefetch_l2(static_cast<const __half*>(p.v_cache) + kv_at, (unsigned)next * kHd * 2);
     }
