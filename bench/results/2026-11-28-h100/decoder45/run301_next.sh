@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN (prepared in the forty-fourth session, whose device time was spent). For the next GPU
-# session; its outputs would be run301-*.
+# Run 301: prepared in the forty-fourth session and run unchanged in the forty-fifth; its outputs
+# (run301-*) are beside it.
 #
 # Build first (here, not on the device), from main's head:
 #   cmake --build build-gpu -j2 --target grape grape_gpu_tests
