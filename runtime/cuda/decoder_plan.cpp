@@ -370,11 +370,13 @@ struct DecoderPlan::Impl {
     params.step_blocks = step_blocks;
     params.b_clusters = b_clusters;
     params.pace_ns = pace;
-    // GRAPE_DECODER_LM_L2=N: lm_head items each block puts into L2 during the last N layer steps.
+    // GRAPE_DECODER_LM_L2=N: lm_head items each block puts into L2 during the last N layer steps
+    // (listed items only: with the claims, at most the listed rounds).
     params.lm_l2 = scheduler::env_knob("GRAPE_DECODER_LM_L2", 0, 24, kLmItemsInL2);
     // GRAPE_DECODER_LM_SPREAD (1, the default): each such item goes into L2 a piece after every
     // weight copy of the producer's next item, not as one prefetch (the traces' A-step wakes grew
-    // by 0.3-1.1 us during those steps, run 290). 0.4-0.6 us a launch less than 0 (runs 295, 301).
+    // by 0.3-1.1 us during those steps, run 290). 0.4-0.6 us a launch less than 0 in runs 295 and
+    // 301, the same in run 302.
     params.lm_l2_spread = scheduler::env_knob("GRAPE_DECODER_LM_SPREAD", 0, 1, 1);
     // GRAPE_DECODER_L2_HINTS=0: no L2 cache policies on the weight copies and lm_head's prefetches.
     params.l2_hints = scheduler::env_knob("GRAPE_DECODER_L2_HINTS", 0, 1, 1);
