@@ -11,7 +11,12 @@
 // The compile limits are lowered (fewer ops, unrolled iterations, tensor elements and loop
 // trips than the defaults) so that an input that only reaches a limit, a legitimate error, stays
 // far below the time and memory bounds in an instrumented build: what the bounds catch is then
-// work that no limit bounds.
+// work that no limit bounds. The limits bound each tensor, not the work of a run: a matmul of two
+// 1000 x 1000 intermediates (15 s a call under the fuzzer's instrumentation), or a 900-trip loop
+// around a smaller one, is a legitimate program that libFuzzer reported as a timeout. So every
+// call has a deadline (SessionOptions::timeout_seconds; the CPU reference checks it before each op
+// and loop trip), and an entry runs only when each of its ops is cheap (max_op_work): the deadline
+// cannot stop an op in progress.
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "ir/ir.h"
 #include "runtime/model.h"
 #include "tests/fuzz/program_mutator.h"
 
@@ -33,6 +39,13 @@ namespace {
 
 constexpr int64_t kMaxRunElements = 1 << 16;  // weights or one input above this: compile only
 constexpr size_t kMaxEntriesRun = 3;
+// An entry with an op of more element operations than this (max_op_work) is compiled only: about
+// 0.15 s in the instrumented build.
+constexpr double kMaxOpWork = 1e7;
+// Each call's deadline; an interrupted call is no finding. At most kMaxEntriesRun x 2 calls of
+// about this plus one op each stay within the 10 s of fuzz_program.flags.
+constexpr double kRunTimeoutSeconds = 1.0;
+constexpr int64_t kSymbolValue = 3;  // make_inputs binds each symbolic dim to 1, 2 or 3
 
 [[noreturn]] void finding(const std::string& what, const std::string& program) {
   std::fprintf(stderr, "==== fuzz_program finding: %s\n---- program ----\n%s\n---- end ----\n", what.c_str(),
@@ -54,6 +67,68 @@ grape::ModelOptions fuzz_options() {
   o.limits.max_loop_trips = 1'000;
   o.limits.max_weights = 1'000;
   return o;
+}
+
+// `d` with every symbol at kSymbolValue; -1 when that cannot be evaluated.
+double dim_value(const grape::ir::Dim& d, const std::map<std::string, int64_t>& symbols) {
+  try {
+    return static_cast<double>(d.eval(symbols));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// Elements of `type` with every symbol at kSymbolValue; -1 when that cannot be evaluated.
+double elements(const grape::ir::Type& type, const std::map<std::string, int64_t>& symbols) {
+  double n = 1;
+  for (const grape::ir::Dim& d : type.shape) {
+    const double v = dim_value(d, symbols);
+    if (v < 0) return -1;
+    n *= v;
+  }
+  return n;
+}
+
+// The most element operations of any one op of `block` (loop bodies included) of `f`: its operand
+// and result elements, a contraction's times its contracted length, top-k's times a sort's log
+// factor. -1 when some shape cannot be evaluated.
+double max_op_work(const grape::ir::Function& f, const grape::ir::Block& block,
+                   const std::map<std::string, int64_t>& symbols) {
+  double most = 0;
+  for (const grape::ir::Operation& op : block.ops) {
+    double work = 0;
+    for (const auto* ids : {&op.operands, &op.results})
+      for (grape::ir::ValueId v : *ids) {
+        const double n = elements(f.type(v), symbols);
+        if (n < 0) return -1;
+        work += n;
+      }
+    if ((op.op == grape::ir::Op::MatMul || op.op == grape::ir::Op::Linear) && !op.operands.empty()) {
+      const grape::ir::Type& a = f.type(op.operands[0]);
+      const double k = a.shape.empty() ? 1 : dim_value(a.shape.back(), symbols);
+      if (k < 0) return -1;
+      work *= std::max(k, 1.0);
+    } else if (op.op == grape::ir::Op::TopK) {
+      work *= 32;
+    }
+    most = std::max(most, work);
+    if (op.body) {
+      const double body = max_op_work(f, *op.body, symbols);
+      if (body < 0) return -1;
+      most = std::max(most, body);
+    }
+  }
+  return most;
+}
+
+// Whether every op of entry `name` is cheap enough to run (max_op_work within kMaxOpWork).
+bool cheap_to_run(const grape::Model& model, const std::string& name) {
+  const grape::ir::Function* f = model.module().find(name);
+  if (!f) return false;
+  std::map<std::string, int64_t> symbols;
+  for (const std::string& s : f->symbols) symbols[s] = kSymbolValue;
+  const double work = max_op_work(*f, f->body, symbols);
+  return work >= 0 && work <= kMaxOpWork;
 }
 
 // Random inputs for `sig`; false when a dim is not a constant or a plain symbol, or too large.
@@ -104,9 +179,11 @@ void run_entries(const std::shared_ptr<grape::Model>& model, const std::string& 
   std::mt19937_64 rng(seed);
   std::vector<std::string> entries = model->entry_names();
   for (size_t e = 0; e < entries.size() && e < kMaxEntriesRun; ++e) {
+    if (!cheap_to_run(*model, entries[e])) continue;
     grape::SessionOptions so;
     so.entry = entries[e];
     so.backend = "cpu";
+    so.timeout_seconds = kRunTimeoutSeconds;
     grape::Session session(model, so);
     for (int call = 0; call < 2; ++call) {
       std::vector<std::pair<std::string, grape::Tensor>> inputs;
