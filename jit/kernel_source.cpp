@@ -48,7 +48,8 @@ std::string decoder_kernel_source(int rows, int layers, long long cache_len, lon
       "\n#define GRAPE_DEC_LM_CLAIM " + (switches.lm_claim ? "1" : "0") +
       "\n#define GRAPE_DEC_PREFETCH_NEXT " + (switches.prefetch_next ? "1" : "0") +
       "\n#define GRAPE_DEC_ONE_POLLER " + (switches.one_poller ? "1" : "0") +
-      "\n#define GRAPE_DEC_KV_EVICT_FIRST " + (switches.kv_evict_first ? "1" : "0") + "\n";
+      "\n#define GRAPE_DEC_KV_EVICT_FIRST " + (switches.kv_evict_first ? "1" : "0") +
+      "\n#define GRAPE_DEC_LM_LATE " + std::to_string(switches.lm_claim ? switches.lm_late : 0) + "\n";
   return assemble_kernel_source({"decoder_abi.h", "decoder_step.cuh"}, "", defines);
 }
 

@@ -71,6 +71,10 @@ struct DecoderSwitches {
   // The past keys and values copied into the ring with the weights' L2 evict_first policy (they
   // are read once a launch), leaving L2 to the lm_head items kept there across launches.
   bool kv_evict_first = false;
+  // With lm_claim: as its last layer item is copied, each layer block puts P of the claimed lm_head
+  // items (the first ones claimed: lm_claim_from + block + grid k, k < P) into L2, so that DRAM,
+  // idle from then until lm_head's blocks free their rings, brings them before they are claimed.
+  int lm_late = 0;
 };
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,
                                   unsigned ring_bytes, DecoderSwitches switches = {});

@@ -42,6 +42,10 @@ constexpr bool kOnePoller = GRAPE_DEC_ONE_POLLER != 0;
 // The past keys and values read with the weights' L2 evict_first policy
 // (jit::DecoderSwitches::kv_evict_first).
 constexpr bool kKvEvictFirst = GRAPE_DEC_KV_EVICT_FIRST != 0;
+// Claimed lm_head items a layer block puts into L2 as its last layer item is copied
+// (jit::DecoderSwitches::lm_late; only with kLmClaim).
+constexpr int kLmLate = GRAPE_DEC_LM_LATE;
+static_assert(kLmLate >= 0 && (kLmLate == 0 || kLmClaim), "late lm_head prefetches are of claimed items");
 constexpr unsigned kRingBytes = GRAPE_DEC_RING;
 constexpr int kD = kDecEmbed, kHeads = kDecHeads, kHd = kDecHeadDim, kCluster = kDecCluster,
               kThreads = kDecThreads, kInFlight = kDecInFlight, kQkvCols = kDecQkvCols,
@@ -824,6 +828,13 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
           prefetch_l2(k_rows, kv_bytes);
           prefetch_l2(v_rows, kv_bytes);
         }
+        // kLmLate: from here DRAM has little to bring (the ring holds the listed lm_head items, in
+        // L2 already) until lm_head's blocks free their rings; the first claimed items come now.
+        if (kLmLate > 0 && I.step == kSteps - 1)
+          for (int k = 0; k < kLmLate; ++k) {
+            const int late = p.lm_claim_from + (int)blockIdx.x + (int)gridDim.x * k;
+            if (late < p.lm_items) prefetch_l2(static_cast<const unsigned char*>(p.lm_tiles) + (long long)late * kDecLmG, kDecLmG);
+          }
         head = at + bytes;
         if (kLmClaim) {
           if (I.step == kSteps) lm_started = true;

@@ -73,12 +73,15 @@ struct DecoderPlan::Impl {
   bool one_poller = false;
   // GRAPE_DECODER_KV_EVICT_FIRST=1 (read at the first run): jit::DecoderSwitches::kv_evict_first.
   bool kv_evict_first = false;
+  // GRAPE_DECODER_LM_LATE=P (read at the first run; with claims only): jit::DecoderSwitches::lm_late.
+  int lm_late = 0;
   jit::DecoderSwitches switches() const {
     jit::DecoderSwitches s;
     s.lm_claim = lm_claim_rounds >= 0;
     s.prefetch_next = prefetch_next;
     s.one_poller = one_poller;
     s.kv_evict_first = kv_evict_first;
+    s.lm_late = lm_late;
     return s;
   }
   // The two claim counters (jit::DecoderParams::lm_claims) and the first item in no block's list
@@ -614,6 +617,7 @@ struct DecoderPlan::Impl {
       prefetch_next = scheduler::env_knob("GRAPE_DECODER_PREFETCH_NEXT", 0, 1, 0) != 0;
       one_poller = scheduler::env_knob("GRAPE_DECODER_ONE_POLLER", 0, 1, 0) != 0;
       kv_evict_first = scheduler::env_knob("GRAPE_DECODER_KV_EVICT_FIRST", 0, 1, 0) != 0;
+      lm_late = scheduler::env_knob("GRAPE_DECODER_LM_LATE", 0, 8, 0);
       fc_cols = 32;  // for the occupancy query; decided below
       const int fit = clusters_that_fit(kernel_for(r));
       if (fit < jit::kDecHeads) {

@@ -247,6 +247,22 @@ TEST(DecoderPlan, PastKeysAndValuesEvictedFirst) {
                 {"decoder", "decoder", "decoder"}, "keys and values evicted first");
 }
 
+// The first claimed lm_head items put into L2 as each layer block's last layer item is copied
+// (GRAPE_DECODER_LM_LATE): at 157 items, with every item claimed (F = 0: the prefetches reach
+// past the last item, which they must skip) and with one listed round (F = 1: items 120-156).
+// The same logits as the CPU's: a prefetch moves no data a block reads.
+TEST(DecoderPlan, ClaimedItemsIntoL2Late) {
+  REQUIRE_CLUSTERS();
+  ScopedEnv late("GRAPE_DECODER_LM_LATE", "2");
+  auto m = small_width_gpt2(kCache, 5000);
+  for (const char* rounds : {"0", "1"}) {
+    ScopedEnv e("GRAPE_DECODER_LM_CLAIM", rounds);
+    compare_plans(m, "decode_step", {step(5, 98, 0, 5000), step(5, 99, 1, 5000), step(5, 100, 40, 5000)},
+                  {"decoder", "decoder", "decoder"},
+                  "late lm_head prefetches, " + std::string(rounds) + " rounds");
+  }
+}
+
 TEST(DecoderPlan, OneAndEightRows) {
   REQUIRE_CLUSTERS();
   for (int64_t rows : {1, 8}) {

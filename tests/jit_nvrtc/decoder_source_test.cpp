@@ -18,17 +18,17 @@ TEST(DecoderSource, CompilesWithoutWarningsForEveryRowCountAndPartition) {
     long long cache_len;
   };
   // GPT-2 small's 12 layers and vocabulary; 1, 5 and 8 rows; 16 and 12 clusters in stage B; with
-  // and without lm_head's claimed items and the next launch's prefetch.
+  // and without lm_head's claimed items and every other switch (2 late lm_head prefetches).
   for (const Shape s : {Shape{1, 32, 256}, Shape{5, 32, 256}, Shape{8, 24, 1024}})
     for (const jit::DecoderSwitches sw :
-         {jit::DecoderSwitches{}, jit::DecoderSwitches{true, true, true, true}}) {
+         {jit::DecoderSwitches{}, jit::DecoderSwitches{true, true, true, true, 2}}) {
       const unsigned ring = jit::decoder_ring_bytes(s.rows, s.fc_cols);
       ASSERT_GT(ring, 0u) << s.rows << " rows";
       const std::string src = jit::decoder_kernel_source(s.rows, 12, s.cache_len, 50257, s.fc_cols, ring, sw);
       const jit::CompileResult r =
           jit::compile_cuda(src, "decoder_" + std::to_string(s.rows), jit::kDecoderArch);
       EXPECT_FALSE(r.cubin.empty()) << s.rows << " rows, switches " << sw.lm_claim << sw.prefetch_next
-                                    << sw.one_poller << sw.kv_evict_first;
+                                    << sw.one_poller << sw.kv_evict_first << sw.lm_late;
       EXPECT_FALSE(r.has_warnings()) << r.log;
     }
 }
