@@ -74,6 +74,7 @@ struct DecoderSwitches {
   // With lm_claim: as its last layer item is copied, each layer block puts P of the claimed lm_head
   // items (the first ones claimed: lm_claim_from + block + grid k, k < P) into L2, so that DRAM,
   // idle from then until lm_head's blocks free their rings, brings them before they are claimed.
+  // Slower at every P (run 305: part of the prefetched bytes come from DRAM twice).
   int lm_late = 0;
 };
 std::string decoder_kernel_source(int rows, int layers, long long cache_len, long long vocab, int fc_cols,

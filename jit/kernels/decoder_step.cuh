@@ -830,6 +830,7 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
         }
         // kLmLate: from here DRAM has little to bring (the ring holds the listed lm_head items, in
         // L2 already) until lm_head's blocks free their rings; the first claimed items come now.
+        // (Slower at every P, run 305: L2 has no room for them beside what it keeps.)
         if (kLmLate > 0 && I.step == kSteps - 1)
           for (int k = 0; k < kLmLate; ++k) {
             const int late = p.lm_claim_from + (int)blockIdx.x + (int)gridDim.x * k;
