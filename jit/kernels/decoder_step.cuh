@@ -698,6 +698,11 @@ __device__ __forceinline__ long long kv_rows_at(int layer, int row, int head) {
   return (((long long)layer * kRows + row) * kHeads + head) * kT * kHd;
 }
 
+// lm_head's item `item` in its tiles (p.lm_tiles; read by claimed items and late prefetches).
+__device__ __forceinline__ const unsigned char* lm_tile_at(const DecoderParams& p, int item) {
+  return static_cast<const unsigned char*>(p.lm_tiles) + (long long)item * kDecLmG;
+}
+
 // The producer warp's lane 0: items in order into the ring, at most kInFlight ahead, wrapping at
 // the end; the ring's space comes back as the consumers finish items. After the block's list, with
 // kLmClaim, lm_head items claimed one at a time (claimed[slot]: the item, -1 when none is left).
@@ -735,7 +740,7 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
       own->step = kSteps;
       own->index = claim;
       if (claim < p.lm_items) {
-        own->src[0] = static_cast<const unsigned char*>(p.lm_tiles) + (long long)claim * kDecLmG;
+        own->src[0] = lm_tile_at(p, claim);
         own->len[0] = own->bytes = kDecLmG;
         own->pieces = 1;
         if (!lm_started) {  // ln_f's scale and shift after the block's first tile, as the lists have it
@@ -834,7 +839,7 @@ __device__ void produce(const DecoderParams& p, const DecoderItem* items, int ni
         if (kLmLate > 0 && I.step == kSteps - 1)
           for (int k = 0; k < kLmLate; ++k) {
             const int late = p.lm_claim_from + (int)blockIdx.x + (int)gridDim.x * k;
-            if (late < p.lm_items) prefetch_l2(static_cast<const unsigned char*>(p.lm_tiles) + (long long)late * kDecLmG, kDecLmG);
+            if (late < p.lm_items) prefetch_l2(lm_tile_at(p, late), kDecLmG);
           }
         head = at + bytes;
         if (kLmClaim) {
